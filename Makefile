@@ -1,0 +1,50 @@
+# cairn's front door. `make serve` and `make test` bootstrap everything they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+RUN := $(UV) run --frozen
+BENCH_DATA ?= ../shared/bench/scifact
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench node clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+bootstrap: .venv/.bootstrapped node_modules/.bootstrapped ## install uv, Python deps and the npm packages
+
+.venv/.bootstrapped: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || [ -x $(HOME)/.local/bin/uv ] || python3 -m pip install --user --quiet uv
+	$(UV) sync --frozen
+	@touch $@
+
+node_modules/.bootstrapped: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+serve: .venv/.bootstrapped ## run the local server (moto + embedded index) on 127.0.0.1:$${CAIRN_PORT:-8765}
+	$(RUN) cairn serve
+
+test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra
+	$(RUN) pytest -q
+
+lint: .venv/.bootstrapped ## ruff and mypy --strict
+	$(RUN) ruff check shared functions infra tests
+	$(RUN) ruff format --check shared functions infra tests
+	$(RUN) mypy shared functions infra
+
+synth: bootstrap ## synthesize the CDK app (cdk-nag runs on every synth) and cfn-lint the templates
+	npx --no-install cdk synth --quiet
+	$(RUN) cfn-lint cdk.out/*.template.json
+
+diff: bootstrap ## diff the deployed stack against the code
+	npx --no-install cdk diff
+
+deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
+	npx --no-install cdk deploy --all --require-approval never
+
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact
+	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
+
+clean:
+	rm -rf .venv node_modules cdk.out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Team tokens, scopes, allow-lists and rate limits."""

@@ -1,0 +1,1 @@
+"""Configuration shared by the runtime, the CDK app and the tests."""

@@ -1,0 +1,73 @@
+"""One names module: table names, env-var keys, function names and output keys.
+
+Imported by the CDK app (infra/), the runtime (shared/, functions/) and the tests, so the three
+can never drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SERVICE: Final = "cairn"
+
+# Tool groups: each becomes one Lambda function in AWS; locally all run in-process.
+GROUP_MEMORY: Final = "memory"
+GROUP_SEARCH: Final = "search"
+TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH)
+
+# Logical table ids (the physical names are derived per environment by the stack).
+TABLE_TOKENS: Final = "tokens"
+TABLE_MEMORIES: Final = "memories"
+TABLE_DOCUMENTS: Final = "documents"
+
+
+class Env:
+    """Environment-variable keys read once at cold start by `shared.config.settings`."""
+
+    ENVIRONMENT: Final = "CAIRN_ENV"
+    REGION: Final = "AWS_REGION"
+    TOKENS_TABLE: Final = "CAIRN_TOKENS_TABLE"
+    MEMORIES_TABLE: Final = "CAIRN_MEMORIES_TABLE"
+    DOCUMENTS_TABLE: Final = "CAIRN_DOCUMENTS_TABLE"
+    ARTIFACTS_BUCKET: Final = "CAIRN_ARTIFACTS_BUCKET"
+    TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
+    TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
+    SEARCH_ENDPOINT: Final = "CAIRN_SEARCH_ENDPOINT"
+    SEARCH_INDEX: Final = "CAIRN_SEARCH_INDEX"
+    SEARCH_SERVICE: Final = "CAIRN_SEARCH_SERVICE"
+    EMBEDDING_MODEL_ID: Final = "CAIRN_EMBEDDING_MODEL_ID"
+    EMBEDDING_DIMENSIONS: Final = "CAIRN_EMBEDDING_DIMENSIONS"
+    PUBLIC_URL: Final = "CAIRN_PUBLIC_URL"
+    ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
+    STACK_NAME: Final = "CAIRN_STACK_NAME"
+    # Local embedded default.
+    PORT: Final = "CAIRN_PORT"
+    DATA_DIR: Final = "CAIRN_DATA_DIR"
+    DEV_TOKEN: Final = "CAIRN_DEV_TOKEN"
+
+    @staticmethod
+    def group_function(group: str) -> str:
+        """Env key that holds the deployed function name of a tool group.
+
+        >>> Env.group_function("memory")
+        'CAIRN_FUNCTION_MEMORY'
+        """
+        return f"CAIRN_FUNCTION_{group.upper()}"
+
+
+class Outputs:
+    """CloudFormation output keys: stable, so pipelines and the CLI can read them."""
+
+    MCP_URL: Final = "McpUrl"
+    TOKENS_TABLE: Final = "TokensTableName"
+    MEMORIES_TABLE: Final = "MemoriesTableName"
+    DOCUMENTS_TABLE: Final = "DocumentsTableName"
+    ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
+    SEARCH_ENDPOINT: Final = "SearchEndpoint"
+    ALARM_TOPIC: Final = "AlarmTopicArn"
+
+
+DEFAULT_PORT: Final = 8765
+LOCAL_TEAM: Final = "local"
+# TTL attribute used by every table (epoch seconds). DynamoDB TTL is lazy, so reads check it too.
+TTL_ATTRIBUTE: Final = "expires_at_epoch"

@@ -1,0 +1,89 @@
+"""Typed configuration, validated once at cold start.
+
+Services never read `os.environ`; entry points build a `Settings` and pass values down.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.config import names
+from shared.config.names import Env
+from shared.config.tables import ALL_TABLES, physical_name
+
+
+class Settings(BaseModel):
+    """Runtime configuration shared by the gateway, the group functions and local mode."""
+
+    model_config = ConfigDict(frozen=True)
+
+    environment: str = "local"
+    region: str = "us-east-1"
+    tables: Mapping[str, str] = Field(
+        default_factory=lambda: {spec.logical_id: physical_name(spec) for spec in ALL_TABLES}
+    )
+    artifacts_bucket: str = "cairn-artifacts"
+    token_pepper: str | None = None
+    token_pepper_secret_arn: str | None = None
+    group_functions: Mapping[str, str] = Field(default_factory=dict)
+    public_url: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    search_endpoint: str | None = None
+    search_index: str = "cairn-chunks"
+    search_service: str = "aoss"
+    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimensions: int = 384
+    data_dir: Path | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """True for the embedded default (moto + embedded index)."""
+        return self.environment == "local"
+
+    def table(self, logical_id: str) -> str:
+        """Physical name of a table by its logical id (see `shared.config.names`)."""
+        return self.tables[logical_id]
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from environment variables (the Lambda and CLI path)."""
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        tables = dict(defaults.tables)
+        for logical_id, key in (
+            (names.TABLE_TOKENS, Env.TOKENS_TABLE),
+            (names.TABLE_MEMORIES, Env.MEMORIES_TABLE),
+            (names.TABLE_DOCUMENTS, Env.DOCUMENTS_TABLE),
+        ):
+            if key in env:
+                tables[logical_id] = env[key]
+        functions = {
+            group: env[Env.group_function(group)]
+            for group in names.TOOL_GROUPS
+            if Env.group_function(group) in env
+        }
+        origins = tuple(o.strip() for o in env.get(Env.ALLOWED_ORIGINS, "").split(",") if o.strip())
+        data_dir = env.get(Env.DATA_DIR)
+        return cls(
+            environment=env.get(Env.ENVIRONMENT, "local"),
+            region=env.get(Env.REGION, env.get("AWS_DEFAULT_REGION", "us-east-1")),
+            tables=tables,
+            artifacts_bucket=env.get(Env.ARTIFACTS_BUCKET, defaults.artifacts_bucket),
+            token_pepper=env.get(Env.TOKEN_PEPPER),
+            token_pepper_secret_arn=env.get(Env.TOKEN_PEPPER_SECRET_ARN),
+            group_functions=functions,
+            public_url=env.get(Env.PUBLIC_URL),
+            allowed_origins=origins,
+            search_endpoint=env.get(Env.SEARCH_ENDPOINT),
+            search_index=env.get(Env.SEARCH_INDEX, defaults.search_index),
+            search_service=env.get(Env.SEARCH_SERVICE, defaults.search_service),
+            embedding_model_id=env.get(Env.EMBEDDING_MODEL_ID, defaults.embedding_model_id),
+            embedding_dimensions=int(
+                env.get(Env.EMBEDDING_DIMENSIONS, str(defaults.embedding_dimensions))
+            ),
+            data_dir=Path(data_dir) if data_dir else None,
+        )

@@ -1,0 +1,106 @@
+"""DynamoDB table definitions: one source of truth for the CDK stack and the moto tables.
+
+`infra/` turns each `TableSpec` into a `dynamodb.Table`; the local embedded default and the
+functional tests call `create_table_kwargs` to create the same tables in moto.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from shared.config import names
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A global secondary index (string keys only; cairn never needs numeric index keys)."""
+
+    name: str
+    partition_key: str
+    sort_key: str | None = None
+    projection: str = "ALL"  # ALL | KEYS_ONLY
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table cairn owns. Keys are strings named `pk` / `sk` unless stated otherwise."""
+
+    logical_id: str
+    partition_key: str = "pk"
+    sort_key: str | None = "sk"
+    indexes: tuple[IndexSpec, ...] = field(default_factory=tuple)
+    ttl_attribute: str | None = names.TTL_ATTRIBUTE
+    stream: bool = False
+
+
+TOKENS: Final = TableSpec(
+    logical_id=names.TABLE_TOKENS,
+    indexes=(
+        IndexSpec(name="by_token_id", partition_key="token_id", projection="KEYS_ONLY"),
+        IndexSpec(name="by_team", partition_key="team", sort_key="created_at"),
+    ),
+)
+MEMORIES: Final = TableSpec(logical_id=names.TABLE_MEMORIES, stream=True)
+DOCUMENTS: Final = TableSpec(logical_id=names.TABLE_DOCUMENTS)
+
+ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS)
+
+
+def physical_name(spec: TableSpec, prefix: str = names.SERVICE) -> str:
+    """The table name used locally and in tests (the CDK stack lets CloudFormation name tables)."""
+    return f"{prefix}-{spec.logical_id}"
+
+
+def create_table_kwargs(spec: TableSpec, table_name: str) -> dict[str, Any]:
+    """boto3 `create_table` arguments for `spec`, on-demand billing, as the CDK stack builds it."""
+    attributes = {spec.partition_key}
+    key_schema: list[dict[str, str]] = [{"AttributeName": spec.partition_key, "KeyType": "HASH"}]
+    if spec.sort_key:
+        attributes.add(spec.sort_key)
+        key_schema.append({"AttributeName": spec.sort_key, "KeyType": "RANGE"})
+    gsis: list[dict[str, Any]] = []
+    for index in spec.indexes:
+        index_keys = [{"AttributeName": index.partition_key, "KeyType": "HASH"}]
+        attributes.add(index.partition_key)
+        if index.sort_key:
+            attributes.add(index.sort_key)
+            index_keys.append({"AttributeName": index.sort_key, "KeyType": "RANGE"})
+        gsis.append(
+            {
+                "IndexName": index.name,
+                "KeySchema": index_keys,
+                "Projection": {"ProjectionType": index.projection},
+            }
+        )
+    kwargs: dict[str, Any] = {
+        "TableName": table_name,
+        "KeySchema": key_schema,
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": "S"} for name in sorted(attributes)
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    if gsis:
+        kwargs["GlobalSecondaryIndexes"] = gsis
+    if spec.stream:
+        kwargs["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": "NEW_AND_OLD_IMAGES",
+        }
+    return kwargs
+
+
+def create_tables(client: Any, prefix: str = names.SERVICE) -> dict[str, str]:
+    """Create every table (and its TTL setting) through `client`; returns logical id → name."""
+    created: dict[str, str] = {}
+    for spec in ALL_TABLES:
+        table_name = physical_name(spec, prefix)
+        client.create_table(**create_table_kwargs(spec, table_name))
+        if spec.ttl_attribute:
+            client.update_time_to_live(
+                TableName=table_name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": spec.ttl_attribute},
+            )
+        created[spec.logical_id] = table_name
+    return created

@@ -1,0 +1,1 @@
+"""The tool model every group shares: specs, the invocation envelope, domain errors."""
