@@ -65,6 +65,7 @@ class Outputs:
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
+    TOKEN_PEPPER_SECRET: Final = "TokenPepperSecretArn"
 
 
 DEFAULT_PORT: Final = 8765

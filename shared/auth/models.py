@@ -1,0 +1,60 @@
+"""Token records and the requests that create them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from shared.auth.principal import KNOWN_SCOPES
+
+DEFAULT_RATE_LIMIT_PER_MINUTE = 600
+
+
+class TokenRecord(BaseModel):
+    """A stored team token. The secret itself is never stored, only its keyed hash."""
+
+    model_config = ConfigDict(frozen=True)
+
+    token_id: str
+    team: str
+    name: str
+    scopes: tuple[str, ...]
+    allowed_tools: tuple[str, ...] | None = None
+    agent_id: str | None = None
+    created_at: datetime
+    expires_at: datetime | None = None
+    rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE
+    revoked_at: datetime | None = None
+
+    def is_active(self, now: datetime) -> bool:
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+
+class TokenRequest(BaseModel):
+    """What `cairn tokens create` asks for."""
+
+    team: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    name: str = Field(min_length=1, max_length=128)
+    scopes: tuple[str, ...] = Field(min_length=1)
+    allowed_tools: tuple[str, ...] | None = None
+    agent_id: str | None = Field(default=None, min_length=1, max_length=128)
+    expires_days: int | None = Field(default=None, ge=1, le=3650)
+    rate_limit_per_minute: int = Field(default=DEFAULT_RATE_LIMIT_PER_MINUTE, ge=1, le=100_000)
+
+    @field_validator("scopes")
+    @classmethod
+    def _known_scopes(cls, scopes: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(scopes) - KNOWN_SCOPES)
+        if unknown:
+            raise ValueError(f"unknown scope(s): {', '.join(unknown)}")
+        return tuple(dict.fromkeys(scopes))
+
+
+class IssuedToken(BaseModel):
+    """A freshly created token: the only time the secret is ever visible."""
+
+    secret: str
+    record: TokenRecord

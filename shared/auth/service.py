@@ -1,0 +1,99 @@
+"""Issue, authenticate, list and revoke team tokens; enforce per-token rate limits."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from shared.auth.errors import InvalidToken, RateLimited, UnknownToken
+from shared.auth.models import IssuedToken, TokenRecord, TokenRequest
+from shared.auth.ports import TokenStore
+from shared.auth.principal import Principal
+
+SECRET_PREFIX = "cairn_sk_"
+RATE_WINDOW_SECONDS = 60
+
+
+def hash_secret(pepper: bytes, secret: str) -> str:
+    """Keyed hash of a token secret (HMAC-SHA256): a table leak alone reveals no usable token."""
+    return hmac.new(pepper, secret.encode(), hashlib.sha256).hexdigest()
+
+
+class TokenService:
+    """Tokens are `cairn_sk_` + 32 random bytes, shown once, stored only as a keyed hash."""
+
+    def __init__(
+        self,
+        store: TokenStore,
+        pepper: bytes,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._pepper = pepper
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), tz=UTC)
+
+    def issue(self, request: TokenRequest, secret: str | None = None) -> IssuedToken:
+        """Create a token. `secret` is only given for the local dev token (`CAIRN_DEV_TOKEN`)."""
+        secret = secret or SECRET_PREFIX + secrets.token_urlsafe(32)
+        now = self._now()
+        record = TokenRecord(
+            token_id="tok_" + secrets.token_hex(8),
+            team=request.team,
+            name=request.name,
+            scopes=request.scopes,
+            allowed_tools=request.allowed_tools,
+            agent_id=request.agent_id,
+            created_at=now,
+            expires_at=now + timedelta(days=request.expires_days) if request.expires_days else None,
+            rate_limit_per_minute=request.rate_limit_per_minute,
+        )
+        self._store.put(hash_secret(self._pepper, secret), record)
+        return IssuedToken(secret=secret, record=record)
+
+    def authenticate(self, secret: str | None) -> tuple[Principal, TokenRecord]:
+        """The principal of an active token, or `InvalidToken`."""
+        if not secret:
+            raise InvalidToken("no bearer token")
+        record = self._store.get_by_hash(hash_secret(self._pepper, secret))
+        if record is None or not record.is_active(self._now()):
+            raise InvalidToken("unknown, revoked or expired token")
+        principal = Principal(
+            team=record.team,
+            token_id=record.token_id,
+            token_name=record.name,
+            scopes=frozenset(record.scopes),
+            allowed_tools=frozenset(record.allowed_tools) if record.allowed_tools else None,
+            agent_id=record.agent_id,
+        )
+        return principal, record
+
+    def authenticate_and_limit(self, secret: str | None) -> Principal:
+        """Authenticate, then count the request against the token's per-minute limit.
+
+        This is the gateway's one auth call per request: `InvalidToken` or `RateLimited`.
+        """
+        principal, record = self.authenticate(secret)
+        now = self._clock()
+        window_start = int(now // RATE_WINDOW_SECONDS * RATE_WINDOW_SECONDS)
+        window_end = window_start + RATE_WINDOW_SECONDS
+        count = self._store.count_request(principal.token_id, window_start, window_end + 300)
+        if count > record.rate_limit_per_minute:
+            raise RateLimited(max(1, math.ceil(window_end - now)))
+        return principal
+
+    def list_team(self, team: str) -> list[TokenRecord]:
+        return sorted(self._store.list_team(team), key=lambda r: r.created_at)
+
+    def revoke(self, token_id: str) -> TokenRecord:
+        record = self._store.revoke(token_id, self._now().isoformat())
+        if record is None:
+            raise UnknownToken(f"no token with id {token_id!r}")
+        return record

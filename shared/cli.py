@@ -1,0 +1,106 @@
+"""The `cairn` command: run the local server, manage team tokens, index files, benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from shared.config import names
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from shared.local.server import serve
+
+    return serve()
+
+
+def _token_request_body(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "team": args.team,
+        "name": args.name,
+        "scopes": [s.strip() for s in args.scopes.split(",") if s.strip()],
+    }
+    if args.agent:
+        body["agent_id"] = args.agent
+    if args.expires_days is not None:
+        body["expires_days"] = args.expires_days
+    if args.tools:
+        body["allowed_tools"] = [t.strip() for t in args.tools.split(",") if t.strip()]
+    if args.rate_limit is not None:
+        body["rate_limit_per_minute"] = args.rate_limit
+    return body
+
+
+def _tokens(args: argparse.Namespace) -> int:
+    from shared.auth.admin import TokenAdminError, token_admin
+
+    try:
+        admin = token_admin(stack=args.stack)
+        if args.tokens_command == "create":
+            secret, record = admin.create(_token_request_body(args))
+            _stderr(
+                f"created token {record['token_id']} ({record['name']}) for team {record['team']} "
+                f"with scopes {','.join(record['scopes'])}; the secret below is shown only once"
+            )
+            print(secret)
+        elif args.tokens_command == "list":
+            for record in admin.list(args.team):
+                print(json.dumps(record))
+        else:
+            record = admin.revoke(args.token_id)
+            _stderr(f"revoked {record['token_id']} ({record['name']}) of team {record['team']}")
+    except TokenAdminError as exc:
+        _stderr(f"error: {exc}")
+        return 2
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cairn", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the local server (moto + embedded index)")
+    serve.set_defaults(run=_serve)
+
+    tokens = commands.add_parser(
+        "tokens",
+        help="manage team tokens",
+        description=f"Manages the tokens of the local server when ${names.Env.PORT} names a "
+        "running one, else of the deployed stack (AWS credentials).",
+    )
+    tokens.add_argument("--stack", help="deployed stack name (default: $CAIRN_STACK_NAME or cairn-prod)")
+    token_commands = tokens.add_subparsers(dest="tokens_command", required=True)
+    create = token_commands.add_parser("create", help="create a token; prints the secret alone")
+    create.add_argument("--team", required=True)
+    create.add_argument("--name", required=True)
+    create.add_argument("--scopes", required=True, help="comma-separated, e.g. memory,search,get")
+    create.add_argument("--agent", help="bind the token to this agent id")
+    create.add_argument("--expires-days", type=int, dest="expires_days")
+    create.add_argument("--tools", help="comma-separated tool allow-list")
+    create.add_argument("--rate-limit", type=int, dest="rate_limit", help="requests per minute")
+    listing = token_commands.add_parser("list", help="list a team's tokens (never the secrets)")
+    listing.add_argument("--team", required=True)
+    revoke = token_commands.add_parser("revoke", help="revoke a token by id")
+    revoke.add_argument("token_id")
+    tokens.set_defaults(run=_tokens)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `cairn` console script."""
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The embedded default: moto for the AWS APIs, the embedded index, everything in one process."""

@@ -1,0 +1,194 @@
+"""`make serve`: the whole system in one process on 127.0.0.1.
+
+moto serves the AWS APIs in-process, state is snapshotted to the data folder so it survives a
+restart, and a small admin API (loopback only, guarded by a key file in the data folder) lets
+the `cairn tokens` CLI manage this server's tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+from fastapi import FastAPI, Header, HTTPException
+from moto import mock_aws
+from pydantic import BaseModel, ValidationError
+
+from shared import runtime
+from shared.auth.models import TokenRecord, TokenRequest
+from shared.auth.service import TokenService
+from shared.config import names
+from shared.config.settings import Settings
+from shared.config.tables import ALL_TABLES, create_tables
+from shared.local.persistence import SnapshotWriter, TableSnapshots
+from shared.protocol.app import create_app
+from shared.protocol.wiring import build_gateway, build_token_service
+from shared.tools.groups import load_groups
+from shared.tools.invoker import InProcessInvoker
+
+ADMIN_KEY_FILE = "admin.key"
+PEPPER_FILE = "pepper"
+DEV_TOKEN_FILE = "dev-token"
+ADMIN_HEADER = "X-Cairn-Admin-Key"
+_FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "cairn-local",
+    "AWS_SECRET_ACCESS_KEY": "cairn-local",
+    "AWS_SESSION_TOKEN": "cairn-local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+}
+
+
+def default_data_dir() -> Path:
+    """`$CAIRN_DATA_DIR`, else `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`."""
+    if configured := os.environ.get(names.Env.DATA_DIR):
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "cairn"
+
+
+def _secret_file(path: Path, make: str) -> str:
+    """Read a secret kept in the data folder, creating it (mode 0600) the first time."""
+    if path.exists():
+        return path.read_text().strip()
+    path.touch(mode=0o600)
+    path.write_text(make)
+    return make
+
+
+@dataclass
+class DevToken:
+    secret: str
+    record: TokenRecord
+    from_env: bool
+
+
+class LocalRuntime:
+    """Starts moto, the tables, the snapshots, the gateway and the admin API; `stop` undoes it."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.lock = threading.RLock()
+        self._mock: Any = None
+        self._writer: SnapshotWriter | None = None
+        self.app: FastAPI | None = None
+        self.tokens: TokenService | None = None
+        self.admin_key = ""
+
+    def start(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        os.environ.update(_FAKE_AWS_ENV)  # never reach a real account from local mode
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+        os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+        self._mock = mock_aws()
+        self._mock.start()
+        settings = Settings(
+            environment="local",
+            token_pepper=_secret_file(self.data_dir / PEPPER_FILE, secrets.token_hex(32)),
+            data_dir=self.data_dir,
+        )
+        runtime.configure(settings)
+        client = boto3.client("dynamodb", region_name=settings.region)
+        create_tables(client)
+        snapshots = TableSnapshots(client, [settings.table(s.logical_id) for s in ALL_TABLES], self.data_dir)
+        snapshots.restore()
+        self._writer = SnapshotWriter(snapshots, self.lock)
+        self._writer.start()
+        invoker = InProcessInvoker(load_groups(), self.lock, after_write=self._writer.mark_dirty)
+        gateway = build_gateway(settings, invoker, local=True)
+        self.tokens = build_token_service(settings)
+        self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
+        self.app = create_app(gateway)
+        self.app.include_router(self._admin_router())
+
+    def stop(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+
+    def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
+        assert self.tokens is not None and self._writer is not None
+        with self.lock:
+            issued = self.tokens.issue(request, secret=secret)
+        self._writer.mark_dirty()
+        return issued.secret, issued.record
+
+    def provision_dev_token(self, env_secret: str | None) -> DevToken:
+        """`CAIRN_DEV_TOKEN` if set, else the token kept in the data folder, else a new one."""
+        assert self.tokens is not None
+        if env_secret:
+            secret, from_env = env_secret, True
+        else:
+            path = self.data_dir / DEV_TOKEN_FILE
+            secret, from_env = (path.read_text().strip() if path.exists() else ""), False
+        if secret:
+            try:
+                principal, record = self.tokens.authenticate(secret)
+                if principal.team == names.LOCAL_TEAM:
+                    return DevToken(secret, record, from_env)
+            except Exception:  # noqa: BLE001 - an unknown or revoked dev token is simply re-issued
+                pass
+        request = TokenRequest(team=names.LOCAL_TEAM, name="dev", scopes=("admin",))
+        secret, record = self.issue(request, secret=secret or None)
+        if not from_env:
+            path = self.data_dir / DEV_TOKEN_FILE
+            path.touch(mode=0o600)
+            path.write_text(secret)
+        return DevToken(secret, record, from_env)
+
+    def _admin_router(self) -> Any:
+        from fastapi import APIRouter
+
+        router = APIRouter(prefix="/_local")
+
+        def guard(key: str | None) -> None:
+            if not key or not secrets.compare_digest(key, self.admin_key):
+                raise HTTPException(status_code=401, detail="admin key required")
+
+        class Created(BaseModel):
+            secret: str
+            record: TokenRecord
+
+        @router.post("/tokens")
+        def create(
+            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
+        ) -> Created:
+            guard(x_cairn_admin_key)
+            try:
+                request = TokenRequest.model_validate(body)
+            except ValidationError as exc:
+                raise HTTPException(status_code=422, detail=exc.errors(include_url=False)) from exc
+            secret, record = self.issue(request)
+            return Created(secret=secret, record=record)
+
+        @router.get("/tokens")
+        def list_tokens(
+            team: str, x_cairn_admin_key: str | None = Header(default=None)
+        ) -> list[TokenRecord]:
+            guard(x_cairn_admin_key)
+            assert self.tokens is not None
+            return self.tokens.list_team(team)
+
+        @router.delete("/tokens/{token_id}")
+        def revoke(token_id: str, x_cairn_admin_key: str | None = Header(default=None)) -> TokenRecord:
+            guard(x_cairn_admin_key)
+            assert self.tokens is not None and self._writer is not None
+            from shared.auth.errors import UnknownToken
+
+            try:
+                with self.lock:
+                    record = self.tokens.revoke(token_id)
+            except UnknownToken as exc:
+                raise HTTPException(status_code=404, detail=str(exc)) from exc
+            self._writer.mark_dirty()
+            return record
+
+        return router

@@ -1,0 +1,57 @@
+"""Run the local server: uvicorn on 127.0.0.1 around the `LocalRuntime`."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+import uvicorn
+
+from shared.config import names
+from shared.local.runtime import LocalRuntime, default_data_dir
+
+
+def client_config(url: str, secret: str) -> dict[str, object]:
+    """Claude Code's `mcpServers` entry for this server."""
+    return {
+        "mcpServers": {
+            "cairn": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {secret}"}}
+        }
+    }
+
+
+def serve() -> int:
+    """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C."""
+    port = int(os.environ.get(names.Env.PORT, names.DEFAULT_PORT))
+    data_dir = default_data_dir()
+    local = LocalRuntime(data_dir)
+    local.start()
+    try:
+        dev = local.provision_dev_token(os.environ.get(names.Env.DEV_TOKEN))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            print(f"cairn: cannot listen on 127.0.0.1:{port}: {exc}", file=sys.stderr)
+            return 1
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        source = f"${names.Env.DEV_TOKEN}" if dev.from_env else f"{data_dir}/dev-token"
+        print(
+            f"cairn is serving {url}\n"
+            f"data folder: {data_dir}\n"
+            f"token (team {dev.record.team}, all scopes, from {source}):\n  {dev.secret}\n\n"
+            "Claude Code (.mcp.json or ~/.claude.json):\n"
+            f"{json.dumps(client_config(url, dev.secret), indent=2)}\n\n"
+            "Press Ctrl-C to stop.",
+            flush=True,
+        )
+        assert local.app is not None
+        config = uvicorn.Config(local.app, log_level="warning", access_log=False, lifespan="off")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        local.stop()
+        print("cairn stopped; state saved.", flush=True)
+    return 0

@@ -1,0 +1,130 @@
+"""Memories in DynamoDB: the record under `MEMORY#<id>`, a key alias under `KEY#<key>`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Key
+from botocore.exceptions import ClientError
+
+from shared.config.names import TTL_ATTRIBUTE
+from shared.memory.models import Memory
+from shared.memory.ports import KeyTaken
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+
+def _pk(team: str) -> str:
+    return f"TEAM#{team}"
+
+
+def _memory_sk(memory_id: str) -> str:
+    return f"MEMORY#{memory_id}"
+
+
+def _key_sk(key: str) -> str:
+    return f"KEY#{key}"
+
+
+def _item(team: str, memory: Memory) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": _pk(team),
+        "sk": _memory_sk(memory.id),
+        "team": team,
+        **memory.model_dump(mode="json", exclude_none=True),
+    }
+    if memory.expires_at is not None:
+        item[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
+    return item
+
+
+def _memory(item: dict[str, Any]) -> Memory:
+    return Memory.model_validate({k: v for k, v in item.items() if k in Memory.model_fields})
+
+
+class DynamoMemoryStore:
+    """`MemoryStore` on the memories table (see `shared.config.tables.MEMORIES`)."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._client = table.meta.client
+
+    def get(self, team: str, memory_id: str) -> Memory | None:
+        response = self._table.get_item(
+            Key={"pk": _pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
+        )
+        item = response.get("Item")
+        return _memory(item) if item else None
+
+    def id_for_key(self, team: str, key: str) -> str | None:
+        response = self._table.get_item(Key={"pk": _pk(team), "sk": _key_sk(key)}, ConsistentRead=True)
+        item = response.get("Item")
+        return str(item["memory_id"]) if item else None
+
+    def create(self, team: str, memory: Memory) -> None:
+        puts: list[dict[str, Any]] = [{"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}]
+        if memory.key is not None:
+            alias: dict[str, Any] = {"pk": _pk(team), "sk": _key_sk(memory.key), "memory_id": memory.id}
+            if memory.expires_at is not None:
+                alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
+            puts.append(
+                {
+                    "Put": {
+                        "TableName": self._table.name,
+                        "Item": alias,
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
+        try:
+            # The record and its key alias are written together or not at all.
+            self._table.meta.client.transact_write_items(TransactItems=puts)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "TransactionCanceledException":
+                raise KeyTaken(memory.key or memory.id) from exc
+            raise
+
+    def replace(self, team: str, memory: Memory) -> None:
+        self._table.put_item(Item=_item(team, memory), ConditionExpression="attribute_exists(pk)")
+        if memory.key is not None:
+            alias: dict[str, Any] = {"pk": _pk(team), "sk": _key_sk(memory.key), "memory_id": memory.id}
+            if memory.expires_at is not None:
+                alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
+            self._table.put_item(Item=alias)
+
+    def delete(self, team: str, memory: Memory) -> None:
+        deletes: list[dict[str, Any]] = [
+            {"Delete": {"TableName": self._table.name, "Key": {"pk": _pk(team), "sk": _memory_sk(memory.id)}}}
+        ]
+        if memory.key is not None:
+            deletes.append(
+                {
+                    "Delete": {
+                        "TableName": self._table.name,
+                        "Key": {"pk": _pk(team), "sk": _key_sk(memory.key)},
+                        # Only drop the alias if it still points at this memory.
+                        "ConditionExpression": "memory_id = :id",
+                        "ExpressionAttributeValues": {":id": memory.id},
+                    }
+                }
+            )
+        try:
+            self._table.meta.client.transact_write_items(TransactItems=deletes)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            self._table.delete_item(Key={"pk": _pk(team), "sk": _memory_sk(memory.id)})
+
+    def iter_team(self, team: str) -> Iterator[Memory]:
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with("MEMORY#"),
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            for item in page.get("Items", []):
+                yield _memory(item)
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

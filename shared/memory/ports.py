@@ -1,0 +1,40 @@
+"""What the memory service needs from storage and from search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from shared.memory.models import Memory
+
+
+class MemoryStore(Protocol):
+    """Source of truth for memories, always scoped by team."""
+
+    def get(self, team: str, memory_id: str) -> Memory | None: ...
+
+    def id_for_key(self, team: str, key: str) -> str | None: ...
+
+    def create(self, team: str, memory: Memory) -> None:
+        """Insert a new memory (and its key alias); `KeyTaken` if the key exists."""
+        ...
+
+    def replace(self, team: str, memory: Memory) -> None: ...
+
+    def delete(self, team: str, memory: Memory) -> None: ...
+
+    def iter_team(self, team: str) -> Iterator[Memory]: ...
+
+
+class MemoryIndex(Protocol):
+    """Ranks a team's memories for a query (lexical now, the hybrid engine when it lands)."""
+
+    def index(self, team: str, memory: Memory) -> None: ...
+
+    def remove(self, team: str, memory_id: str) -> None: ...
+
+    def search(self, team: str, query: str, limit: int) -> list[tuple[str, float]]: ...
+
+
+class KeyTaken(Exception):
+    """A concurrent `memory_put` created the same key first."""

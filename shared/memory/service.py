@@ -1,0 +1,151 @@
+"""The memory service: put, get, search and prune, always within one team."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from shared.auth.principal import Principal
+from shared.memory.models import Memory, MemorySearchHit
+from shared.memory.ports import KeyTaken, MemoryIndex, MemoryStore
+from shared.tools.errors import InvalidArgument
+
+
+def new_memory_id() -> str:
+    return "mem_" + secrets.token_hex(12)
+
+
+class MemoryService:
+    """Seed 000's memory_put / memory_get / memory_search over a store and an index."""
+
+    def __init__(
+        self, store: MemoryStore, index: MemoryIndex, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._clock = clock
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), tz=UTC)
+
+    def put(
+        self,
+        principal: Principal,
+        *,
+        key: str,
+        content: str,
+        tags: list[str],
+        metadata: dict[str, Any],
+        ttl_days: int | None,
+        expires_at: datetime | None,
+    ) -> Memory:
+        """Create or replace the memory stored under `key` in the caller's team."""
+        now = self.now()
+        if ttl_days is not None and expires_at is not None:
+            raise InvalidArgument(
+                "give either `ttl_days` or `expires_at`, not both", field="expires_at"
+            )
+        if expires_at is not None:
+            if expires_at.tzinfo is None:
+                expires_at = expires_at.replace(tzinfo=UTC)
+            if expires_at <= now:
+                raise InvalidArgument(
+                    f"`expires_at` must be in the future (got {expires_at.isoformat()})",
+                    field="expires_at",
+                )
+        elif ttl_days is not None:
+            expires_at = now + timedelta(days=ttl_days)
+        team = principal.team
+        for _ in range(3):
+            existing = self._live_by_key(team, key)
+            if existing is not None:
+                memory = existing.model_copy(
+                    update={
+                        "content": content,
+                        "tags": list(dict.fromkeys(tags)),
+                        "metadata": metadata,
+                        "updated_at": now,
+                        "expires_at": expires_at,
+                    }
+                )
+                self._store.replace(team, memory)
+                self._index.index(team, memory)
+                return memory
+            memory = Memory(
+                id=new_memory_id(),
+                key=key,
+                content=content,
+                tags=list(dict.fromkeys(tags)),
+                metadata=metadata,
+                created_at=now,
+                updated_at=now,
+                expires_at=expires_at,
+                created_by=principal.actor,
+            )
+            try:
+                self._store.create(team, memory)
+            except KeyTaken:
+                continue  # another writer created the key first: update theirs instead
+            self._index.index(team, memory)
+            return memory
+        raise InvalidArgument(f"`key` {key!r} is being written concurrently; retry", field="key")
+
+    def get(self, principal: Principal, *, memory_id: str | None, key: str | None) -> Memory | None:
+        """The live memory by id or key, else None. Expired memories are pruned on sight."""
+        if memory_id is None and key is None:
+            raise InvalidArgument("give `id` or `key`", field="key")
+        team = principal.team
+        if memory_id is not None:
+            memory = self._live(team, self._store.get(team, memory_id))
+            if memory is not None and key is not None and memory.key != key:
+                return None
+            return memory
+        assert key is not None
+        return self._live_by_key(team, key)
+
+    def search(self, principal: Principal, *, query: str, limit: int) -> list[MemorySearchHit]:
+        """Memories of the caller's team ranked by relevance to `query`; expired ones never."""
+        team = principal.team
+        hits: list[MemorySearchHit] = []
+        for memory_id, score in self._index.search(team, query, limit * 2 + 10):
+            memory = self._live(team, self._store.get(team, memory_id))
+            if memory is None:
+                continue
+            hits.append(
+                MemorySearchHit(
+                    id=memory.id, key=memory.key, content=memory.content, tags=memory.tags, score=score
+                )
+            )
+            if len(hits) == limit:
+                break
+        return hits
+
+    def prune_expired(self, team: str) -> int:
+        """Delete the team's expired memories; returns how many went."""
+        now = self.now()
+        pruned = 0
+        for memory in list(self._store.iter_team(team)):
+            if memory.is_expired(now):
+                self._delete(team, memory)
+                pruned += 1
+        return pruned
+
+    def _live_by_key(self, team: str, key: str) -> Memory | None:
+        memory_id = self._store.id_for_key(team, key)
+        if memory_id is None:
+            return None
+        return self._live(team, self._store.get(team, memory_id))
+
+    def _live(self, team: str, memory: Memory | None) -> Memory | None:
+        # DynamoDB TTL deletes lazily (hours to days): expiry is decided here, at read time.
+        if memory is not None and memory.is_expired(self.now()):
+            self._delete(team, memory)
+            return None
+        return memory
+
+    def _delete(self, team: str, memory: Memory) -> None:
+        self._store.delete(team, memory)
+        self._index.remove(team, memory.id)

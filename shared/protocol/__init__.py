@@ -1,0 +1,1 @@
+"""MCP over HTTP: transport rules, JSON-RPC, versions, tool listing and result shaping."""

@@ -1,0 +1,398 @@
+"""The MCP gateway: transport rules, authentication, JSON-RPC methods and tool dispatch.
+
+Framework-free on purpose: `handle_post` takes bytes and headers and returns an `HttpReply`, so
+the same code runs under FastAPI + uvicorn locally and FastAPI + Mangum in Lambda, and unit tests
+need no socket.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
+from pydantic import ValidationError
+
+from shared.auth.errors import InvalidToken, RateLimited
+from shared.auth.principal import Principal
+from shared.auth.service import TokenService
+from shared.observability import logger, metrics
+from shared.protocol import jsonrpc, versions
+from shared.protocol.jsonrpc import RpcError
+from shared.protocol.tooling import (
+    decode_cursor,
+    describe,
+    encode_cursor,
+    error_result,
+    success_result,
+)
+from shared.tools.envelope import Envelope, ErrorInfo
+from shared.tools.invoker import GroupInvocationError, Invoker
+from shared.tools.registry import Catalog
+from shared.tools.validation import describe_validation_error
+
+SERVER_NAME = "cairn"
+SERVER_VERSION = "0.1.0"
+INSTRUCTIONS = (
+    "cairn is your team's shared memory. Store durable facts with memory_put, find them with "
+    "memory_search or memory_get before answering questions that may have prior context."
+)
+DEFAULT_MAX_BODY_BYTES = 1_048_576
+NAME_BEARING_METHODS = {"tools/call": "name"}
+CACHEABLE_METHODS = frozenset({"server/discover", "tools/list"})
+CACHE_TTL_MS = 60_000
+
+
+@dataclass
+class HttpReply:
+    status: int
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    public_url: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    allow_localhost_origins: bool = False
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    tools_page_size: int = 50
+
+
+def _server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "title": "cairn", "version": SERVER_VERSION}
+
+
+def _capabilities() -> dict[str, Any]:
+    return {"tools": {"listChanged": False}}
+
+
+def _is_local_origin(origin: str) -> bool:
+    host = origin.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+    return host in {"localhost", "127.0.0.1", "::1"}
+
+
+def _accepts_json(accept: str | None) -> bool:
+    if not accept:
+        return True  # no Accept header means any media type (RFC 9110 §12.5.1)
+    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(types & {"application/json", "application/*", "*/*"})
+
+
+class McpGateway:
+    """Owns the protocol and security; tools run behind the `Invoker`."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        invoker: Invoker,
+        tokens: TokenService,
+        config: GatewayConfig | None = None,
+    ) -> None:
+        self._catalog = catalog
+        self._invoker = invoker
+        self._tokens = tokens
+        self._config = config or GatewayConfig()
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def resource_url(self, base_url: str) -> str:
+        return (self._config.public_url or base_url).rstrip("/") + "/mcp"
+
+    def metadata_url(self, base_url: str) -> str:
+        base = (self._config.public_url or base_url).rstrip("/")
+        return f"{base}/.well-known/oauth-protected-resource/mcp"
+
+    def protected_resource_metadata(self, base_url: str) -> dict[str, Any]:
+        """RFC 9728 metadata: what this resource is and how to present a token to it."""
+        return {
+            "resource": self.resource_url(base_url),
+            "resource_name": "cairn MCP server",
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": sorted({s for spec in self._catalog for s in spec.scopes}),
+            "authorization_servers": [],
+        }
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if origin is None:
+            return True
+        if origin in self._config.allowed_origins:
+            return True
+        if self._config.public_url and origin.rstrip("/") == _origin_of(self._config.public_url):
+            return True
+        return self._config.allow_localhost_origins and _is_local_origin(origin)
+
+    def handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
+        """Answer one POST /mcp. `headers` must have lower-case names."""
+        try:
+            return self._handle_post(body, headers, base_url)
+        except RpcError as exc:
+            return HttpReply(exc.http_status, jsonrpc.error_response(None, exc), exc.headers)
+
+    def _handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
+        if not self.origin_allowed(headers.get("origin")):
+            raise RpcError(jsonrpc.INVALID_REQUEST, "Origin not allowed", http_status=403)
+        if not _accepts_json(headers.get("accept")):
+            raise RpcError(
+                jsonrpc.INVALID_REQUEST, "Accept must allow application/json", http_status=406
+            )
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            raise RpcError(
+                jsonrpc.INVALID_REQUEST, "Content-Type must be application/json", http_status=415
+            )
+        if len(body) > self._config.max_body_bytes:
+            raise RpcError(
+                jsonrpc.INVALID_REQUEST,
+                f"request body exceeds {self._config.max_body_bytes} bytes",
+                http_status=413,
+            )
+        header_version = headers.get("mcp-protocol-version")
+        if header_version is not None and header_version not in versions.SUPPORTED_VERSIONS:
+            raise RpcError(
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {header_version}",
+                data={"supported": list(versions.SUPPORTED_VERSIONS), "requested": header_version},
+            )
+        message = _parse(body)
+        request_id = message.get("id")
+        try:
+            principal = self._authenticate(headers, base_url)
+            if "method" not in message:
+                return HttpReply(202)  # a JSON-RPC response from the client: accepted, no body
+            if "id" not in message:
+                return HttpReply(202)  # a notification
+            result = self._dispatch(message, headers, principal)
+        except RpcError as exc:
+            return HttpReply(exc.http_status, jsonrpc.error_response(request_id, exc), exc.headers)
+        return HttpReply(200, jsonrpc.success_response(request_id, result))
+
+    def _authenticate(self, headers: Mapping[str, str], base_url: str) -> Principal:
+        authorization = headers.get("authorization", "")
+        scheme, _, credential = authorization.partition(" ")
+        secret = credential.strip() if scheme.lower() == "bearer" else None
+        try:
+            return self._tokens.authenticate_and_limit(secret)
+        except InvalidToken as exc:
+            raise RpcError(
+                jsonrpc.UNAUTHENTICATED,
+                "Invalid or missing authentication token",
+                headers={
+                    "WWW-Authenticate": f'Bearer resource_metadata="{self.metadata_url(base_url)}"'
+                },
+            ) from exc
+        except RateLimited as exc:
+            seconds = exc.retry_after_seconds
+            raise RpcError(
+                jsonrpc.RATE_LIMITED,
+                f"Rate limit exceeded. Try again in {seconds} seconds.",
+                headers={"Retry-After": str(seconds)},
+            ) from exc
+
+    # -- JSON-RPC --------------------------------------------------------------------------
+
+    def _dispatch(
+        self, message: dict[str, Any], headers: Mapping[str, str], principal: Principal
+    ) -> dict[str, Any]:
+        method = message["method"]
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`params` must be an object", http_status=200)
+        params = params or {}
+        header_version = headers.get("mcp-protocol-version")
+        if method == "initialize":
+            return self._initialize(params)
+        modern = method == "server/discover" or (
+            header_version is not None and versions.is_modern(header_version)
+        )
+        if modern:
+            version = _check_modern_envelope(method, params, headers)
+            result = self._method(method, params, principal, modern=True)
+            result["resultType"] = "complete"
+            if method in CACHEABLE_METHODS:
+                # The tool list depends on the token (scopes, allow-list): cache per client only.
+                result.update(ttlMs=CACHE_TTL_MS, cacheScope="private")
+            meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+            result["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: _server_info()}
+            logger.debug("modern request", extra={"method": method, "version": version})
+            return result
+        return self._method(method, params, principal, modern=False)
+
+    def _method(
+        self, method: str, params: dict[str, Any], principal: Principal, *, modern: bool
+    ) -> dict[str, Any]:
+        if method == "server/discover":
+            return {
+                "supportedVersions": list(versions.SUPPORTED_VERSIONS),
+                "capabilities": _capabilities(),
+                "instructions": INSTRUCTIONS,
+            }
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self._tools_list(params, principal)
+        if method == "tools/call":
+            return self._tools_call(params, principal)
+        raise RpcError(
+            jsonrpc.METHOD_NOT_FOUND,
+            f"Method not found: {method}",
+            http_status=404 if modern else 200,
+        )
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "protocolVersion": versions.negotiate_handshake(params.get("protocolVersion")),
+            "capabilities": _capabilities(),
+            "serverInfo": _server_info(),
+            "instructions": INSTRUCTIONS,
+        }
+
+    def _tools_list(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
+        visible = self._catalog.visible_to(principal)
+        offset = decode_cursor(params["cursor"]) if params.get("cursor") is not None else 0
+        if offset > len(visible):
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`cursor` is past the end of the tool list")
+        page = visible[offset : offset + self._config.tools_page_size]
+        result: dict[str, Any] = {"tools": [describe(spec) for spec in page]}
+        if offset + len(page) < len(visible):
+            result["nextCursor"] = encode_cursor(offset + len(page))
+        return result
+
+    def _tools_call(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str) or not name:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`name` must be a non-empty string")
+        spec = self._catalog.get(name)
+        # A tool outside the token's allow-list is as invisible as one that does not exist.
+        if spec is None or (
+            principal.allowed_tools is not None and name not in principal.allowed_tools
+        ):
+            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        if not principal.has_any_scope(spec.scopes):
+            raise RpcError(jsonrpc.MISSING_SCOPE, f"Token missing required scope: {spec.scopes[0]}")
+        arguments = params.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`arguments` must be an object")
+        started = time.perf_counter()
+        request_id = uuid.uuid4().hex
+        outcome = "ok"
+        try:
+            try:
+                validated = spec.input_model.model_validate(arguments)
+            except ValidationError as exc:
+                field_name, problem = describe_validation_error(exc)
+                outcome = "invalid_argument"
+                return error_result(
+                    ErrorInfo(code="invalid_argument", message=problem, field=field_name)
+                )
+            envelope = Envelope(
+                tool=name,
+                arguments=validated.model_dump(mode="json", exclude_unset=True),
+                principal=principal,
+                request_id=request_id,
+            )
+            try:
+                reply = self._invoker.invoke(
+                    spec.group, envelope, read_only=spec.annotations.read_only
+                )
+            except Exception as exc:  # noqa: BLE001 - any crash below is an internal error, logged
+                outcome = "failed"
+                kind = "group invocation failed" if isinstance(exc, GroupInvocationError) else "tool crashed"
+                logger.exception(kind, extra={"tool": name, "request_id": request_id})
+                raise RpcError(
+                    jsonrpc.INTERNAL_ERROR, f"Internal error (request {request_id})"
+                ) from exc
+            if reply.error is not None:
+                outcome = reply.error.code
+                return error_result(reply.error)
+            return success_result(reply.result or {})
+        finally:
+            latency_ms = round((time.perf_counter() - started) * 1000, 2)
+            logger.info(
+                "tool call",
+                extra={
+                    "tool": name,
+                    "team": principal.team,
+                    "token_id": principal.token_id,
+                    "latency_ms": latency_ms,
+                    "outcome": outcome,
+                    "request_id": request_id,
+                },
+            )
+            metrics.add_metric(name="ToolCalls", unit="Count", value=1)
+            metrics.add_metric(name="ToolLatency", unit="Milliseconds", value=latency_ms)
+
+
+def _origin_of(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RpcError(jsonrpc.PARSE_ERROR, f"Parse error: body is not valid JSON ({exc})") from exc
+    if isinstance(message, list):
+        raise RpcError(jsonrpc.INVALID_REQUEST, "JSON-RPC batches are not supported")
+    if not isinstance(message, dict):
+        raise RpcError(jsonrpc.INVALID_REQUEST, "a JSON-RPC message must be an object")
+    if message.get("jsonrpc") != "2.0":
+        raise RpcError(jsonrpc.INVALID_REQUEST, '`jsonrpc` must be "2.0"')
+    if "id" in message:
+        message_id = message["id"]
+        if isinstance(message_id, bool) or not isinstance(message_id, str | int):
+            raise RpcError(jsonrpc.INVALID_REQUEST, "`id` must be a string or an integer")
+    if "method" in message:
+        if not isinstance(message["method"], str) or not message["method"]:
+            raise RpcError(jsonrpc.INVALID_REQUEST, "`method` must be a non-empty string")
+    elif "id" not in message or not ({"result", "error"} & message.keys()):
+        raise RpcError(jsonrpc.INVALID_REQUEST, "not a JSON-RPC request, notification or response")
+    return message
+
+
+def _check_modern_envelope(method: str, params: dict[str, Any], headers: Mapping[str, str]) -> str:
+    """2026-07-28: the version lives in `_meta` and must agree with the routing headers."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS,
+            f"params._meta must be an object carrying {PROTOCOL_VERSION_META_KEY!r} and "
+            f"{CLIENT_CAPABILITIES_META_KEY!r}",
+        )
+    missing = [k for k in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if k not in meta]
+    if missing:
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS, f"params._meta is missing required key(s): {', '.join(missing)}"
+        )
+    version = meta[PROTOCOL_VERSION_META_KEY]
+    if headers.get("mcp-protocol-version") != version:
+        raise RpcError(
+            jsonrpc.HEADER_MISMATCH,
+            "MCP-Protocol-Version header does not match params._meta protocol version",
+        )
+    if headers.get("mcp-method") != method:
+        raise RpcError(jsonrpc.HEADER_MISMATCH, "Mcp-Method header does not match the method")
+    name_key = NAME_BEARING_METHODS.get(method)
+    if name_key is not None and params.get(name_key) is not None:
+        if headers.get("mcp-name") != params.get(name_key):
+            raise RpcError(
+                jsonrpc.HEADER_MISMATCH, f"Mcp-Name header does not match params.{name_key}"
+            )
+    if not isinstance(version, str) or not versions.is_modern(version):
+        raise RpcError(
+            jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            data={"supported": list(versions.SUPPORTED_VERSIONS), "requested": version},
+        )
+    return version

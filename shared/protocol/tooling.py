@@ -1,0 +1,73 @@
+"""Tool descriptors for `tools/list` and result shaping for `tools/call`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+from typing import Any
+
+from shared.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from shared.tools.envelope import ErrorInfo
+from shared.tools.registry import ToolSpec
+
+# Keys of an MCP CallToolResult: a tool's own top-level fields never overwrite these.
+_RESERVED_RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta", "resultType"})
+
+
+@functools.cache
+def describe(spec: ToolSpec) -> dict[str, Any]:
+    """The `tools/list` entry of a tool; schemas generated from its pydantic models."""
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": spec.input_model.model_json_schema(mode="validation"),
+        "outputSchema": spec.output_model.model_json_schema(mode="serialization"),
+        "annotations": {"title": spec.title, **spec.annotations.to_wire()},
+    }
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"tools:{offset}".encode()).decode()
+
+
+def decode_cursor(cursor: object) -> int:
+    """The offset a `tools/list` cursor stands for; -32602 for anything we did not issue."""
+    if not isinstance(cursor, str):
+        raise RpcError(INVALID_PARAMS, "`cursor` must be a string returned by tools/list")
+    try:
+        prefix, _, offset = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        if prefix != "tools" or not offset.isdigit():
+            raise ValueError(cursor)
+        return int(offset)
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise RpcError(INVALID_PARAMS, f"`cursor` is not a valid tools/list cursor: {cursor!r}") from exc
+
+
+def success_result(structured: dict[str, Any]) -> dict[str, Any]:
+    """structuredContent, the same JSON as text, and (for seed 001 clients) the fields on top."""
+    result: dict[str, Any] = {k: v for k, v in structured.items() if k not in _RESERVED_RESULT_KEYS}
+    result.update(
+        {
+            "content": [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}],
+            "structuredContent": structured,
+            "isError": False,
+        }
+    )
+    return result
+
+
+def error_result(error: ErrorInfo) -> dict[str, Any]:
+    """A tool's own failure: `isError: true` with a message naming the field and the problem."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.field:
+        body["field"] = error.field
+    if error.data:
+        body.update(error.data)
+    return {
+        "content": [{"type": "text", "text": error.message}],
+        "isError": True,
+        "error": body,
+    }

@@ -1,0 +1,53 @@
+"""Process-wide wiring: the settings and the AWS clients every adapter shares.
+
+Lambda builds these once per container (warm invocations reuse the clients); local mode and the
+tests call `configure` to point everything at their own settings, which also drops the caches.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import boto3
+
+from shared.config.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import DynamoDBServiceResource, Table
+
+T = TypeVar("T")
+_settings: Settings | None = None
+_caches: list[Callable[[], Any]] = []
+
+
+def cached(factory: Callable[[], T]) -> Callable[[], T]:
+    """Build once per process (per `configure`): the cached-factory pattern for adapters."""
+    wrapped = functools.cache(factory)
+    _caches.append(wrapped)
+    return wrapped
+
+
+def configure(settings: Settings) -> None:
+    """Use `settings` from now on and forget every client and service built before."""
+    global _settings
+    _settings = settings
+    for cache in _caches:
+        cache.cache_clear()  # type: ignore[attr-defined]
+
+
+def settings() -> Settings:
+    global _settings
+    if _settings is None:
+        _settings = Settings.from_env()
+    return _settings
+
+
+@cached
+def dynamodb() -> DynamoDBServiceResource:
+    return boto3.resource("dynamodb", region_name=settings().region)
+
+
+def table(logical_id: str) -> Table:
+    return dynamodb().Table(settings().table(logical_id))

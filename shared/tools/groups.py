@@ -1,0 +1,18 @@
+"""Every tool group cairn serves, and the catalog built from them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.tools.registry import Catalog, ToolGroup
+
+
+def load_groups() -> dict[str, ToolGroup[Any]]:
+    """Import each group's tool module (cheap: services are built on first call only)."""
+    from shared.memory.tools import GROUP as memory
+
+    return {group.name: group for group in (memory,)}
+
+
+def load_catalog() -> Catalog:
+    return Catalog(spec for group in load_groups().values() for spec in group.tools.values())
