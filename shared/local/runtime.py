@@ -61,6 +61,13 @@ def _secret_file(path: Path, make: str) -> str:
     return make
 
 
+class CreatedToken(BaseModel):
+    """The admin API's answer to a create: the secret, shown this once, and the record."""
+
+    secret: str
+    record: TokenRecord
+
+
 @dataclass
 class DevToken:
     secret: str
@@ -153,21 +160,17 @@ class LocalRuntime:
             if not key or not secrets.compare_digest(key, self.admin_key):
                 raise HTTPException(status_code=401, detail="admin key required")
 
-        class Created(BaseModel):
-            secret: str
-            record: TokenRecord
-
         @router.post("/tokens")
         def create(
             body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
-        ) -> Created:
+        ) -> CreatedToken:
             guard(x_cairn_admin_key)
             try:
                 request = TokenRequest.model_validate(body)
             except ValidationError as exc:
                 raise HTTPException(status_code=422, detail=exc.errors(include_url=False)) from exc
             secret, record = self.issue(request)
-            return Created(secret=secret, record=record)
+            return CreatedToken(secret=secret, record=record)
 
         @router.get("/tokens")
         def list_tokens(

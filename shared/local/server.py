@@ -50,7 +50,10 @@ def serve() -> int:
         )
         assert local.app is not None
         config = uvicorn.Config(local.app, log_level="warning", access_log=False, lifespan="off")
-        uvicorn.Server(config).run(sockets=[sock])
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass  # uvicorn re-raises the Ctrl-C it already handled by shutting down gracefully
     finally:
         local.stop()
         print("cairn stopped; state saved.", flush=True)

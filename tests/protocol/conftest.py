@@ -1,0 +1,103 @@
+"""A real `cairn serve` process on a free loopback port, shared by the protocol tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    port: int
+    data_dir: Path
+    dev_token: str
+    process: subprocess.Popen[str]
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "CAIRN_PORT": str(self.port), "CAIRN_DATA_DIR": str(self.data_dir)}
+
+    def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run the `cairn` CLI against this server, as a user would."""
+        return subprocess.run(
+            [sys.executable, "-m", "shared.cli", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def create_token(self, team: str, scopes: str, name: str = "test", *extra: str) -> str:
+        """A new token's secret, through `cairn tokens create` (stdout is the secret alone)."""
+        done = self.cli("tokens", "create", "--team", team, "--name", name, "--scopes", scopes, *extra)
+        return done.stdout.strip()
+
+
+def start_server(data_dir: Path, port: int | None = None, dev_token: str = DEV_TOKEN) -> LocalServer:
+    port = port or free_port()
+    env = {
+        **os.environ,
+        "CAIRN_PORT": str(port),
+        "CAIRN_DATA_DIR": str(data_dir),
+        "CAIRN_DEV_TOKEN": dev_token,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "shared.cli", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"cairn serve exited: {process.stdout.read() if process.stdout else ''}")
+        try:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
+            ):
+                return LocalServer(port, data_dir, dev_token, process)
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("cairn serve did not start within 60 s")
+
+
+def stop_server(server: LocalServer) -> str:
+    """Ctrl-C, as a user would; returns everything the server printed."""
+    server.process.send_signal(signal.SIGINT)
+    output, _ = server.process.communicate(timeout=30)
+    return output
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    running = start_server(tmp_path_factory.mktemp("cairn-data"))
+    yield running
+    stop_server(running)
