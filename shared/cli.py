@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=f"Manages the tokens of the local server when ${names.Env.PORT} names a "
         "running one, else of the deployed stack (AWS credentials).",
     )
-    tokens.add_argument("--stack", help="deployed stack name (default: $CAIRN_STACK_NAME or cairn-prod)")
+    tokens.add_argument(
+        "--stack", help="deployed stack name (default: $CAIRN_STACK_NAME or cairn-prod)"
+    )
     token_commands = tokens.add_subparsers(dest="tokens_command", required=True)
     create = token_commands.add_parser("create", help="create a token; prints the secret alone")
     create.add_argument("--team", required=True)

@@ -35,7 +35,10 @@ class LocalServerAdmin:
     def _call(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(  # noqa: S310 - a fixed loopback URL
-            url, data=data, method=method, headers={"X-Cairn-Admin-Key": self._key, "Content-Type": "application/json"}
+            url,
+            data=data,
+            method=method,
+            headers={"X-Cairn-Admin-Key": self._key, "Content-Type": "application/json"},
         )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
@@ -43,7 +46,9 @@ class LocalServerAdmin:
         except urllib.error.HTTPError as exc:
             detail = json.loads(exc.read() or b"{}").get("detail", exc.reason)
             if isinstance(detail, list):
-                detail = "; ".join(f"`{'.'.join(map(str, d['loc'][1:]))}`: {d['msg']}" for d in detail)
+                detail = "; ".join(
+                    f"`{'.'.join(map(str, d['loc'][1:]))}`: {d['msg']}" for d in detail
+                )
             raise TokenAdminError(str(detail)) from exc
 
     def create(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -76,9 +81,9 @@ class StackAdmin:
         try:
             outputs = {
                 o["OutputKey"]: o["OutputValue"]
-                for o in boto3.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0].get(
-                    "Outputs", []
-                )
+                for o in boto3.client("cloudformation")
+                .describe_stacks(StackName=stack)["Stacks"][0]
+                .get("Outputs", [])
             }
         except Exception as exc:  # botocore raises many types: no credentials, no stack, ...
             raise TokenAdminError(f"cannot read stack {stack!r}: {exc}") from exc
@@ -124,7 +129,7 @@ def token_admin(stack: str | None = None) -> TokenAdmin:
     if port:
         key_file = default_data_dir() / ADMIN_KEY_FILE
         try:
-            with urllib.request.urlopen(  # noqa: S310 - loopback health probe
+            with urllib.request.urlopen(
                 f"http://127.0.0.1:{int(port)}/.well-known/oauth-protected-resource", timeout=2
             ):
                 pass

@@ -20,6 +20,7 @@ from moto import mock_aws
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
+from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
 from shared.config import names
@@ -102,7 +103,9 @@ class LocalRuntime:
         runtime.configure(settings)
         client = boto3.client("dynamodb", region_name=settings.region)
         create_tables(client)
-        snapshots = TableSnapshots(client, [settings.table(s.logical_id) for s in ALL_TABLES], self.data_dir)
+        snapshots = TableSnapshots(
+            client, [settings.table(s.logical_id) for s in ALL_TABLES], self.data_dir
+        )
         snapshots.restore()
         self._writer = SnapshotWriter(snapshots, self.lock)
         self._writer.start()
@@ -122,7 +125,8 @@ class LocalRuntime:
             self._mock = None
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
-        assert self.tokens is not None and self._writer is not None
+        assert self.tokens is not None
+        assert self._writer is not None
         with self.lock:
             issued = self.tokens.issue(request, secret=secret)
         self._writer.mark_dirty()
@@ -137,12 +141,9 @@ class LocalRuntime:
             path = self.data_dir / DEV_TOKEN_FILE
             secret, from_env = (path.read_text().strip() if path.exists() else ""), False
         if secret:
-            try:
-                principal, record = self.tokens.authenticate(secret)
-                if principal.team == names.LOCAL_TEAM:
-                    return DevToken(secret, record, from_env)
-            except Exception:  # noqa: BLE001 - an unknown or revoked dev token is simply re-issued
-                pass
+            existing = self._active_token(secret)
+            if existing is not None and existing.team == names.LOCAL_TEAM:
+                return DevToken(secret, existing, from_env)
         request = TokenRequest(team=names.LOCAL_TEAM, name="dev", scopes=("admin",))
         secret, record = self.issue(request, secret=secret or None)
         if not from_env:
@@ -150,6 +151,13 @@ class LocalRuntime:
             path.touch(mode=0o600)
             path.write_text(secret)
         return DevToken(secret, record, from_env)
+
+    def _active_token(self, secret: str) -> TokenRecord | None:
+        assert self.tokens is not None
+        try:
+            return self.tokens.authenticate(secret)[1]
+        except InvalidToken:
+            return None  # unknown (a first start with this value) or revoked: issue it again
 
     def _admin_router(self) -> Any:
         from fastapi import APIRouter
@@ -181,11 +189,12 @@ class LocalRuntime:
             return self.tokens.list_team(team)
 
         @router.delete("/tokens/{token_id}")
-        def revoke(token_id: str, x_cairn_admin_key: str | None = Header(default=None)) -> TokenRecord:
+        def revoke(
+            token_id: str, x_cairn_admin_key: str | None = Header(default=None)
+        ) -> TokenRecord:
             guard(x_cairn_admin_key)
-            assert self.tokens is not None and self._writer is not None
-            from shared.auth.errors import UnknownToken
-
+            assert self.tokens is not None
+            assert self._writer is not None
             try:
                 with self.lock:
                     record = self.tokens.revoke(token_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -50,10 +51,9 @@ def serve() -> int:
         )
         assert local.app is not None
         config = uvicorn.Config(local.app, log_level="warning", access_log=False, lifespan="off")
-        try:
+        # uvicorn re-raises the Ctrl-C it already handled by shutting down gracefully.
+        with contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[sock])
-        except KeyboardInterrupt:
-            pass  # uvicorn re-raises the Ctrl-C it already handled by shutting down gracefully
     finally:
         local.stop()
         print("cairn stopped; state saved.", flush=True)

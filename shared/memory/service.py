@@ -116,7 +116,11 @@ class MemoryService:
                 continue
             hits.append(
                 MemorySearchHit(
-                    id=memory.id, key=memory.key, content=memory.content, tags=memory.tags, score=score
+                    id=memory.id,
+                    key=memory.key,
+                    content=memory.content,
+                    tags=memory.tags,
+                    score=score,
                 )
             )
             if len(hits) == limit:

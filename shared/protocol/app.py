@@ -11,7 +11,10 @@ from starlette.concurrency import run_in_threadpool
 from shared.protocol.gateway import HttpReply, McpGateway
 
 MCP_PATH = "/mcp"
-METADATA_PATHS = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
+METADATA_PATHS = (
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
+)
 
 
 def _base_url(request: Request) -> str:

@@ -305,9 +305,13 @@ class McpGateway:
                 reply = self._invoker.invoke(
                     spec.group, envelope, read_only=spec.annotations.read_only
                 )
-            except Exception as exc:  # noqa: BLE001 - any crash below is an internal error, logged
+            except Exception as exc:
                 outcome = "failed"
-                kind = "group invocation failed" if isinstance(exc, GroupInvocationError) else "tool crashed"
+                kind = (
+                    "group invocation failed"
+                    if isinstance(exc, GroupInvocationError)
+                    else "tool crashed"
+                )
                 logger.exception(kind, extra={"tool": name, "request_id": request_id})
                 raise RpcError(
                     jsonrpc.INTERNAL_ERROR, f"Internal error (request {request_id})"
@@ -370,7 +374,9 @@ def _check_modern_envelope(method: str, params: dict[str, Any], headers: Mapping
             f"params._meta must be an object carrying {PROTOCOL_VERSION_META_KEY!r} and "
             f"{CLIENT_CAPABILITIES_META_KEY!r}",
         )
-    missing = [k for k in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if k not in meta]
+    missing = [
+        k for k in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if k not in meta
+    ]
     if missing:
         raise RpcError(
             jsonrpc.INVALID_PARAMS, f"params._meta is missing required key(s): {', '.join(missing)}"
@@ -384,11 +390,9 @@ def _check_modern_envelope(method: str, params: dict[str, Any], headers: Mapping
     if headers.get("mcp-method") != method:
         raise RpcError(jsonrpc.HEADER_MISMATCH, "Mcp-Method header does not match the method")
     name_key = NAME_BEARING_METHODS.get(method)
-    if name_key is not None and params.get(name_key) is not None:
-        if headers.get("mcp-name") != params.get(name_key):
-            raise RpcError(
-                jsonrpc.HEADER_MISMATCH, f"Mcp-Name header does not match params.{name_key}"
-            )
+    named = params.get(name_key) if name_key is not None else None
+    if named is not None and headers.get("mcp-name") != named:
+        raise RpcError(jsonrpc.HEADER_MISMATCH, f"Mcp-Name header does not match params.{name_key}")
     if not isinstance(version, str) or not versions.is_modern(version):
         raise RpcError(
             jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,

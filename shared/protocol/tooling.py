@@ -13,7 +13,9 @@ from shared.tools.envelope import ErrorInfo
 from shared.tools.registry import ToolSpec
 
 # Keys of an MCP CallToolResult: a tool's own top-level fields never overwrite these.
-_RESERVED_RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta", "resultType"})
+_RESERVED_RESULT_KEYS = frozenset(
+    {"content", "structuredContent", "isError", "_meta", "resultType"}
+)
 
 
 @functools.cache
@@ -43,7 +45,9 @@ def decode_cursor(cursor: object) -> int:
             raise ValueError(cursor)
         return int(offset)
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise RpcError(INVALID_PARAMS, f"`cursor` is not a valid tools/list cursor: {cursor!r}") from exc
+        raise RpcError(
+            INVALID_PARAMS, f"`cursor` is not a valid tools/list cursor: {cursor!r}"
+        ) from exc
 
 
 def success_result(structured: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,9 @@ def resolve_pepper(settings: Settings) -> bytes:
         return settings.token_pepper.encode()
     if settings.token_pepper_secret_arn:
         client = boto3.client("secretsmanager", region_name=settings.region)
-        value = client.get_secret_value(SecretId=settings.token_pepper_secret_arn)["SecretString"]
+        value: str = client.get_secret_value(SecretId=settings.token_pepper_secret_arn)[
+            "SecretString"
+        ]
         return value.encode()
     raise ConfigurationError(
         f"set {names.Env.TOKEN_PEPPER} or {names.Env.TOKEN_PEPPER_SECRET_ARN} for token hashing"
@@ -32,7 +34,9 @@ def resolve_pepper(settings: Settings) -> bytes:
 
 
 def build_token_service(settings: Settings) -> TokenService:
-    return TokenService(DynamoTokenStore(runtime.table(names.TABLE_TOKENS)), resolve_pepper(settings))
+    return TokenService(
+        DynamoTokenStore(runtime.table(names.TABLE_TOKENS)), resolve_pepper(settings)
+    )
 
 
 def build_gateway(settings: Settings, invoker: Invoker, *, local: bool = False) -> McpGateway:

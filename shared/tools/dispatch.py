@@ -19,7 +19,9 @@ def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
     """
     spec = group.tools.get(envelope.tool)
     if spec is None:
-        return Reply(error=ErrorInfo(code="unknown_tool", message=f"unknown tool {envelope.tool!r}"))
+        return Reply(
+            error=ErrorInfo(code="unknown_tool", message=f"unknown tool {envelope.tool!r}")
+        )
     try:
         arguments = spec.input_model.model_validate(envelope.arguments)
     except ValidationError as exc:
@@ -32,5 +34,7 @@ def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
         output = spec.implementation(context, arguments)
     except ToolError as exc:
         data = {"holder": exc.holder} if isinstance(exc, Conflict) and exc.holder else None
-        return Reply(error=ErrorInfo(code=exc.code, message=exc.message, field=exc.field, data=data))
+        return Reply(
+            error=ErrorInfo(code=exc.code, message=exc.message, field=exc.field, data=data)
+        )
     return Reply(result=output.model_dump(mode="json", by_alias=True))

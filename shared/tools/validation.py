@@ -6,7 +6,10 @@ from pydantic import ValidationError
 
 
 def describe_validation_error(exc: ValidationError) -> tuple[str | None, str]:
-    """`(field, message)` for the first error, e.g. `("limit", "`limit` must be ≤ 100 (got 500)")`."""
+    """`(field, message)`: the first failing field and a message naming every problem.
+
+    >>> # ("limit", "`limit`: Input should be less than or equal to 100 (got 500)")
+    """
     problems: list[str] = []
     first_field: str | None = None
     for error in exc.errors(include_url=False):

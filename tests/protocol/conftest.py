@@ -54,11 +54,15 @@ class LocalServer:
 
     def create_token(self, team: str, scopes: str, name: str = "test", *extra: str) -> str:
         """A new token's secret, through `cairn tokens create` (stdout is the secret alone)."""
-        done = self.cli("tokens", "create", "--team", team, "--name", name, "--scopes", scopes, *extra)
+        done = self.cli(
+            "tokens", "create", "--team", team, "--name", name, "--scopes", scopes, *extra
+        )
         return done.stdout.strip()
 
 
-def start_server(data_dir: Path, port: int | None = None, dev_token: str = DEV_TOKEN) -> LocalServer:
+def start_server(
+    data_dir: Path, port: int | None = None, dev_token: str = DEV_TOKEN
+) -> LocalServer:
     port = port or free_port()
     env = {
         **os.environ,
@@ -77,7 +81,9 @@ def start_server(data_dir: Path, port: int | None = None, dev_token: str = DEV_T
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"cairn serve exited: {process.stdout.read() if process.stdout else ''}")
+            raise RuntimeError(
+                f"cairn serve exited: {process.stdout.read() if process.stdout else ''}"
+            )
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1

@@ -48,7 +48,10 @@ class DynamoTokenStore:
 
     def list_team(self, team: str) -> list[TokenRecord]:
         records: list[TokenRecord] = []
-        kwargs: dict[str, Any] = {"IndexName": "by_team", "KeyConditionExpression": Key("team").eq(team)}
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_team",
+            "KeyConditionExpression": Key("team").eq(team),
+        }
         while True:
             page = self._table.query(**kwargs)
             records.extend(_record(item) for item in page.get("Items", []))
@@ -57,7 +60,9 @@ class DynamoTokenStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def revoke(self, token_id: str, revoked_at_iso: str) -> TokenRecord | None:
-        page = self._table.query(IndexName="by_token_id", KeyConditionExpression=Key("token_id").eq(token_id))
+        page = self._table.query(
+            IndexName="by_token_id", KeyConditionExpression=Key("token_id").eq(token_id)
+        )
         items = page.get("Items", [])
         if not items:
             return None

@@ -59,14 +59,22 @@ class DynamoMemoryStore:
         return _memory(item) if item else None
 
     def id_for_key(self, team: str, key: str) -> str | None:
-        response = self._table.get_item(Key={"pk": _pk(team), "sk": _key_sk(key)}, ConsistentRead=True)
+        response = self._table.get_item(
+            Key={"pk": _pk(team), "sk": _key_sk(key)}, ConsistentRead=True
+        )
         item = response.get("Item")
         return str(item["memory_id"]) if item else None
 
     def create(self, team: str, memory: Memory) -> None:
-        puts: list[dict[str, Any]] = [{"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}]
+        puts: list[dict[str, Any]] = [
+            {"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}
+        ]
         if memory.key is not None:
-            alias: dict[str, Any] = {"pk": _pk(team), "sk": _key_sk(memory.key), "memory_id": memory.id}
+            alias: dict[str, Any] = {
+                "pk": _pk(team),
+                "sk": _key_sk(memory.key),
+                "memory_id": memory.id,
+            }
             if memory.expires_at is not None:
                 alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
             puts.append(
@@ -89,14 +97,23 @@ class DynamoMemoryStore:
     def replace(self, team: str, memory: Memory) -> None:
         self._table.put_item(Item=_item(team, memory), ConditionExpression="attribute_exists(pk)")
         if memory.key is not None:
-            alias: dict[str, Any] = {"pk": _pk(team), "sk": _key_sk(memory.key), "memory_id": memory.id}
+            alias: dict[str, Any] = {
+                "pk": _pk(team),
+                "sk": _key_sk(memory.key),
+                "memory_id": memory.id,
+            }
             if memory.expires_at is not None:
                 alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
             self._table.put_item(Item=alias)
 
     def delete(self, team: str, memory: Memory) -> None:
         deletes: list[dict[str, Any]] = [
-            {"Delete": {"TableName": self._table.name, "Key": {"pk": _pk(team), "sk": _memory_sk(memory.id)}}}
+            {
+                "Delete": {
+                    "TableName": self._table.name,
+                    "Key": {"pk": _pk(team), "sk": _memory_sk(memory.id)},
+                }
+            }
         ]
         if memory.key is not None:
             deletes.append(

@@ -1,0 +1,35 @@
+"""Lambda entry point of the gateway: the FastAPI app under Mangum (wiring only).
+
+Everything is built at import time, once per container (and captured by SnapStart).
+"""
+
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mangum import Mangum
+
+from shared import runtime
+from shared.config.settings import Settings
+from shared.observability import logger, metrics, tracer
+from shared.protocol.app import create_app
+from shared.protocol.wiring import build_gateway
+from shared.tools.invoker import LambdaInvoker
+
+settings = Settings.from_env()
+runtime.configure(settings)
+app = create_app(
+    build_gateway(settings, LambdaInvoker(boto3.client("lambda"), settings.group_functions))
+)
+_asgi = Mangum(app, lifespan="off")
+
+
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    response: dict[str, Any] = _asgi(event, context)  # type: ignore[arg-type]
+    return response
