@@ -20,7 +20,7 @@ from moto import mock_aws
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
-from shared.auth.errors import UnknownToken
+from shared.auth.errors import InvalidToken, UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
 from shared.config import names
