@@ -1,0 +1,18 @@
+"""Fixtures shared by every test layer."""
+
+from __future__ import annotations
+
+import os
+
+# Tests never reach a real AWS account, whatever the developer's shell exports.
+for _key, _value in {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}.items():
+    os.environ[_key] = _value
+os.environ.pop("AWS_PROFILE", None)

@@ -1,0 +1,63 @@
+"""`cairn serve` end to end: what a user stores survives a restart; Ctrl-C stops it cleanly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.protocol.conftest import free_port, start_server, stop_server
+
+
+def _call(url: str, token: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
+    response = httpx.post(
+        url,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        },
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, object] = response.json()["result"]
+    return result
+
+
+@pytest.mark.protocol
+def test_memories_and_tokens_survive_a_restart(tmp_path: Path) -> None:
+    port = free_port()
+    first = start_server(tmp_path, port)
+    token = first.create_token("persist", "memory")
+    stored = _call(
+        first.url, token, "memory_put", {"key": "durable", "content": "kept across restarts"}
+    )
+    output = stop_server(first)
+    assert first.process.returncode == 0, output
+    assert "state saved" in output
+
+    second = start_server(tmp_path, port)
+    try:
+        found = _call(second.url, token, "memory_get", {"key": "durable"})
+        assert found["memory"] == stored["memory"]
+    finally:
+        stop_server(second)
+
+
+@pytest.mark.protocol
+def test_serve_prints_the_url_and_a_ready_to_paste_client_config(tmp_path: Path) -> None:
+    server = start_server(tmp_path, dev_token="cairn_sk_printed-config-test-token")
+    output = stop_server(server)
+    assert f"http://127.0.0.1:{server.port}/mcp" in output
+    config_text = output[output.index("{") : output.rindex("}") + 1]
+    config = json.loads(config_text)
+    entry = config["mcpServers"]["cairn"]
+    assert entry["url"] == server.url
+    assert entry["headers"]["Authorization"] == "Bearer cairn_sk_printed-config-test-token"

@@ -1,0 +1,89 @@
+"""Functional tests: real adapters against moto, tables created from the CDK's definitions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import runtime
+from shared.auth.models import TokenRequest
+from shared.auth.service import TokenService
+from shared.config.settings import Settings
+from shared.config.tables import create_tables
+from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
+from shared.protocol.wiring import build_token_service
+from shared.tools.groups import load_catalog, load_groups
+from shared.tools.invoker import InProcessInvoker
+
+PEPPER = "functional-test-pepper"
+
+
+@pytest.fixture
+def aws() -> Iterator[Settings]:
+    """moto for every AWS API, the tables created, runtime wired to them."""
+    with mock_aws():
+        settings = Settings(environment="test", token_pepper=PEPPER)
+        runtime.configure(settings)
+        create_tables(boto3.client("dynamodb", region_name=settings.region))
+        yield settings
+    runtime.configure(Settings())
+
+
+@dataclass
+class Harness:
+    """The gateway in-process (no socket) with helpers to call it like a client would."""
+
+    gateway: McpGateway
+    tokens: TokenService
+
+    def token(
+        self, team: str = "alpha", scopes: tuple[str, ...] = ("admin",), **extra: object
+    ) -> str:
+        request = TokenRequest.model_validate(
+            {"team": team, "name": "t", "scopes": scopes, **extra}
+        )
+        return self.tokens.issue(request).secret
+
+    def post(self, message: object, token: str | None, **headers: str) -> HttpReply:
+        import json
+
+        all_headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            **{k.lower().replace("_", "-"): v for k, v in headers.items()},
+        }
+        if token is not None:
+            all_headers["authorization"] = f"Bearer {token}"
+        body = message if isinstance(message, bytes) else json.dumps(message).encode()
+        return self.gateway.handle_post(body, all_headers, "http://testserver")
+
+    def call(self, token: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
+        reply = self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            },
+            token,
+        )
+        assert reply.status == 200, reply.body
+        assert reply.body is not None
+        assert "result" in reply.body, reply.body
+        result: dict[str, object] = reply.body["result"]
+        return result
+
+
+@pytest.fixture
+def harness(aws: Settings) -> Harness:
+    invoker = InProcessInvoker(load_groups(), threading.RLock())
+    tokens = build_token_service(aws)
+    gateway = McpGateway(
+        load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
+    )
+    return Harness(gateway, tokens)
