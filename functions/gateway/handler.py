@@ -14,14 +14,13 @@ from shared import runtime
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
 from shared.protocol.app import create_app
-from shared.protocol.wiring import build_gateway
+from shared.protocol.wiring import build_gateway, build_token_service
 from shared.tools.invoker import LambdaInvoker
 
 settings = Settings.from_env()
 runtime.configure(settings)
-app = create_app(
-    build_gateway(settings, LambdaInvoker(boto3.client("lambda"), settings.group_functions))
-)
+invoker = LambdaInvoker(boto3.client("lambda"), settings.group_functions)
+app = create_app(build_gateway(settings, invoker, build_token_service(settings)))
 _asgi = Mangum(app, lifespan="off")
 
 

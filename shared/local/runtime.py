@@ -26,6 +26,7 @@ from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES, create_tables
+from shared.local.locking import SerializedTokenStore
 from shared.local.persistence import SnapshotWriter, TableSnapshots
 from shared.protocol.app import create_app
 from shared.protocol.wiring import build_gateway, build_token_service
@@ -110,8 +111,10 @@ class LocalRuntime:
         self._writer = SnapshotWriter(snapshots, self.lock)
         self._writer.start()
         invoker = InProcessInvoker(load_groups(), self.lock, after_write=self._writer.mark_dirty)
-        gateway = build_gateway(settings, invoker, local=True)
-        self.tokens = build_token_service(settings)
+        self.tokens = build_token_service(
+            settings, wrap_store=lambda store: SerializedTokenStore(store, self.lock)
+        )
+        gateway = build_gateway(settings, invoker, self.tokens, local=True)
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
         self.app = create_app(gateway)
         self.app.include_router(self._admin_router())
@@ -127,8 +130,7 @@ class LocalRuntime:
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
         assert self.tokens is not None
         assert self._writer is not None
-        with self.lock:
-            issued = self.tokens.issue(request, secret=secret)
+        issued = self.tokens.issue(request, secret=secret)
         self._writer.mark_dirty()
         return issued.secret, issued.record
 
@@ -196,8 +198,7 @@ class LocalRuntime:
             assert self.tokens is not None
             assert self._writer is not None
             try:
-                with self.lock:
-                    record = self.tokens.revoke(token_id)
+                record = self.tokens.revoke(token_id)
             except UnknownToken as exc:
                 raise HTTPException(status_code=404, detail=str(exc)) from exc
             self._writer.mark_dirty()

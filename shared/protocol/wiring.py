@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import boto3
 
 from shared import runtime
 from shared.auth.adapters.dynamodb import DynamoTokenStore
+from shared.auth.ports import TokenStore
 from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
@@ -33,17 +36,21 @@ def resolve_pepper(settings: Settings) -> bytes:
     )
 
 
-def build_token_service(settings: Settings) -> TokenService:
-    return TokenService(
-        DynamoTokenStore(runtime.table(names.TABLE_TOKENS)), resolve_pepper(settings)
-    )
+def build_token_service(
+    settings: Settings, wrap_store: Callable[[TokenStore], TokenStore] | None = None
+) -> TokenService:
+    """Token service on the tokens table; local mode wraps the store to serialize its writes."""
+    store: TokenStore = DynamoTokenStore(runtime.table(names.TABLE_TOKENS))
+    return TokenService(wrap_store(store) if wrap_store else store, resolve_pepper(settings))
 
 
-def build_gateway(settings: Settings, invoker: Invoker, *, local: bool = False) -> McpGateway:
+def build_gateway(
+    settings: Settings, invoker: Invoker, tokens: TokenService, *, local: bool = False
+) -> McpGateway:
     return McpGateway(
         catalog=load_catalog(),
         invoker=invoker,
-        tokens=build_token_service(settings),
+        tokens=tokens,
         config=GatewayConfig(
             public_url=settings.public_url,
             allowed_origins=settings.allowed_origins,

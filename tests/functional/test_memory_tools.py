@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import boto3
@@ -115,3 +116,23 @@ def test_a_failed_put_writes_nothing(harness: Harness) -> None:
     assert "expires_at" in str(result["content"])
     table = boto3.resource("dynamodb").Table(f"cairn-{names.TABLE_MEMORIES}")
     assert table.scan()["Items"] == []
+
+
+def test_concurrent_puts_of_one_key_leave_exactly_one_memory(harness: Harness) -> None:
+    token = harness.token()
+
+    def put(worker: int) -> None:
+        for attempt in range(5):
+            harness.call(token, "memory_put", {"key": "shared", "content": f"w{worker} a{attempt}"})
+
+    threads = [threading.Thread(target=put, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    items = boto3.resource("dynamodb").Table(f"cairn-{names.TABLE_MEMORIES}").scan()["Items"]
+    records = [i for i in items if str(i["sk"]).startswith("MEMORY#")]
+    aliases = [i for i in items if str(i["sk"]).startswith("KEY#")]
+    assert len(records) == 1
+    assert len(aliases) == 1
+    assert aliases[0]["memory_id"] == records[0]["id"]
