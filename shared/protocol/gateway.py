@@ -7,6 +7,7 @@ need no socket.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -365,6 +366,16 @@ def _parse(body: bytes) -> dict[str, Any]:
     return message
 
 
+def _decode_header_value(value: str | None) -> str | None:
+    """Header values outside visible ASCII travel as `=?base64?<payload>?=` (2026-07-28)."""
+    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    try:
+        return base64.b64decode(value[len("=?base64?") : -2], validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
 def _check_modern_envelope(method: str, params: dict[str, Any], headers: Mapping[str, str]) -> str:
     """2026-07-28: the version lives in `_meta` and must agree with the routing headers."""
     meta = params.get("_meta")
@@ -391,7 +402,7 @@ def _check_modern_envelope(method: str, params: dict[str, Any], headers: Mapping
         raise RpcError(jsonrpc.HEADER_MISMATCH, "Mcp-Method header does not match the method")
     name_key = NAME_BEARING_METHODS.get(method)
     named = params.get(name_key) if name_key is not None else None
-    if named is not None and headers.get("mcp-name") != named:
+    if named is not None and _decode_header_value(headers.get("mcp-name")) != named:
         raise RpcError(jsonrpc.HEADER_MISMATCH, f"Mcp-Name header does not match params.{name_key}")
     if not isinstance(version, str) or not versions.is_modern(version):
         raise RpcError(

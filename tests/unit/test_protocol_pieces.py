@@ -133,3 +133,16 @@ def test_malformed_messages_get_the_right_json_rpc_error(body: bytes, code: int)
         _parse(body)
     assert raised.value.code == code
     assert raised.value.http_status == 400
+
+
+def test_bulk_and_raw_query_operations_are_never_tools() -> None:
+    names = {spec.name for spec in load_catalog()}
+    assert not names & {"export_all", "list_all", "query", "query(sql)", "sql"}
+
+
+def test_a_base64_header_value_is_decoded_before_comparison() -> None:
+    from shared.protocol.gateway import _decode_header_value
+
+    assert _decode_header_value("=?base64?bWVtb3J5X2dldA==?=") == "memory_get"
+    assert _decode_header_value("memory_get") == "memory_get"
+    assert _decode_header_value("=?base64?***?=") is None
