@@ -1,0 +1,53 @@
+"""The CDK app: `npx cdk synth -c env=dev|prod [-c developer=<you>]` (see docs/infra.md).
+
+cdk-nag's AWS Solutions checks run on every synth; any unsuppressed finding fails the tests.
+"""
+
+from __future__ import annotations
+
+import os
+
+# jsii prints a banner about the node version on every run (the value lists silenced node
+# majors); synth output stays quiet. The CDK CLI itself is pinned in package.json.
+_NODE_MAJORS = ",".join(str(major) for major in range(18, 30))
+for _warning in ("END_OF_LIFE", "DEPRECATED", "UNTESTED"):
+    os.environ.setdefault(f"JSII_SILENCE_WARNING_{_warning}_NODE_VERSION", _NODE_MAJORS)
+
+from collections.abc import Mapping  # noqa: E402
+
+import aws_cdk as cdk  # noqa: E402
+from cdk_nag import AwsSolutionsChecks  # noqa: E402
+
+from infra.config import DeployConfig  # noqa: E402
+from infra.stack import CairnStack  # noqa: E402
+from shared.config import names  # noqa: E402
+
+
+def build_app(
+    context: Mapping[str, object] | None = None, outdir: str | None = None
+) -> tuple[cdk.App, CairnStack]:
+    """The app with its one stack; `context` adds to (and overrides) cdk.json and `-c`."""
+    app = cdk.App(context=dict(context or {}), outdir=outdir)
+    config = DeployConfig.from_context(app.node.try_get_context)
+    stack = CairnStack(
+        app,
+        config.stack_name,
+        config=config,
+        stack_name=config.stack_name,
+        description=f"{names.SERVICE} MCP server ({config.stack_name})",
+        env=cdk.Environment(
+            account=os.environ.get("CDK_DEFAULT_ACCOUNT"),
+            region=os.environ.get("CDK_DEFAULT_REGION"),
+        ),
+    )
+    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    return app, stack
+
+
+def main() -> None:
+    app, _ = build_app()
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

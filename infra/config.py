@@ -1,0 +1,164 @@
+"""Deployment configuration read once from CDK context (`-c key=value` or cdk.json).
+
+Every construct receives a `DeployConfig`; nothing below the app reads context or the
+environment itself.
+
+| context key        | default            | meaning                                                    |
+|--------------------|--------------------|------------------------------------------------------------|
+| env                | dev                | dev or prod                                                |
+| developer          | $USER              | dev only: suffix of the stack name (cairn-dev-<developer>) |
+| bundle             | true               | false: skip dependency bundling (tests; not deployable)    |
+| domain_name        | -                  | custom domain of the API (needs certificate_arn)           |
+| certificate_arn    | -                  | ACM certificate (same region) for domain_name              |
+| hosted_zone_id     | -                  | Route 53 zone to create the alias record in (+ zone name)  |
+| hosted_zone_name   | -                  | the zone's domain name                                     |
+| waf                | true in prod       | create a regional WAF web ACL in front of the API stage    |
+| waf_acl_arn        | -                  | associate this existing web ACL instead                    |
+| throttle_rate      | 50                 | stage-wide steady requests per second (coarse guard)       |
+| throttle_burst     | 100                | stage-wide burst                                           |
+| allowed_origins    | -                  | comma-separated browser origins the gateway accepts        |
+| alarm_email        | -                  | e-mail address subscribed to the alarm topic               |
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aws_cdk as cdk
+from aws_cdk import aws_logs as logs
+
+from shared.config import names
+
+_DEVELOPER_MAX = 16
+
+
+class ConfigError(ValueError):
+    """A context value is missing or malformed; the message names the key and the fix."""
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    """What differs between environments and deployments, validated at synth time."""
+
+    environment: str
+    developer: str | None = None
+    bundle: bool = True
+    domain_name: str | None = None
+    certificate_arn: str | None = None
+    hosted_zone_id: str | None = None
+    hosted_zone_name: str | None = None
+    waf: bool = False
+    waf_acl_arn: str | None = None
+    throttle_rate: int = 50
+    throttle_burst: int = 100
+    allowed_origins: tuple[str, ...] = ()
+    alarm_email: str | None = None
+
+    @property
+    def is_prod(self) -> bool:
+        return self.environment == "prod"
+
+    @property
+    def stack_name(self) -> str:
+        """cairn-prod, or cairn-dev-<developer> so developers never share a dev stack."""
+        return names.stack_name(self.environment, self.developer)
+
+    @property
+    def resource_prefix(self) -> str:
+        """Prefix of the few resources that need an explicit name (<= 27 characters)."""
+        return self.stack_name
+
+    @property
+    def removal_policy(self) -> cdk.RemovalPolicy:
+        """Stateful resources survive a stack deletion in prod; dev cleans up after itself."""
+        return cdk.RemovalPolicy.RETAIN if self.is_prod else cdk.RemovalPolicy.DESTROY
+
+    @property
+    def log_retention(self) -> logs.RetentionDays:
+        return logs.RetentionDays.SIX_MONTHS if self.is_prod else logs.RetentionDays.TWO_WEEKS
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], object]) -> DeployConfig:
+        """Build from a context lookup such as `app.node.try_get_context`."""
+        environment = _text(get("env")) or "dev"
+        if environment not in names.DEPLOY_ENVIRONMENTS:
+            raise ConfigError(
+                f"context `env` must be one of {', '.join(names.DEPLOY_ENVIRONMENTS)} "
+                f"(got {environment!r}): pass -c env=dev or -c env=prod"
+            )
+        developer = None
+        if environment != "prod":
+            developer = _developer(_text(get("developer")) or os.environ.get("USER") or "")
+        domain_name = _text(get("domain_name"))
+        certificate_arn = _text(get("certificate_arn"))
+        if bool(domain_name) != bool(certificate_arn):
+            raise ConfigError(
+                "context `domain_name` and `certificate_arn` go together: pass both "
+                "(an ACM certificate in the stack's region) or neither"
+            )
+        waf_acl_arn = _text(get("waf_acl_arn"))
+        waf_flag = get("waf")
+        waf = _flag(waf_flag, "waf") if waf_flag is not None else environment == "prod"
+        origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
+        return cls(
+            environment=environment,
+            developer=developer,
+            bundle=_flag(get("bundle"), "bundle", default=True),
+            domain_name=domain_name,
+            certificate_arn=certificate_arn,
+            hosted_zone_id=_text(get("hosted_zone_id")),
+            hosted_zone_name=_text(get("hosted_zone_name")),
+            waf=waf and not waf_acl_arn,
+            waf_acl_arn=waf_acl_arn,
+            throttle_rate=_positive(get("throttle_rate"), "throttle_rate", 50),
+            throttle_burst=_positive(get("throttle_burst"), "throttle_burst", 100),
+            allowed_origins=tuple(o for o in origins if o),
+            alarm_email=_text(get("alarm_email")),
+        )
+
+
+def _text(value: object) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _flag(value: object, key: str, default: bool = False) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(f"context `{key}` must be true or false (got {value!r})")
+
+
+def _positive(value: object, key: str, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ConfigError(f"context `{key}` must be a positive integer (got {value!r})")
+    return number
+
+
+def _developer(raw: str) -> str:
+    """Lower-case letters, digits and dashes, short enough for every derived resource name."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")[:_DEVELOPER_MAX].strip("-")
+    if not cleaned:
+        raise ConfigError(
+            "a dev stack needs a developer name: pass -c developer=<you> or set $USER"
+        )
+    if not cleaned[0].isalpha():
+        cleaned = f"d{cleaned}"[:_DEVELOPER_MAX]
+    return cleaned

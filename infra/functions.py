@@ -1,0 +1,224 @@
+"""Functions: the gateway and one function per tool group, each with its own least-privilege role.
+
+Adding a tool group: name it in `shared.config.names.TOOL_GROUPS`, write
+`functions/<group>/handler.py`, and say what it reaches in `GROUP_ACCESS` below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.bundling import LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, lambda_code
+from infra.config import DeployConfig
+from infra.data import Data
+from infra.nag import XRAY_REASON, XRAY_WILDCARD, arn_token, suppress
+from infra.search import Search
+from shared.config import names
+from shared.config.names import Env
+from shared.config.settings import Settings
+
+GATEWAY: Final = "gateway"
+# Bedrock Titan Text Embeddings v2 in AWS; its 1,024-dimension default output.
+EMBEDDING_MODEL_ID: Final[str] = Settings.model_fields["embedding_model_id"].default
+EMBEDDING_DIMENSIONS: Final = 1024
+
+
+@dataclass(frozen=True)
+class GroupAccess:
+    """What a tool group's function may reach (tables by logical id)."""
+
+    read_write_tables: tuple[str, ...] = ()
+    read_tables: tuple[str, ...] = ()
+    search: bool = False  # the search collection (and so the Titan embedding model)
+
+
+GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
+    names.GROUP_MEMORY: GroupAccess(read_write_tables=(names.TABLE_MEMORIES,), search=True),
+    names.GROUP_SEARCH: GroupAccess(
+        read_tables=(names.TABLE_DOCUMENTS, names.TABLE_MEMORIES), search=True
+    ),
+}
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    memory_mb: int
+    timeout: Duration
+
+
+# The gateway waits for a group, so a group must give up first (API Gateway stops at 29 s).
+GATEWAY_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(29))
+GROUP_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(25))
+
+
+class Functions(Construct):
+    """`gateway` (with its SnapStart alias `gateway_alias`) and `groups[name]`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeployConfig,
+        data: Data,
+        search: Search,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self._code = lambda_code(bundle=config.bundle)
+        missing = [group for group in names.TOOL_GROUPS if group not in GROUP_ACCESS]
+        if missing:
+            raise ValueError(
+                f"tool group(s) {', '.join(missing)} have no entry in infra.functions.GROUP_ACCESS:"
+                " add one saying which tables and services the function reaches"
+            )
+
+        self.groups: dict[str, lambda_.Function] = {}
+        for group in names.TOOL_GROUPS:
+            access = GROUP_ACCESS[group]
+            environment: dict[str, str] = {}
+            function = self._build_function(group, GROUP_SPEC, environment)
+            for logical_id in access.read_write_tables:
+                data.table(logical_id).grant_read_write_data(function)
+                environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+            for logical_id in access.read_tables:
+                data.table(logical_id).grant_read_data(function)
+                environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+            if access.search:
+                environment.update(
+                    {
+                        Env.SEARCH_ENDPOINT: search.endpoint,
+                        Env.SEARCH_SERVICE: "aoss",
+                        Env.EMBEDDING_MODEL_ID: EMBEDDING_MODEL_ID,
+                        Env.EMBEDDING_DIMENSIONS: str(EMBEDDING_DIMENSIONS),
+                    }
+                )
+                function.add_to_role_policy(
+                    iam.PolicyStatement(
+                        actions=["bedrock:InvokeModel"],
+                        resources=[
+                            Stack.of(self).format_arn(
+                                service="bedrock",
+                                account="",
+                                resource="foundation-model",
+                                resource_name=EMBEDDING_MODEL_ID,
+                            )
+                        ],
+                    )
+                )
+            for key, value in sorted(environment.items()):
+                function.add_environment(key, value)
+            self.groups[group] = function
+        search.allow(
+            [_role(self.groups[group]) for group in names.TOOL_GROUPS if GROUP_ACCESS[group].search]
+        )
+
+        tokens = data.table(names.TABLE_TOKENS)
+        self.gateway = self._build_function(
+            GATEWAY,
+            GATEWAY_SPEC,
+            {
+                names.TABLE_ENV[names.TABLE_TOKENS]: tokens.table_name,
+                Env.TOKEN_PEPPER_SECRET_ARN: data.token_pepper.secret_arn,
+                **{
+                    Env.group_function(group): function.function_name
+                    for group, function in self.groups.items()
+                },
+                **(
+                    {Env.ALLOWED_ORIGINS: ",".join(config.allowed_origins)}
+                    if config.allowed_origins
+                    else {}
+                ),
+            },
+            snap_start=True,
+        )
+        tokens.grant_read_write_data(self.gateway)
+        data.token_pepper.grant_read(self.gateway)
+        # Exactly the group functions (unqualified ARNs): not `grant_invoke`, which adds `:*`.
+        self.gateway.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[function.function_arn for function in self.groups.values()],
+            )
+        )
+        self.gateway_alias = lambda_.Alias(
+            self, "GatewayLive", alias_name="live", version=self.gateway.current_version
+        )
+        suppress(
+            _role(self.gateway),
+            "IAM5",
+            "DynamoDB grants include the tokens table's global secondary indexes (token id and "
+            "team lookups); index ARNs have no finer form than <table>/index/*.",
+            [arn_token(tokens, "/index/*")],
+        )
+
+    @property
+    def all(self) -> dict[str, lambda_.Function]:
+        """Every function by name: the gateway and the groups."""
+        return {GATEWAY: self.gateway, **self.groups}
+
+    def set_public_url(self, url: str) -> None:
+        """The base URL the gateway advertises (RFC 9728 metadata, origin checks)."""
+        self.gateway.add_environment(Env.PUBLIC_URL, url)
+
+    def _build_function(
+        self,
+        name: str,
+        spec: FunctionSpec,
+        environment: Mapping[str, str],
+        *,
+        snap_start: bool = False,
+    ) -> lambda_.Function:
+        title = name.capitalize()
+        log_group = logs.LogGroup(
+            self,
+            f"{title}Logs",
+            retention=self._config.log_retention,
+            removal_policy=self._config.removal_policy,
+        )
+        # Our own role: no AWSLambdaBasicExecutionRole managed policy, only this log group.
+        role = iam.Role(
+            self,
+            f"{title}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"cairn {name} function",
+        )
+        log_group.grant_write(role)
+        function = lambda_.Function(
+            self,
+            f"{title}Function",
+            description=f"cairn {name}",
+            runtime=LAMBDA_RUNTIME,
+            architecture=LAMBDA_ARCHITECTURE,
+            handler=f"functions.{name}.handler.handler",
+            code=self._code,
+            memory_size=spec.memory_mb,
+            timeout=spec.timeout,
+            role=role,
+            log_group=log_group,
+            tracing=lambda_.Tracing.ACTIVE,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
+            environment={
+                Env.ENVIRONMENT: self._config.environment,
+                Env.STACK_NAME: self._config.stack_name,
+                "POWERTOOLS_SERVICE_NAME": f"{names.SERVICE}-{name}",
+                "POWERTOOLS_METRICS_NAMESPACE": names.SERVICE,
+                "LOG_LEVEL": "INFO",
+                **environment,
+            },
+        )
+        suppress(role, "IAM5", XRAY_REASON, [XRAY_WILDCARD])
+        return function
+
+
+def _role(function: lambda_.Function) -> iam.IRole:
+    assert function.role is not None, f"{function.node.path} has no role"
+    return function.role

@@ -1,0 +1,40 @@
+"""cdk-nag suppressions: each names its rule, its reason and the narrowest `appliesTo`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import CfnResource, Stack
+from cdk_nag import NagPackSuppression, NagSuppressions
+from constructs import IConstruct
+
+# X-Ray's PutTraceSegments/PutTelemetryRecords have no resource-level permissions.
+XRAY_REASON = "X-Ray trace upload actions support only Resource '*' (no resource-level IAM)."
+XRAY_WILDCARD = "Resource::*"
+
+
+def suppress(
+    construct: IConstruct,
+    rule: str,
+    reason: str,
+    applies_to: Sequence[str] | None = None,
+) -> None:
+    """Suppress `rule` on `construct` and its children, optionally only for `applies_to`."""
+    NagSuppressions.add_resource_suppressions(
+        construct,
+        [
+            NagPackSuppression(
+                id=f"AwsSolutions-{rule}",
+                reason=reason,
+                applies_to=list(applies_to) if applies_to else None,
+            )
+        ],
+        apply_to_children=True,
+    )
+
+
+def arn_token(resource: IConstruct, suffix: str = "") -> str:
+    """How cdk-nag spells `<LogicalId.Arn>` + suffix of a resource in an `appliesTo` entry."""
+    cfn = resource if isinstance(resource, CfnResource) else resource.node.default_child
+    assert isinstance(cfn, CfnResource), f"{resource.node.path} has no CloudFormation resource"
+    return f"Resource::<{Stack.of(cfn).get_logical_id(cfn)}.Arn>{suffix}"

@@ -1,0 +1,167 @@
+"""Observability: one dashboard and the alarms that page, all routed to one encrypted topic."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from infra.config import DeployConfig
+
+PERIOD: Final = Duration.minutes(5)
+API_5XX_THRESHOLD: Final = 5  # per period: a burst of 5xx, not one unlucky request
+WIDGET_WIDTH: Final = 8
+
+
+class Observability(Construct):
+    """`topic` (alarm notifications), `alarms` and `dashboard`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeployConfig,
+        api: apigw.RestApi,
+        functions: Mapping[str, lambda_.IFunction],
+        tables: Mapping[str, dynamodb.ITable],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # CloudWatch cannot publish to a topic under the AWS-managed SNS key: a CMK it may use.
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description="cairn alarm topic encryption",
+            enable_key_rotation=True,
+            removal_policy=config.removal_policy,
+        )
+        key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        )
+        self.topic = sns.Topic(
+            self, "AlarmTopic", display_name="cairn alarms", master_key=key, enforce_ssl=True
+        )
+        if config.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        self._action = cw_actions.SnsAction(self.topic)
+        self.alarms: list[cw.Alarm] = []
+
+        api_5xx = api.metric_server_error(period=PERIOD, statistic="Sum")
+        self._alarm("Api5xx", api_5xx, API_5XX_THRESHOLD, "API returned 5xx responses")
+        for name, function in functions.items():
+            title = name.capitalize()
+            self._alarm(
+                f"{title}Errors",
+                function.metric_errors(period=PERIOD, statistic="Sum"),
+                1,
+                f"{name} function errors",
+            )
+            self._alarm(
+                f"{title}Throttles",
+                function.metric_throttles(period=PERIOD, statistic="Sum"),
+                1,
+                f"{name} function throttled",
+            )
+        for logical_id, table in tables.items():
+            self._alarm(
+                f"{logical_id.capitalize()}TableThrottles",
+                _table_throttles(logical_id, table),
+                1,
+                f"{logical_id} table throttled requests",
+            )
+
+        self.dashboard = cw.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=config.stack_name,
+            default_interval=Duration.hours(3),
+        )
+        self.dashboard.add_widgets(
+            _graph("API requests", [api.metric_count(period=PERIOD, statistic="Sum")]),
+            _graph(
+                "API errors",
+                [api_5xx, api.metric_client_error(period=PERIOD, statistic="Sum")],
+            ),
+            _graph(
+                "API latency p50 / p99",
+                [api.metric_latency(period=PERIOD, statistic=s) for s in ("p50", "p99")],
+            ),
+        )
+        for name, function in functions.items():
+            self.dashboard.add_widgets(
+                _graph(
+                    f"{name}: requests, errors, throttles",
+                    [
+                        function.metric_invocations(period=PERIOD, statistic="Sum"),
+                        function.metric_errors(period=PERIOD, statistic="Sum"),
+                        function.metric_throttles(period=PERIOD, statistic="Sum"),
+                    ],
+                ),
+                _graph(
+                    f"{name}: duration p50 / p99",
+                    [function.metric_duration(period=PERIOD, statistic=s) for s in ("p50", "p99")],
+                ),
+            )
+        self.dashboard.add_widgets(
+            _graph(
+                "DynamoDB consumed read capacity",
+                [
+                    t.metric_consumed_read_capacity_units(period=PERIOD, label=n)
+                    for n, t in tables.items()
+                ],
+            ),
+            _graph(
+                "DynamoDB consumed write capacity",
+                [
+                    t.metric_consumed_write_capacity_units(period=PERIOD, label=n)
+                    for n, t in tables.items()
+                ],
+            ),
+            _graph(
+                "DynamoDB throttled requests",
+                [_table_throttles(n, t) for n, t in tables.items()],
+            ),
+        )
+
+    def _alarm(self, construct_id: str, metric: cw.IMetric, threshold: int, what: str) -> None:
+        alarm = cw.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=1,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            alarm_description=f"cairn: {what} (>= {threshold} in 5 minutes)",
+        )
+        alarm.add_alarm_action(self._action)
+        alarm.add_ok_action(self._action)
+        self.alarms.append(alarm)
+
+
+def _table_throttles(name: str, table: dynamodb.ITable) -> cw.MathExpression:
+    """Read + write throttle events of a table (ids unique per table: graphs share them)."""
+    return cw.MathExpression(
+        expression=f"{name}_reads + {name}_writes",
+        using_metrics={
+            f"{name}_reads": table.metric("ReadThrottleEvents", period=PERIOD, statistic="Sum"),
+            f"{name}_writes": table.metric("WriteThrottleEvents", period=PERIOD, statistic="Sum"),
+        },
+        label=name,
+        period=PERIOD,
+    )
+
+
+def _graph(title: str, metrics: list[cw.IMetric]) -> cw.GraphWidget:
+    return cw.GraphWidget(title=title, left=metrics, width=WIDGET_WIDTH)

@@ -1,0 +1,77 @@
+"""The cairn stack: composes one construct per concern and publishes the stable outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack, Tags
+from constructs import Construct
+
+from infra.api import Api
+from infra.config import DeployConfig
+from infra.data import Data
+from infra.functions import Functions
+from infra.observability import Observability
+from infra.search import Search
+from infra.sync import Sync
+from infra.workflows import Workflows
+from shared.config import names
+
+
+class CairnStack(Stack):
+    """Everything one environment needs; constructs build, this class only wires them."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: DeployConfig, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.config = config
+        Tags.of(self).add("service", names.SERVICE)
+        Tags.of(self).add("environment", config.environment)
+        # CDK makes every function depend on its role and the role's policy; cfn-lint calls the
+        # role half redundant (W3005). Harmless, and not ours to change.
+        self.template_options.metadata = {"cfn-lint": {"config": {"ignore_checks": ["W3005"]}}}
+
+        self.data = Data(self, "Data", config=config)
+        self.search = Search(self, "Search", config=config)
+        self.functions = Functions(
+            self, "Functions", config=config, data=self.data, search=self.search
+        )
+        self.api = Api(self, "Api", config=config, handler=self.functions.gateway_alias)
+        self.functions.set_public_url(self.api.base_url)
+        self.workflows = Workflows(self, "Workflows", config=config)
+        self.sync = Sync(self, "Sync", config=config)
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            api=self.api.rest_api,
+            functions=self.functions.all,
+            tables=self.data.tables,
+        )
+
+        self._output(names.Outputs.MCP_URL, self.api.mcp_url, "MCP endpoint for clients")
+        for logical_id, table in self.data.tables.items():
+            self._output(names.TABLE_OUTPUTS[logical_id], table.table_name, f"{logical_id} table")
+        self._output(
+            names.Outputs.ARTIFACTS_BUCKET, self.data.bucket.bucket_name, "artifacts and inbox"
+        )
+        self._output(names.Outputs.SEARCH_ENDPOINT, self.search.endpoint, "search collection")
+        self._output(names.Outputs.ALARM_TOPIC, self.observability.topic.topic_arn, "alarms")
+        self._output(
+            names.Outputs.TOKEN_PEPPER_SECRET,
+            self.data.token_pepper.secret_arn,
+            "token hash key (the CLI reads it to issue tokens)",
+        )
+        self._output(
+            names.Outputs.WORKFLOW_QUEUE, self.workflows.dispatch_queue.queue_url, "step dispatch"
+        )
+        self._output(
+            names.Outputs.SYNC_SCHEDULE_GROUP,
+            self.sync.schedule_group.schedule_group_name,
+            "connector-sync schedules",
+        )
+
+    def _output(self, key: str, value: str, description: str) -> None:
+        # Output ids are the stable keys of names.Outputs (read by the CLI and pipelines).
+        CfnOutput(self, key, value=value, description=description)
