@@ -66,6 +66,34 @@ class Outputs:
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
     TOKEN_PEPPER_SECRET: Final = "TokenPepperSecretArn"
+    WORKFLOW_QUEUE: Final = "WorkflowQueueUrl"
+    SYNC_SCHEDULE_GROUP: Final = "SyncScheduleGroupName"
+
+
+# Per table: the env key that carries its physical name and the stack output that publishes it.
+TABLE_ENV: Final[dict[str, str]] = {
+    TABLE_TOKENS: Env.TOKENS_TABLE,
+    TABLE_MEMORIES: Env.MEMORIES_TABLE,
+    TABLE_DOCUMENTS: Env.DOCUMENTS_TABLE,
+}
+TABLE_OUTPUTS: Final[dict[str, str]] = {
+    TABLE_TOKENS: Outputs.TOKENS_TABLE,
+    TABLE_MEMORIES: Outputs.MEMORIES_TABLE,
+    TABLE_DOCUMENTS: Outputs.DOCUMENTS_TABLE,
+}
+
+DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")
+
+
+def stack_name(environment: str, developer: str | None = None) -> str:
+    """The CloudFormation stack of an environment: one per developer in dev, one in prod.
+
+    >>> stack_name("prod"), stack_name("dev", "alice")
+    ('cairn-prod', 'cairn-dev-alice')
+    """
+    if environment == "prod" or not developer:
+        return f"{SERVICE}-{environment}"
+    return f"{SERVICE}-{environment}-{developer}"
 
 
 DEFAULT_PORT: Final = 8765
