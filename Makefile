@@ -33,15 +33,21 @@ lint: .venv/.bootstrapped ## ruff and mypy --strict
 	$(RUN) ruff format --check shared functions infra tests
 	$(RUN) mypy shared functions infra
 
+# The CDK app's environment: dev (a stack per developer, cairn-dev-$$USER) or prod (cairn-prod).
+CAIRN_ENV ?= dev
+CDK := CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk
+CDK_ARGS := -c env=$(CAIRN_ENV) --no-notices
+
 synth: bootstrap ## synthesize the CDK app (cdk-nag runs on every synth) and cfn-lint the templates
-	npx --no-install cdk synth --quiet
+	rm -f cdk.out/*.template.json
+	$(CDK) synth --quiet $(CDK_ARGS)
 	$(RUN) cfn-lint cdk.out/*.template.json
 
-diff: bootstrap ## diff the deployed stack against the code
-	npx --no-install cdk diff
+diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
+	$(CDK) diff $(CDK_ARGS)
 
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
-	npx --no-install cdk deploy --all --require-approval never
+	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test

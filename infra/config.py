@@ -22,7 +22,7 @@ environment itself.
 
 from __future__ import annotations
 
-import os
+import getpass
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,7 +91,7 @@ class DeployConfig:
             )
         developer = None
         if environment != "prod":
-            developer = _developer(_text(get("developer")) or os.environ.get("USER") or "")
+            developer = _developer(_text(get("developer")) or _login_name())
         domain_name = _text(get("domain_name"))
         certificate_arn = _text(get("certificate_arn"))
         if bool(domain_name) != bool(certificate_arn):
@@ -150,6 +150,13 @@ def _positive(value: object, key: str, default: int) -> int:
     if number < 1:
         raise ConfigError(f"context `{key}` must be a positive integer (got {value!r})")
     return number
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()  # $LOGNAME, $USER, ... then the password database
+    except (KeyError, OSError):
+        return ""
 
 
 def _developer(raw: str) -> str:

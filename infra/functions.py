@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -149,8 +149,14 @@ class Functions(Construct):
                 resources=[function.function_arn for function in self.groups.values()],
             )
         )
+        # SnapStart snapshots published versions only: API Gateway calls this alias, which
+        # follows the version CDK publishes whenever the code or configuration changes.
         self.gateway_alias = lambda_.Alias(
             self, "GatewayLive", alias_name="live", version=self.gateway.current_version
+        )
+        Annotations.of(self.gateway).acknowledge_warning(
+            "@aws-cdk/aws-lambda:snapStartRequirePublish",
+            "The gateway is always reached through the `live` alias of a published version.",
         )
         suppress(
             _role(self.gateway),
