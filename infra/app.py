@@ -6,21 +6,14 @@ cdk-nag's AWS Solutions checks run on every synth; any unsuppressed finding fail
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
-# jsii prints a banner about the node version on every run (the value lists silenced node
-# majors); synth output stays quiet. The CDK CLI itself is pinned in package.json.
-_NODE_MAJORS = ",".join(str(major) for major in range(18, 30))
-for _warning in ("END_OF_LIFE", "DEPRECATED", "UNTESTED"):
-    os.environ.setdefault(f"JSII_SILENCE_WARNING_{_warning}_NODE_VERSION", _NODE_MAJORS)
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
 
-from collections.abc import Mapping  # noqa: E402
-
-import aws_cdk as cdk  # noqa: E402
-from cdk_nag import AwsSolutionsChecks  # noqa: E402
-
-from infra.config import DeployConfig  # noqa: E402
-from infra.stack import CairnStack  # noqa: E402
-from shared.config import names  # noqa: E402
+from infra.config import DeployConfig
+from infra.stack import CairnStack
+from shared.config import names
 
 
 def build_app(

@@ -1,0 +1,26 @@
+"""Synthesizes the CDK app once per session per environment (no bundling, no AWS calls)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.infra.support import PROD_EXTRAS, Synth, synthesize
+
+
+@pytest.fixture(scope="session")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    yield synthesize(tmp_path_factory.mktemp("cdk-dev"), env="dev", developer="tester")
+
+
+@pytest.fixture(scope="session")
+def prod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
+    yield synthesize(tmp_path_factory.mktemp("cdk-prod"), env="prod", **PROD_EXTRAS)
+
+
+@pytest.fixture(params=["dev", "prod"])
+def synth(request: pytest.FixtureRequest) -> Synth:
+    """Each environment in turn, for properties both must have."""
+    result: Synth = request.getfixturevalue(request.param)
+    return result

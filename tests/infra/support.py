@@ -1,0 +1,93 @@
+"""Synthesis and template helpers shared by the infra tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import CfnElement
+from aws_cdk.assertions import Template
+from constructs import IConstruct
+
+from infra.app import build_app
+from infra.stack import CairnStack
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD_EXTRAS = {
+    "domain_name": "mcp.example.com",
+    "certificate_arn": "arn:aws:acm:us-east-1:111111111111:certificate/example",
+    "hosted_zone_id": "Z0000000000EXAMPLE",
+    "hosted_zone_name": "example.com",
+    "alarm_email": "oncall@example.com",
+}
+
+
+@dataclass
+class Synth:
+    stack: CairnStack
+    template: Template
+    outdir: Path
+
+    @property
+    def resources(self) -> dict[str, dict[str, Any]]:
+        resources: dict[str, dict[str, Any]] = self.template.to_json()["Resources"]
+        return resources
+
+    def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == cfn_type}
+
+    def logical_id(self, construct: IConstruct) -> str:
+        """Logical id of an L2 construct's (or an L1's own) CloudFormation resource."""
+        cfn = construct if isinstance(construct, CfnElement) else construct.node.default_child
+        assert isinstance(cfn, CfnElement)
+        return self.stack.resolve(cfn.logical_id)  # type: ignore[no-any-return]
+
+    def functions(self) -> dict[str, str]:
+        """Function name (gateway, memory, ...) -> logical id, from each handler path."""
+        found: dict[str, str] = {}
+        for logical_id, resource in self.of_type("AWS::Lambda::Function").items():
+            handler = resource["Properties"]["Handler"]
+            assert handler.startswith("functions.") and handler.endswith(".handler.handler")
+            found[handler.split(".")[1]] = logical_id
+        return found
+
+    def role_of(self, function: str) -> str:
+        """Logical id of a function's execution role."""
+        props = self.resources[self.functions()[function]]["Properties"]
+        role_id: str = props["Role"]["Fn::GetAtt"][0]
+        return role_id
+
+    def statements_of(self, function: str) -> list[dict[str, Any]]:
+        """Every IAM statement attached to a function's role (inline and separate policies)."""
+        role_id = self.role_of(function)
+        role = self.resources[role_id]["Properties"]
+        assert not role.get("ManagedPolicyArns"), "function roles carry no managed policies"
+        statements: list[dict[str, Any]] = []
+        for policy in role.get("Policies", []):
+            statements += policy["PolicyDocument"]["Statement"]
+        for policy in self.of_type("AWS::IAM::Policy").values():
+            if {"Ref": role_id} in policy["Properties"]["Roles"]:
+                statements += policy["Properties"]["PolicyDocument"]["Statement"]
+        return statements
+
+    def actions_on(self, function: str, logical_id: str) -> set[str]:
+        """Actions a function's role has on resource `logical_id` (its Arn or Ref)."""
+        actions: set[str] = set()
+        for statement in self.statements_of(function):
+            if logical_id in json.dumps(statement["Resource"]):
+                actions |= set(_list(statement["Action"]))
+        return actions
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def synthesize(outdir: Path, **context: object) -> Synth:
+    """The app as `cdk synth` builds it: cdk.json's context (feature flags) plus `context`."""
+    base = json.loads((ROOT / "cdk.json").read_text())["context"]
+    app, stack = build_app({**base, "bundle": "false", **context}, outdir=str(outdir))
+    app.synth()
+    return Synth(stack=stack, template=Template.from_stack(stack), outdir=outdir)
