@@ -84,11 +84,10 @@ class Api(Construct):
         )
         integration = apigw.LambdaIntegration(handler, allow_test_invoke=False)
         mcp = self.rest_api.root.add_resource("mcp")
-        for method in MCP_METHODS:
-            mcp.add_method(method, integration)
+        self.methods = [mcp.add_method(method, integration) for method in MCP_METHODS]
         metadata = self.rest_api.root.add_resource(METADATA_PATH[0]).add_resource(METADATA_PATH[1])
-        metadata.add_method("GET", integration)
-        metadata.add_resource("mcp").add_method("GET", integration)
+        self.methods.append(metadata.add_method("GET", integration))
+        self.methods.append(metadata.add_resource("mcp").add_method("GET", integration))
 
         stack = Stack.of(self)
         # Built from the API id (not the stage) so the gateway may carry it without a cycle.
@@ -174,23 +173,26 @@ class Api(Construct):
             "WWW-Authenticate pointing at the RFC 9728 metadata); the metadata routes are "
             "public by specification. An API Gateway authorizer would pre-empt both."
         )
-        suppress(self.rest_api, "APIG4", auth_reason)
-        suppress(self.rest_api, "COG4", auth_reason)
+        for method in self.methods:
+            suppress(method, "APIG4", auth_reason, children=False)
+            suppress(method, "COG4", auth_reason, children=False)
         suppress(
             self.rest_api,
             "APIG2",
             "The gateway validates every request itself (transport rules, JSON-RPC, pydantic "
             "arguments) and must answer with MCP-shaped errors rather than API Gateway's.",
+            children=False,
         )
         if not (self._config.waf or self._config.waf_acl_arn):
             suppress(
-                self.rest_api,
+                self.rest_api.deployment_stage,
                 "APIG3",
                 "WAF is off in this environment (dev default); enable with -c waf=true or "
                 "-c waf_acl_arn=<arn>. Stage throttling and per-token limits still apply.",
+                children=False,
             )
         suppress(
-            self.rest_api,
+            self.rest_api.node.find_child("CloudWatchRole"),
             "IAM4",
             "API Gateway's account-level CloudWatch role uses the AWS-maintained push policy.",
             [

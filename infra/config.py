@@ -3,21 +3,21 @@
 Every construct receives a `DeployConfig`; nothing below the app reads context or the
 environment itself.
 
-| context key        | default            | meaning                                                    |
-|--------------------|--------------------|------------------------------------------------------------|
-| env                | dev                | dev or prod                                                |
-| developer          | $USER              | dev only: suffix of the stack name (cairn-dev-<developer>) |
-| bundle             | true               | false: skip dependency bundling (tests; not deployable)    |
-| domain_name        | -                  | custom domain of the API (needs certificate_arn)           |
-| certificate_arn    | -                  | ACM certificate (same region) for domain_name              |
-| hosted_zone_id     | -                  | Route 53 zone to create the alias record in (+ zone name)  |
-| hosted_zone_name   | -                  | the zone's domain name                                     |
-| waf                | true in prod       | create a regional WAF web ACL in front of the API stage    |
-| waf_acl_arn        | -                  | associate this existing web ACL instead                    |
-| throttle_rate      | 50                 | stage-wide steady requests per second (coarse guard)       |
-| throttle_burst     | 100                | stage-wide burst                                           |
-| allowed_origins    | -                  | comma-separated browser origins the gateway accepts        |
-| alarm_email        | -                  | e-mail address subscribed to the alarm topic               |
+| context key      | default      | meaning                                                 |
+|------------------|--------------|---------------------------------------------------------|
+| env              | dev          | dev or prod                                             |
+| developer        | $USER        | dev only: stack name suffix (cairn-dev-<developer>)     |
+| bundle           | true         | false: skip dependency bundling (tests; not deployable) |
+| domain_name      | -            | custom domain of the API (needs certificate_arn)        |
+| certificate_arn  | -            | ACM certificate (stack's region) for domain_name        |
+| hosted_zone_id   | -            | Route 53 zone for the alias record (with the zone name) |
+| hosted_zone_name | -            | the zone's domain name                                  |
+| waf              | true in prod | create a regional WAF web ACL on the API stage          |
+| waf_acl_arn      | -            | associate this existing web ACL instead                 |
+| throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
+| throttle_burst   | 100          | stage-wide burst                                        |
+| allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
+| alarm_email      | -            | e-mail address subscribed to the alarm topic            |
 """
 
 from __future__ import annotations

@@ -18,8 +18,11 @@ def suppress(
     rule: str,
     reason: str,
     applies_to: Sequence[str] | None = None,
+    *,
+    children: bool = True,
 ) -> None:
-    """Suppress `rule` on `construct` and its children, optionally only for `applies_to`."""
+    """Suppress `rule` on `construct` (and its children unless `children=False`), optionally
+    only for the findings listed in `applies_to`."""
     NagSuppressions.add_resource_suppressions(
         construct,
         [
@@ -29,7 +32,7 @@ def suppress(
                 applies_to=list(applies_to) if applies_to else None,
             )
         ],
-        apply_to_children=True,
+        apply_to_children=children,
     )
 
 

@@ -42,7 +42,10 @@ class Search(Construct):
             name=self.collection_name,
             type="encryption",
             policy=json.dumps(
-                {"Rules": [{"ResourceType": "collection", "Resource": resource}], "AWSOwnedKey": True}
+                {
+                    "Rules": [{"ResourceType": "collection", "Resource": resource}],
+                    "AWSOwnedKey": True,
+                }
             ),
         )
         # No VPC: the functions run outside one. The endpoint accepts only SigV4 requests from

@@ -41,7 +41,9 @@ class Sync(Construct):
     def allow_invoke(self, function: lambda_.IFunction) -> None:
         """Let this group's schedules invoke `function` (the sync runner)."""
         self.scheduler_role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[function.function_arn])
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"], resources=[function.function_arn]
+            )
         )
 
     def _schedules_arn(self) -> str:

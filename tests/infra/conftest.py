@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.infra.support import PROD_EXTRAS, Synth, synthesize
 
 
 @pytest.fixture(scope="session")
-def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    yield synthesize(tmp_path_factory.mktemp("cdk-dev"), env="dev", developer="tester")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(tmp_path_factory.mktemp("cdk-dev"), env="dev", developer="tester")
 
 
 @pytest.fixture(scope="session")
-def prod(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synth]:
-    yield synthesize(tmp_path_factory.mktemp("cdk-prod"), env="prod", **PROD_EXTRAS)
+def prod(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(tmp_path_factory.mktemp("cdk-prod"), env="prod", **PROD_EXTRAS)
 
 
 @pytest.fixture(params=["dev", "prod"])

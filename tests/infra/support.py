@@ -49,7 +49,8 @@ class Synth:
         found: dict[str, str] = {}
         for logical_id, resource in self.of_type("AWS::Lambda::Function").items():
             handler = resource["Properties"]["Handler"]
-            assert handler.startswith("functions.") and handler.endswith(".handler.handler")
+            assert handler.startswith("functions.")
+            assert handler.endswith(".handler.handler")
             found[handler.split(".")[1]] = logical_id
         return found
 

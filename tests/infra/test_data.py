@@ -30,9 +30,10 @@ def test_table_keys_and_indexes_match_the_shared_spec(synth: Synth, spec) -> Non
     props = _table(synth, spec.logical_id)["Properties"]
     # Then keys, attributes, indexes and the stream are the same definition
     assert props["KeySchema"] == expected["KeySchema"]
-    assert sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"]) == expected[
-        "AttributeDefinitions"
-    ]
+    assert (
+        sorted(props["AttributeDefinitions"], key=lambda a: a["AttributeName"])
+        == expected["AttributeDefinitions"]
+    )
     gsis = sorted(props.get("GlobalSecondaryIndexes", []), key=lambda i: i["IndexName"])
     assert gsis == sorted(expected.get("GlobalSecondaryIndexes", []), key=lambda i: i["IndexName"])
     assert props["BillingMode"] == expected["BillingMode"]

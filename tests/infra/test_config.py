@@ -1,0 +1,58 @@
+"""Deployment configuration from CDK context: environments, stack names, validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config import ConfigError, DeployConfig
+from shared.config import names
+
+pytestmark = pytest.mark.infra
+
+
+def _config(**context: object) -> DeployConfig:
+    return DeployConfig.from_context(context.get)
+
+
+def test_dev_is_the_default_and_each_developer_gets_a_stack() -> None:
+    config = _config(developer="Alice.Smith")
+    assert config.environment == "dev"
+    assert config.stack_name == "cairn-dev-alice-smith"
+    assert not config.is_prod
+    assert not config.waf
+
+
+def test_prod_has_one_stack_without_a_developer_and_waf_on() -> None:
+    config = _config(env="prod", developer="alice")
+    assert config.stack_name == "cairn-prod" == names.stack_name("prod")
+    assert config.developer is None
+    assert config.waf
+
+
+def test_an_existing_waf_acl_replaces_the_created_one() -> None:
+    config = _config(env="prod", waf_acl_arn="arn:aws:wafv2:us-east-1:1:regional/webacl/x/y")
+    assert not config.waf
+    assert config.waf_acl_arn
+
+
+def test_developer_names_are_short_and_safe_for_resource_names() -> None:
+    config = _config(developer="9" * 40)
+    assert config.developer is not None
+    assert len(config.developer) <= 16
+    assert config.developer[0].isalpha()
+    assert len(config.stack_name) <= 32  # OpenSearch Serverless name limit
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"env": "staging"}, "`env` must be one of dev, prod"),
+        ({"domain_name": "mcp.example.com"}, "`domain_name` and `certificate_arn` go together"),
+        ({"waf": "maybe"}, "`waf` must be true or false"),
+        ({"throttle_rate": "0"}, "`throttle_rate` must be a positive integer"),
+        ({"developer": "---"}, "pass -c developer=<you>"),
+    ],
+)
+def test_bad_context_names_the_key_and_the_fix(context: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("<", "<").replace("(", r"\(")):
+        _config(**{"developer": "tester", **context})

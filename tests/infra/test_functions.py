@@ -1,0 +1,180 @@
+"""Functions: one per tool group plus the gateway, each with a least-privilege role."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from infra.bundling import LOCAL_ONLY_PACKAGES, requirements
+from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS
+from shared.config import names
+from shared.config.names import Env
+from tests.infra.support import Synth
+
+pytestmark = pytest.mark.infra
+
+GROUPS = names.TOOL_GROUPS
+
+
+def _env(synth: Synth, function: str) -> dict:
+    variables: dict = synth.resources[synth.functions()[function]]["Properties"]["Environment"][
+        "Variables"
+    ]
+    return variables
+
+
+def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway(synth: Synth) -> None:
+    assert sorted(synth.functions()) == sorted(("gateway", *GROUPS))
+    assert set(GROUP_ACCESS) >= set(GROUPS)
+
+
+@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+def test_functions_run_python_3_12_or_later_on_arm64_with_active_tracing(
+    dev: Synth, function: str
+) -> None:
+    props = dev.resources[dev.functions()[function]]["Properties"]
+    assert props["Architectures"] == ["arm64"]
+    runtime = re.fullmatch(r"python3\.(\d+)", props["Runtime"])
+    assert runtime
+    assert int(runtime.group(1)) >= 12
+    assert props["TracingConfig"] == {"Mode": "Active"}
+    assert props["Handler"] == f"functions.{function}.handler.handler"
+
+
+@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+def test_functions_carry_powertools_settings_and_their_environment(
+    dev: Synth, function: str
+) -> None:
+    env = _env(dev, function)
+    assert env["POWERTOOLS_SERVICE_NAME"] == f"cairn-{function}"
+    assert env["POWERTOOLS_METRICS_NAMESPACE"] == names.SERVICE
+    assert env["LOG_LEVEL"] == "INFO"
+    assert env[Env.ENVIRONMENT] == "dev"
+    assert env[Env.STACK_NAME] == "cairn-dev-tester"
+
+
+@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+def test_functions_log_to_their_own_log_group_with_retention(synth: Synth, function: str) -> None:
+    props = synth.resources[synth.functions()[function]]["Properties"]
+    log_group = synth.resources[props["LoggingConfig"]["LogGroup"]["Ref"]]
+    assert log_group["Type"] == "AWS::Logs::LogGroup"
+    assert log_group["Properties"]["RetentionInDays"] in (14, 180)
+
+
+def test_the_gateway_uses_snapstart_behind_a_published_alias(synth: Synth) -> None:
+    gateway = synth.functions()["gateway"]
+    assert synth.resources[gateway]["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    (alias,) = synth.of_type("AWS::Lambda::Alias").values()
+    assert alias["Properties"]["FunctionName"] == {"Ref": gateway}
+    version_id = alias["Properties"]["FunctionVersion"]["Fn::GetAtt"][0]
+    assert synth.resources[version_id]["Properties"]["FunctionName"] == {"Ref": gateway}
+    for group in GROUPS:
+        assert "SnapStart" not in synth.resources[synth.functions()[group]]["Properties"]
+
+
+def test_the_gateway_may_invoke_exactly_the_group_functions(synth: Synth) -> None:
+    invoke = [
+        s
+        for s in synth.statements_of("gateway")
+        if "lambda:InvokeFunction" in json.dumps(s["Action"])
+    ]
+    assert len(invoke) == 1
+    assert invoke[0]["Action"] == "lambda:InvokeFunction"
+    functions = synth.functions()
+    assert sorted(invoke[0]["Resource"], key=json.dumps) == sorted(
+        ({"Fn::GetAtt": [functions[g], "Arn"]} for g in GROUPS), key=json.dumps
+    )
+
+
+def test_the_gateway_knows_each_group_function_by_name(synth: Synth) -> None:
+    env = _env(synth, "gateway")
+    functions = synth.functions()
+    for group in GROUPS:
+        assert env[Env.group_function(group)] == {"Ref": functions[group]}
+
+
+def test_only_group_functions_are_invocable_by_the_gateway_no_group_invokes(synth: Synth) -> None:
+    for group in GROUPS:
+        assert "lambda:InvokeFunction" not in json.dumps(synth.statements_of(group))
+
+
+def test_the_gateway_reads_and_writes_only_the_tokens_table(synth: Synth) -> None:
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem"} <= synth.actions_on(
+        "gateway", tables[names.TABLE_TOKENS]
+    )
+    for logical_id, table_id in tables.items():
+        if logical_id != names.TABLE_TOKENS:
+            assert not synth.actions_on("gateway", table_id), logical_id
+    assert _env(synth, "gateway")[Env.TOKENS_TABLE] == {"Ref": tables[names.TABLE_TOKENS]}
+
+
+def test_the_memory_function_reaches_only_the_memories_table(synth: Synth) -> None:
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    assert "dynamodb:PutItem" in synth.actions_on("memory", tables[names.TABLE_MEMORIES])
+    for logical_id, table_id in tables.items():
+        if logical_id != names.TABLE_MEMORIES:
+            assert not synth.actions_on("memory", table_id), logical_id
+    dynamo_statements = [
+        s for s in synth.statements_of("memory") if "dynamodb:" in json.dumps(s["Action"])
+    ]
+    for statement in dynamo_statements:
+        assert json.dumps(statement["Resource"]).count("Arn") == 1
+
+
+def test_the_search_function_only_reads_the_documents_and_memories_tables(synth: Synth) -> None:
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    for logical_id in (names.TABLE_DOCUMENTS, names.TABLE_MEMORIES):
+        actions = synth.actions_on("search", tables[logical_id])
+        assert {"dynamodb:GetItem", "dynamodb:Query"} <= actions
+        assert not {a for a in actions if a.endswith(("PutItem", "UpdateItem", "DeleteItem"))}
+    assert not synth.actions_on("search", tables[names.TABLE_TOKENS])
+
+
+def test_only_the_gateway_reads_the_token_pepper_secret(synth: Synth) -> None:
+    secret = synth.logical_id(synth.stack.data.token_pepper)
+    assert "secretsmanager:GetSecretValue" in synth.actions_on("gateway", secret)
+    assert _env(synth, "gateway")[Env.TOKEN_PEPPER_SECRET_ARN] == {"Ref": secret}
+    for group in GROUPS:
+        assert not synth.actions_on(group, secret)
+        assert Env.TOKEN_PEPPER_SECRET_ARN not in _env(synth, group)
+
+
+@pytest.mark.parametrize("group", [g for g in GROUPS if GROUP_ACCESS[g].search])
+def test_search_groups_may_invoke_only_the_titan_embedding_model(synth: Synth, group: str) -> None:
+    bedrock = [s for s in synth.statements_of(group) if "bedrock:" in json.dumps(s["Action"])]
+    assert len(bedrock) == 1
+    assert bedrock[0]["Action"] == "bedrock:InvokeModel"
+    assert f'::foundation-model/{EMBEDDING_MODEL_ID}"' in json.dumps(bedrock[0]["Resource"])
+    assert "*" not in json.dumps(bedrock[0]["Resource"])
+    env = _env(synth, group)
+    collection = synth.logical_id(synth.stack.search.collection)
+    assert env[Env.SEARCH_ENDPOINT] == {"Fn::GetAtt": [collection, "CollectionEndpoint"]}
+    assert env[Env.SEARCH_SERVICE] == "aoss"
+    assert env[Env.EMBEDDING_MODEL_ID] == EMBEDDING_MODEL_ID
+
+
+def test_the_gateway_reaches_neither_bedrock_nor_the_collection(synth: Synth) -> None:
+    statements = json.dumps(synth.statements_of("gateway"))
+    assert "bedrock:" not in statements
+    assert "aoss:" not in statements
+
+
+def test_the_gateway_advertises_its_public_url(dev: Synth, prod: Synth) -> None:
+    dev_url = json.dumps(_env(dev, "gateway")[Env.PUBLIC_URL])
+    assert "execute-api" in dev_url
+    assert dev.logical_id(dev.stack.api.rest_api) in dev_url
+    assert _env(prod, "gateway")[Env.PUBLIC_URL] == "https://mcp.example.com"
+
+
+def test_lambda_requirements_leave_out_local_only_packages() -> None:
+    pinned = {
+        line.split("==")[0].strip().lower()
+        for line in requirements().splitlines()
+        if "==" in line and not line.lstrip().startswith("#")
+    }
+    assert {"boto3", "pydantic", "fastapi", "mangum", "aws-lambda-powertools"} <= pinned
+    assert not pinned & set(LOCAL_ONLY_PACKAGES)
+    assert "werkzeug" not in pinned  # moto's own dependencies go with it

@@ -1,0 +1,185 @@
+"""Search collection, workflow and sync skeletons, observability and the stack outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Match, Template
+
+from infra.config import DeployConfig
+from infra.workflows import Workflows
+from shared.config import names
+from tests.infra.support import Synth
+
+pytestmark = pytest.mark.infra
+
+
+def test_search_is_a_vector_collection_encrypted_at_rest(synth: Synth) -> None:
+    (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
+    name = collection["Properties"]["Name"]
+    assert collection["Properties"]["Type"] == "VECTORSEARCH"
+    policies = {
+        p["Properties"]["Type"]: p["Properties"]
+        for p in synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+    }
+    encryption = json.loads(policies["encryption"]["Policy"])
+    assert encryption["Rules"] == [
+        {"ResourceType": "collection", "Resource": [f"collection/{name}"]}
+    ]
+    network = json.loads(policies["network"]["Policy"])
+    assert all(r["ResourceType"] == "collection" for rule in network for r in rule["Rules"])
+
+
+def test_collection_data_access_names_only_the_search_and_memory_roles(synth: Synth) -> None:
+    (policy,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
+    document = json.dumps(policy["Properties"]["Policy"])
+    roles = {
+        logical_id
+        for logical_id, r in synth.of_type("AWS::IAM::Role").items()
+        if logical_id in document
+    }
+    assert roles == {synth.role_of("memory"), synth.role_of("search")}
+    assert "aoss:*" not in document
+    for function in ("memory", "search"):
+        collection = synth.logical_id(synth.stack.search.collection)
+        assert synth.actions_on(function, collection) == {"aoss:APIAccessAll"}
+
+
+def test_prod_collection_keeps_standby_replicas_and_dev_saves_them(dev: Synth, prod: Synth) -> None:
+    for synth, expected in ((dev, "DISABLED"), (prod, "ENABLED")):
+        (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
+        assert collection["Properties"]["StandbyReplicas"] == expected
+
+
+def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth: Synth) -> None:
+    queues = synth.of_type("AWS::SQS::Queue")
+    assert len(queues) == 2
+    dispatch = synth.logical_id(synth.stack.workflows.dispatch_queue)
+    dlq = synth.logical_id(synth.stack.workflows.dead_letter_queue)
+    redrive = queues[dispatch]["Properties"]["RedrivePolicy"]
+    assert redrive["deadLetterTargetArn"] == {"Fn::GetAtt": [dlq, "Arn"]}
+    assert redrive["maxReceiveCount"] >= 1
+    for logical_id, queue in queues.items():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True
+        synth.template.has_resource_properties(
+            "AWS::SQS::QueuePolicy",
+            {
+                "Queues": [{"Ref": logical_id}],
+                "PolicyDocument": {
+                    "Statement": Match.array_with(
+                        [
+                            Match.object_like(
+                                {
+                                    "Effect": "Deny",
+                                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                                }
+                            )
+                        ]
+                    )
+                },
+            },
+        )
+
+
+def test_the_state_machine_log_group_is_ready(synth: Synth) -> None:
+    log_group = synth.resources[synth.logical_id(synth.stack.workflows.log_group)]
+    assert log_group["Properties"]["LogGroupName"].startswith("/aws/vendedlogs/states/")
+    assert log_group["Properties"]["RetentionInDays"] > 0
+
+
+def test_add_state_machine_logs_everything_but_execution_data_and_traces() -> None:
+    # Given the workflows construct in a stack of its own
+    stack = Stack(App(), "WorkflowsOnly")
+    workflows = Workflows(stack, "Workflows", config=DeployConfig(environment="dev"))
+    # When a workflow state machine is added
+    workflows.add_state_machine("Example", sfn.DefinitionBody.from_chainable(sfn.Pass(stack, "P")))
+    # Then it is Standard, traced, and logs to the shared log group
+    template = Template.from_stack(stack)
+    log_group = stack.resolve(workflows.log_group.log_group_arn)
+    template.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "StateMachineType": "STANDARD",
+            "TracingConfiguration": {"Enabled": True},
+            "LoggingConfiguration": {
+                "Level": "ALL",
+                "IncludeExecutionData": False,
+                "Destinations": [{"CloudWatchLogsLogGroup": {"LogGroupArn": log_group}}],
+            },
+        },
+    )
+
+
+def test_the_sync_schedule_group_and_its_scheduler_role_exist(synth: Synth) -> None:
+    (group,) = synth.of_type("AWS::Scheduler::ScheduleGroup").values()
+    assert group["Properties"]["Name"].endswith("-sync")
+    role = synth.resources[synth.logical_id(synth.stack.sync.scheduler_role)]
+    (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert "aws:SourceAccount" in statement["Condition"]["StringEquals"]
+
+
+def test_alarms_cover_api_5xx_function_errors_and_throttles_and_table_throttles(
+    synth: Synth,
+) -> None:
+    alarms = synth.of_type("AWS::CloudWatch::Alarm").values()
+    metrics = {a["Properties"].get("MetricName") for a in alarms}
+    assert {"5XXError", "Errors", "Throttles"} <= metrics
+    function_alarms = [a for a in alarms if a["Properties"].get("Namespace") == "AWS/Lambda"]
+    assert len(function_alarms) == 2 * len(synth.functions())
+    table_alarms = [a for a in alarms if "ReadThrottleEvents" in json.dumps(a["Properties"])]
+    assert len(table_alarms) == len(synth.stack.data.tables)
+
+
+def test_every_alarm_notifies_the_encrypted_alarm_topic(synth: Synth) -> None:
+    (topic_id, topic) = next(iter(synth.of_type("AWS::SNS::Topic").items()))
+    assert "KmsMasterKeyId" in topic["Properties"]
+    key = synth.resources[topic["Properties"]["KmsMasterKeyId"]["Fn::GetAtt"][0]]
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert "cloudwatch.amazonaws.com" in json.dumps(key["Properties"]["KeyPolicy"])
+    for alarm in synth.of_type("AWS::CloudWatch::Alarm").values():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
+
+
+def test_the_dashboard_shows_requests_errors_latency_throttles_and_capacity(
+    synth: Synth,
+) -> None:
+    (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for metric in (
+        "Count",
+        "5XXError",
+        "Latency",
+        "Invocations",
+        "Errors",
+        "Throttles",
+        "Duration",
+        "p99",
+        "p50",
+        "ConsumedReadCapacityUnits",
+        "ConsumedWriteCapacityUnits",
+        "ReadThrottleEvents",
+    ):
+        assert metric in body, metric
+
+
+def test_outputs_use_the_stable_names_of_the_names_module(synth: Synth) -> None:
+    outputs = synth.template.to_json()["Outputs"]
+    expected = {
+        value
+        for key, value in vars(names.Outputs).items()
+        if not key.startswith("_") and isinstance(value, str)
+    }
+    assert expected <= set(outputs)
+
+
+def test_the_mcp_url_output_ends_in_mcp(dev: Synth, prod: Synth) -> None:
+    assert json.dumps(dev.template.to_json()["Outputs"][names.Outputs.MCP_URL]).endswith(
+        '/mcp"]]}}'
+    )
+    assert prod.template.to_json()["Outputs"][names.Outputs.MCP_URL]["Value"] == (
+        "https://mcp.example.com/mcp"
+    )
