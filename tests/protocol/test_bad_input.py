@@ -1,0 +1,202 @@
+"""Malformed messages and bad tool arguments: a precise error, never a 5xx, nothing written."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.protocol.conftest import LocalServer
+
+pytestmark = pytest.mark.protocol
+
+
+def _post_bytes(server: LocalServer, body: bytes) -> httpx.Response:
+    response = httpx.post(
+        server.url,
+        content=body,
+        headers={
+            "Authorization": f"Bearer {server.dev_token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+    assert response.status_code < 500, response.text
+    return response
+
+
+def _post(server: LocalServer, message: Any) -> httpx.Response:
+    return _post_bytes(server, json.dumps(message).encode())
+
+
+def _call(server: LocalServer, params: Any) -> httpx.Response:
+    return _post(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+
+
+def _tool_result(server: LocalServer, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    response = _call(server, {"name": name, "arguments": arguments})
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def _error_code(response: httpx.Response) -> int:
+    code: int = response.json()["error"]["code"]
+    return code
+
+
+def _error_text(result: dict[str, Any]) -> str:
+    return " ".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def _stored(server: LocalServer, key: str) -> Any:
+    return _tool_result(server, "memory_get", {"key": key})["structuredContent"]["memory"]
+
+
+def _fresh_key() -> str:
+    return f"bad-input-{uuid.uuid4().hex}"
+
+
+# -- Malformed JSON-RPC ----------------------------------------------------------------------
+
+
+def test_malformed_json_gives_32700_with_http_400(server: LocalServer) -> None:
+    response = _post_bytes(server, b'{"jsonrpc": "2.0", "id": 1, "method": ')
+
+    assert response.status_code == 400
+    assert _error_code(response) == -32700
+
+
+def test_a_json_rpc_batch_gives_32600(server: LocalServer) -> None:
+    response = _post(server, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+
+    assert _error_code(response) == -32600
+
+
+def test_a_jsonrpc_version_other_than_2_0_gives_32600(server: LocalServer) -> None:
+    response = _post(server, {"jsonrpc": "1.0", "id": 1, "method": "ping"})
+
+    assert _error_code(response) == -32600
+
+
+@pytest.mark.parametrize("bad_id", [{"n": 1}, True], ids=["object", "bool"])
+def test_an_id_that_is_neither_string_nor_integer_gives_32600(
+    server: LocalServer, bad_id: Any
+) -> None:
+    response = _post(server, {"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
+
+    assert _error_code(response) == -32600
+
+
+def test_params_as_a_list_gives_32602(server: LocalServer) -> None:
+    response = _post(server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []})
+
+    assert _error_code(response) == -32602
+
+
+# -- Malformed tools/call --------------------------------------------------------------------
+
+
+def test_tools_call_without_a_name_gives_32602(server: LocalServer) -> None:
+    response = _call(server, {"arguments": {"key": "x"}})
+
+    assert _error_code(response) == -32602
+
+
+def test_tools_call_with_a_name_that_is_not_a_string_gives_32602(server: LocalServer) -> None:
+    response = _call(server, {"name": 42, "arguments": {"key": "x"}})
+
+    assert _error_code(response) == -32602
+
+
+def test_tools_call_of_an_unknown_tool_gives_32602(server: LocalServer) -> None:
+    response = _call(server, {"name": "memory_obliterate", "arguments": {}})
+
+    assert _error_code(response) == -32602
+
+
+def test_arguments_as_a_string_give_32602_and_write_nothing(server: LocalServer) -> None:
+    key = _fresh_key()
+
+    response = _call(server, {"name": "memory_put", "arguments": json.dumps({"key": key})})
+
+    assert _error_code(response) == -32602
+    assert _stored(server, key) is None
+
+
+# -- Bad tool arguments: isError naming the field, nothing written ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("content", 12345), ("tags", "urgent"), ("ttl_days", "ten")],
+)
+def test_memory_put_with_a_wrongly_typed_argument_is_an_error_naming_it_and_writes_nothing(
+    server: LocalServer, field: str, value: Any
+) -> None:
+    key = _fresh_key()
+    arguments: dict[str, Any] = {"key": key, "content": "valid content", field: value}
+
+    result = _tool_result(server, "memory_put", arguments)
+
+    assert result["isError"] is True
+    assert field in _error_text(result)
+    assert _stored(server, key) is None
+
+
+def test_memory_search_with_a_non_integer_limit_is_an_error_naming_it(
+    server: LocalServer,
+) -> None:
+    result = _tool_result(server, "memory_search", {"query": "anything", "limit": "ten"})
+
+    assert result["isError"] is True
+    assert "limit" in _error_text(result)
+
+
+def test_memory_put_without_content_is_an_error_naming_it_and_writes_nothing(
+    server: LocalServer,
+) -> None:
+    key = _fresh_key()
+
+    result = _tool_result(server, "memory_put", {"key": key})
+
+    assert result["isError"] is True
+    assert "content" in _error_text(result)
+    assert _stored(server, key) is None
+
+
+def test_memory_put_with_both_ttl_days_and_expires_at_is_an_error_and_writes_nothing(
+    server: LocalServer,
+) -> None:
+    key = _fresh_key()
+    arguments = {
+        "key": key,
+        "content": "both expiries",
+        "ttl_days": 3,
+        "expires_at": "2099-01-01T00:00:00Z",
+    }
+
+    result = _tool_result(server, "memory_put", arguments)
+
+    assert result["isError"] is True
+    text = _error_text(result)
+    assert "ttl_days" in text
+    assert "expires_at" in text
+    assert _stored(server, key) is None
+
+
+def test_memory_put_with_expires_at_in_the_past_is_an_error_and_writes_nothing(
+    server: LocalServer,
+) -> None:
+    key = _fresh_key()
+    arguments = {"key": key, "content": "already gone", "expires_at": "2001-01-01T00:00:00Z"}
+
+    result = _tool_result(server, "memory_put", arguments)
+
+    assert result["isError"] is True
+    assert "expires_at" in _error_text(result)
+    assert _stored(server, key) is None
