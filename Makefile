@@ -36,7 +36,9 @@ lint: .venv/.bootstrapped ## ruff and mypy --strict
 # The CDK app's environment: dev (a stack per developer, cairn-dev-$$USER) or prod (cairn-prod).
 CAIRN_ENV ?= dev
 CDK := CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk
-CDK_ARGS := -c env=$(CAIRN_ENV) --no-notices
+# Extra context, e.g. CDK_EXTRA_ARGS="-c developer=ci -c alarm_email=oncall@example.com".
+CDK_EXTRA_ARGS ?=
+CDK_ARGS = -c env=$(CAIRN_ENV) --no-notices $(CDK_EXTRA_ARGS)
 
 synth: bootstrap ## synthesize the CDK app (cdk-nag runs on every synth) and cfn-lint the templates
 	rm -f cdk.out/*.template.json
