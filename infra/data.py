@@ -62,7 +62,7 @@ class Data(Construct):
             "AccessLogsBucket",
             encryption=s3.BucketEncryption.S3_MANAGED,  # log delivery supports SSE-S3 only
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             enforce_ssl=True,
             versioned=False,
             lifecycle_rules=[s3.LifecycleRule(id="expire-logs", expiration=Duration.days(365))],
