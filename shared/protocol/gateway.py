@@ -64,6 +64,9 @@ class GatewayConfig:
     public_url: str | None = None
     allowed_origins: tuple[str, ...] = ()
     allow_localhost_origins: bool = False
+    # Local mode answers only requests addressed to a loopback host: DNS-rebinding protection
+    # for a server whose only guard would otherwise be the browser's Origin header.
+    loopback_hosts_only: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     tools_page_size: int = 50
 
@@ -139,6 +142,8 @@ class McpGateway:
             return HttpReply(exc.http_status, jsonrpc.error_response(None, exc), exc.headers)
 
     def _handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
+        if self._config.loopback_hosts_only and not _is_local_origin(headers.get("host", "")):
+            raise RpcError(jsonrpc.INVALID_REQUEST, "Host not allowed", http_status=403)
         if not self.origin_allowed(headers.get("origin")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Origin not allowed", http_status=403)
         if not _accepts_json(headers.get("accept")):
@@ -206,7 +211,7 @@ class McpGateway:
         method = message["method"]
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
-            raise RpcError(jsonrpc.INVALID_PARAMS, "`params` must be an object", http_status=200)
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`params` must be an object")
         params = params or {}
         header_version = headers.get("mcp-protocol-version")
         if method == "initialize":

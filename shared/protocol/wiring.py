@@ -55,5 +55,6 @@ def build_gateway(
             public_url=settings.public_url,
             allowed_origins=settings.allowed_origins,
             allow_localhost_origins=local,
+            loopback_hosts_only=local,
         ),
     )

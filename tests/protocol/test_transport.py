@@ -108,6 +108,13 @@ def test_a_foreign_origin_is_refused_with_403(server: LocalServer) -> None:
     assert response.status_code == 403
 
 
+def test_a_foreign_host_without_origin_is_refused_with_403(server: LocalServer) -> None:
+    # DNS rebinding: a page on evil.example resolved to 127.0.0.1; non-browser clients send no Origin.
+    response = _post(server, _request("ping"), _headers(server, Host="evil.example"))
+
+    assert response.status_code == 403
+
+
 def test_a_localhost_origin_on_the_server_port_is_served(server: LocalServer) -> None:
     origin = f"http://localhost:{server.port}"
 
