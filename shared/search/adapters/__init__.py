@@ -1,0 +1,1 @@
+"""SearchIndex / DocumentStore adapters: OpenSearch and DynamoDB in AWS, SQLite + numpy locally."""

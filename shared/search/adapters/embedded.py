@@ -1,0 +1,403 @@
+"""The embedded search index: SQLite FTS5 for BM25, exact vector search in numpy.
+
+Everything lives in one SQLite file (`<data_dir>/search/index.sqlite3`): chunk rows with their
+vectors as float32 blobs, and an FTS5 table (porter stemming) over title and text. Vector search
+is a dot product against a per-team matrix held in memory, built from the blobs on first use
+and rebuilt after that team's next write. One lock serialises writers; readers use their own
+connection per thread (WAL mode) and never wait for each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.models import ChunkDoc, ChunkHit, EntityHits, IndexPage, IndexQuery
+from shared.search.text import query_terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from shared.search.ports import Vectors
+
+INDEX_FILE = "index.sqlite3"
+_COLUMNS = (
+    "team, entity_id, chunk_id, chunk_index, text, title, source, result_type, chunk_type, uri, "
+    "char_offset_start, char_offset_end, memory_key, tags, expires_at"
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    team TEXT NOT NULL,
+    entity_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    title TEXT NOT NULL,
+    source TEXT NOT NULL,
+    result_type TEXT NOT NULL,
+    chunk_type TEXT NOT NULL,
+    uri TEXT,
+    char_offset_start INTEGER NOT NULL,
+    char_offset_end INTEGER NOT NULL,
+    memory_key TEXT,
+    tags TEXT NOT NULL,
+    expires_at REAL,
+    vector BLOB NOT NULL,
+    UNIQUE (team, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_entity ON chunks (team, entity_id, chunk_index);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
+    team_key, title, text, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+def team_key(team: str) -> str:
+    """A single FTS token standing for a team, so the MATCH itself is scoped to one team.
+
+    Hashing keeps team names with punctuation from tokenising into several words (and two
+    teams from colliding); the SQL also compares `team` exactly, as the security boundary.
+    """
+    return "t" + hashlib.sha256(team.encode()).hexdigest()[:24]
+
+
+def _fts_query(team: str, text: str) -> str | None:
+    terms = query_terms(text)
+    if not terms:
+        return None
+    ored = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return f"team_key : {team_key(team)} AND ({ored})"
+
+
+@dataclass
+class _TeamVectors:
+    rowids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    entity_ids: list[str]
+    sources: npt.NDArray[Any]
+    types: npt.NDArray[Any]
+    expires: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class EmbeddedConfig:
+    """BM25 column weights (title vs text) and fusion settings, tuned on SciFact train."""
+
+    title_weight: float = 1.0
+    text_weight: float = 1.0
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+
+
+class EmbeddedIndex:
+    """`SearchIndex` over SQLite FTS5 + numpy, persisted under `directory`."""
+
+    def __init__(
+        self, directory: Path, dimensions: int, config: EmbeddedConfig | None = None
+    ) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / INDEX_FILE
+        self.dimensions = dimensions
+        self.config = config or EmbeddedConfig()
+        self._write_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
+        self._local = threading.local()
+        self._vectors: dict[str, _TeamVectors] = {}
+        self._writer = self._connect()
+        with self._write_lock:
+            self._writer.executescript(_SCHEMA)
+            self._writer.commit()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    # ------------------------------------------------------------------ writes
+
+    def index(self, chunks: Sequence[ChunkDoc], vectors: Vectors) -> None:
+        """Insert `chunks`, replacing every chunk previously indexed for their entities."""
+        import numpy as np
+
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        if len(chunks) and vectors.shape[1] != self.dimensions:
+            raise ValueError(f"vectors have {vectors.shape[1]} dims, index has {self.dimensions}")
+        matrix = np.asarray(vectors, dtype=np.float32)
+        teams = {c.team for c in chunks}
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for team, entity_id in {(c.team, c.entity_id) for c in chunks}:
+                    self._delete(conn, team, entity_id)
+                for chunk, vector in zip(chunks, matrix, strict=True):
+                    cursor = conn.execute(
+                        f"INSERT INTO chunks ({_COLUMNS}, vector) "  # noqa: S608
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            chunk.team,
+                            chunk.entity_id,
+                            chunk.chunk_id,
+                            chunk.chunk_index,
+                            chunk.text,
+                            chunk.title,
+                            chunk.source,
+                            chunk.result_type,
+                            chunk.chunk_type,
+                            chunk.uri,
+                            chunk.char_offset_start,
+                            chunk.char_offset_end,
+                            chunk.memory_key,
+                            "\x1f".join(chunk.tags),
+                            chunk.expires_at,
+                            vector.tobytes(),
+                        ),
+                    )
+                    # Memory tags are searchable words too; documents carry theirs in the text.
+                    body = (
+                        chunk.text if not chunk.tags else chunk.text + "\n" + " ".join(chunk.tags)
+                    )
+                    conn.execute(
+                        "INSERT INTO chunks_fts (rowid, team_key, title, text) VALUES (?,?,?,?)",
+                        (cursor.lastrowid, team_key(chunk.team), chunk.title, body),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._invalidate(teams)
+
+    def delete_entity(self, team: str, entity_id: str) -> None:
+        """Remove every chunk of one entity of `team`."""
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete(conn, team, entity_id)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._invalidate({team})
+
+    def _delete(self, conn: sqlite3.Connection, team: str, entity_id: str) -> None:
+        rowids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM chunks WHERE team = ? AND entity_id = ?", (team, entity_id)
+            )
+        ]
+        if rowids:
+            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+            conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r,) for r in rowids])
+
+    def _invalidate(self, teams: set[str]) -> None:
+        with self._cache_lock:
+            for team in teams:
+                self._vectors.pop(team, None)
+
+    # ------------------------------------------------------------------ reads
+
+    def _team_vectors(self, team: str) -> _TeamVectors:
+        import numpy as np
+
+        with self._cache_lock:
+            cached = self._vectors.get(team)
+            if cached is not None:
+                return cached
+            rows = (
+                self._reader()
+                .execute(
+                    "SELECT rowid, entity_id, source, result_type, expires_at, vector "
+                    "FROM chunks WHERE team = ? ORDER BY rowid",
+                    (team,),
+                )
+                .fetchall()
+            )
+            blob = b"".join(r[5] for r in rows)
+            matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dimensions)
+            built = _TeamVectors(
+                rowids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+                matrix=matrix,
+                entity_ids=[r[1] for r in rows],
+                sources=np.array([r[2] for r in rows], dtype=object),
+                types=np.array([r[3] for r in rows], dtype=object),
+                expires=np.array(
+                    [np.inf if r[4] is None else r[4] for r in rows], dtype=np.float64
+                ),
+            )
+            self._vectors[team] = built
+            return built
+
+    def _bm25(self, query: IndexQuery, depth: int) -> list[tuple[int, str]]:
+        match = _fts_query(query.filters.team, query.text)
+        if match is None:
+            return []
+        f = query.filters
+        where = ["c.team = ?", "(c.expires_at IS NULL OR c.expires_at > ?)"]
+        params: list[Any] = [f.team, f.now]
+        if f.source is not None:
+            where.append("c.source = ?")
+            params.append(f.source)
+        types = sorted(f.types)
+        where.append(f"c.result_type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+        weights = (0.0, self.config.title_weight, self.config.text_weight)
+        sql = (
+            "SELECT c.rowid, c.entity_id FROM chunks_fts "  # noqa: S608
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND {' AND '.join(where)} "
+            "ORDER BY bm25(chunks_fts, ?, ?, ?), c.rowid LIMIT ?"
+        )
+        rows = self._reader().execute(sql, [match, *params, *weights, depth]).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str]]:
+        import numpy as np
+
+        if query.vector is None:
+            return []
+        team = self._team_vectors(query.filters.team)
+        if len(team.rowids) == 0:
+            return []
+        q = np.asarray(query.vector, dtype=np.float32)
+        scores = team.matrix @ q
+        f = query.filters
+        mask = team.expires > f.now
+        if f.source is not None:
+            mask &= team.sources == f.source
+        if len(f.types) < 2:
+            mask &= np.isin(team.types, list(f.types))
+        scores = np.where(mask, scores, -np.inf)
+        live = int(mask.sum())
+        take = min(depth, live)
+        if take == 0:
+            return []
+        top = (
+            np.argpartition(-scores, take - 1)[:take]
+            if take < len(scores)
+            else np.arange(len(scores))
+        )
+        # Order by score, then rowid for a deterministic order among equal scores.
+        top = top[np.lexsort((team.rowids[top], -scores[top]))]
+        top = top[np.isfinite(scores[top])]
+        return [(int(team.rowids[i]), team.entity_ids[i]) for i in top]
+
+    def query(self, query: IndexQuery) -> IndexPage:
+        """A page of entities: BM25 and/or vector rankings, RRF-fused, grouped by entity."""
+        fusion = self.config.fusion
+        bm25_weight, vector_weight = fusion.weights(query.mode)
+        bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
+        vector = self._vector(query, fusion.depth) if vector_weight > 0 else []
+        entity_of = dict(bm25)
+        entity_of.update(vector)
+        fused = rrf(
+            [([r for r, _ in bm25], bm25_weight), ([r for r, _ in vector], vector_weight)],
+            k=fusion.k,
+            tie_key=lambda rowid: f"{rowid:020d}",
+        )
+        page, has_more = group_by_entity(
+            fused, entity_of.__getitem__, query.offset, query.limit, query.chunks_per_entity
+        )
+        docs = self._fetch([rowid for _, hits in page for rowid, _ in hits])
+        groups = [
+            EntityHits(entity_id, [ChunkHit(docs[rowid], score) for rowid, score in hits])
+            for entity_id, hits in page
+        ]
+        return IndexPage(groups=groups, has_more=has_more)
+
+    def _fetch(self, rowids: list[int]) -> dict[int, ChunkDoc]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT rowid, {_COLUMNS} FROM chunks WHERE rowid IN ({marks})",  # noqa: S608
+                rowids,
+            )
+            .fetchall()
+        )
+        return {int(r[0]): _doc(r[1:]) for r in rows}
+
+    def entity_chunks(self, team: str, entity_id: str, now: float) -> list[ChunkDoc]:
+        """The live chunks of one entity of `team`, in chunk order."""
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT {_COLUMNS} FROM chunks WHERE team = ? AND entity_id = ? "  # noqa: S608
+                "AND (expires_at IS NULL OR expires_at > ?) ORDER BY chunk_index",
+                (team, entity_id, now),
+            )
+            .fetchall()
+        )
+        return [_doc(r) for r in rows]
+
+    def entity_ids(self, team: str, source: str | None = None) -> set[str]:
+        """Document entities (not memories) indexed for `team` (and `source`)."""
+        sql = "SELECT DISTINCT entity_id FROM chunks WHERE team = ? AND result_type = 'entity'"
+        params: list[Any] = [team]
+        if source is not None:
+            sql += " AND source = ?"
+            params.append(source)
+        return {r[0] for r in self._reader().execute(sql, params)}
+
+    def count(self, team: str) -> int:
+        """Chunks indexed for `team` (memories included)."""
+        row = (
+            self._reader().execute("SELECT COUNT(*) FROM chunks WHERE team = ?", (team,)).fetchone()
+        )
+        return int(row[0])
+
+
+def _doc(row: Sequence[Any]) -> ChunkDoc:
+    (
+        team,
+        entity_id,
+        chunk_id,
+        chunk_index,
+        text,
+        title,
+        source,
+        result_type,
+        chunk_type,
+        uri,
+        start,
+        end,
+        memory_key,
+        tags,
+        expires_at,
+    ) = row
+    return ChunkDoc(
+        team=team,
+        entity_id=entity_id,
+        chunk_id=chunk_id,
+        chunk_index=chunk_index,
+        text=text,
+        title=title,
+        source=source,
+        result_type=result_type,
+        chunk_type=chunk_type,
+        uri=uri,
+        char_offset_start=start,
+        char_offset_end=end,
+        memory_key=memory_key,
+        tags=tuple(t for t in tags.split("\x1f") if t),
+        expires_at=expires_at,
+    )

@@ -1,0 +1,1 @@
+"""Embedders (MiniLM in numpy, Bedrock Titan) and the content-hash embedding cache."""

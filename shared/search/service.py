@@ -1,0 +1,416 @@
+"""The search service: index documents and memories, answer search / get / get_chunk.
+
+DynamoDB (the `DocumentStore`) is the source of truth; the `SearchIndex` is derived from it and
+`rebuild` regenerates it at any time. Every method takes the team explicitly and every index
+query carries it, so no call can reach another team's data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from shared.search.chunker import ChunkerConfig, chunk_text
+from shared.search.models import (
+    RESULT_TYPES,
+    ChunkContextOut,
+    ChunkDoc,
+    ChunkItem,
+    ChunkOut,
+    ContextChunkOut,
+    DocumentInput,
+    EntityChunkOut,
+    EntityItem,
+    EntityOut,
+    IndexPage,
+    IndexQuery,
+    SearchFilters,
+    SearchMode,
+    chunk_id_for,
+    parse_chunk_id,
+)
+from shared.search.ports import DocumentStore, Embedder, SearchIndex
+
+MEMORY_SOURCE = "memory"
+REFERENCES_SOURCE = "references"
+_BATCH_DOCUMENTS = 128
+
+
+def entity_id_for(source: str, source_id: str) -> str:
+    """A document's entity id: stable for its (source, source id), 24 hex characters.
+
+    >>> len(entity_id_for("local_files", "notes.md"))
+    24
+    """
+    return hashlib.sha256(f"{source}\x00{source_id}".encode()).hexdigest()[:24]
+
+
+def content_hash(document: DocumentInput) -> str:
+    """Hash of everything that shapes a document's chunks and index entries."""
+    payload = json.dumps(
+        [
+            document.title,
+            document.text,
+            document.uri,
+            document.entity_type,
+            document.tags,
+            document.sensitivity,
+        ]
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class UpsertStats:
+    """What `upsert_documents` did: documents (re)indexed, skipped as unchanged, chunks written."""
+
+    indexed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+
+
+class SearchService:
+    """Hybrid search over a team's documents and memories."""
+
+    def __init__(
+        self,
+        documents: DocumentStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        *,
+        chunker: ChunkerConfig | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.documents = documents
+        self.index = index
+        self.embedder = embedder
+        self._chunker = chunker or ChunkerConfig()
+        self._clock = clock
+
+    def _now_iso(self) -> str:
+        return datetime.fromtimestamp(self._clock(), tz=UTC).isoformat().replace("+00:00", "Z")
+
+    # ------------------------------------------------------------------ documents
+
+    def upsert_documents(
+        self,
+        team: str,
+        documents: Sequence[DocumentInput],
+        *,
+        force: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> UpsertStats:
+        """Store and index documents; a document whose content hash is unchanged is skipped.
+
+        Documents are embedded in batches across documents, so many small files cost a few
+        large embedding calls rather than one call each.
+        """
+        stats = UpsertStats()
+        for start in range(0, len(documents), _BATCH_DOCUMENTS):
+            batch = documents[start : start + _BATCH_DOCUMENTS]
+            pending: list[tuple[EntityItem, list[ChunkItem]]] = []
+            for document in batch:
+                entity_id = entity_id_for(document.source, document.source_id)
+                digest = content_hash(document)
+                existing = self.documents.get_entity(team, entity_id)
+                if (
+                    not force
+                    and existing is not None
+                    and not existing.deleted
+                    and existing.content_hash == digest
+                ):
+                    stats.unchanged += 1
+                    continue
+                chunks = [
+                    ChunkItem(
+                        entity_id=entity_id,
+                        chunk_index=c.index,
+                        content=c.text,
+                        chunk_type=c.chunk_type,
+                        char_offset_start=c.char_offset_start,
+                        char_offset_end=c.char_offset_end,
+                        heading=c.heading,
+                    )
+                    for c in chunk_text(document.text, self._chunker)
+                ]
+                entity = EntityItem(
+                    id=entity_id,
+                    title=document.title,
+                    uri=document.uri,
+                    source=document.source,
+                    source_id=document.source_id,
+                    entity_type=document.entity_type,
+                    tags=list(document.tags),
+                    sensitivity=document.sensitivity,
+                    content_hash=digest,
+                    chunk_count=len(chunks),
+                    updated_at=self._now_iso(),
+                )
+                self.documents.put_entity(team, entity, chunks)
+                pending.append((entity, chunks))
+                stats.indexed += 1
+                stats.chunks += len(chunks)
+            self._index_entities(team, pending)
+            if progress is not None:
+                progress(len(batch))
+        return stats
+
+    def _index_entities(
+        self, team: str, entities: Iterable[tuple[EntityItem, list[ChunkItem]]]
+    ) -> int:
+        docs: list[ChunkDoc] = []
+        empty: list[str] = []
+        for entity, chunks in entities:
+            if not chunks:
+                empty.append(entity.id)
+            docs.extend(_chunk_doc(team, entity, chunk) for chunk in chunks)
+        for entity_id in empty:
+            # A document edited down to nothing keeps no stale chunks in the index.
+            self.index.delete_entity(team, entity_id)
+        if docs:
+            vectors = self.embedder.embed([d.embedding_text() for d in docs])
+            self.index.index(docs, vectors)
+        return len(docs)
+
+    def delete_document(self, team: str, entity_id: str) -> bool:
+        """Tombstone a document and drop it from the index; False when it did not exist."""
+        entity = self.documents.get_entity(team, entity_id)
+        if entity is None or entity.deleted:
+            return False
+        self.documents.mark_deleted(team, entity_id, self._now_iso())
+        self.index.delete_entity(team, entity_id)
+        return True
+
+    def rebuild(self, team: str, source: str | None = None) -> int:
+        """Re-index `team`'s documents (optionally one source) from the store; returns chunks.
+
+        Index entries of documents the store no longer has are removed; memories are left to
+        the memory service, which owns them.
+        """
+        live = list(self.documents.iter_entities(team, source))
+        for stale in self.index.entity_ids(team, source) - {e.id for e in live}:
+            self.index.delete_entity(team, stale)
+        total = 0
+        for start in range(0, len(live), _BATCH_DOCUMENTS):
+            batch = live[start : start + _BATCH_DOCUMENTS]
+            total += self._index_entities(
+                team, [(e, self.documents.chunks(team, e.id)) for e in batch]
+            )
+        return total
+
+    # ------------------------------------------------------------------ memories
+
+    def index_memory(
+        self,
+        team: str,
+        memory_id: str,
+        key: str | None,
+        content: str,
+        tags: Sequence[str],
+        updated_at: datetime | None = None,
+        expires_at: datetime | None = None,
+    ) -> None:
+        """Index (or re-index) one memory as a single chunk; it stops matching at `expires_at`."""
+        del updated_at  # the index keeps no history: the latest write replaces the chunk
+        doc = ChunkDoc(
+            team=team,
+            entity_id=memory_id,
+            chunk_id=chunk_id_for(memory_id, 0),
+            chunk_index=0,
+            text=content,
+            title=key or "",
+            source=MEMORY_SOURCE,
+            result_type="memory",
+            chunk_type="memory",
+            char_offset_start=0,
+            char_offset_end=len(content),
+            memory_key=key,
+            tags=tuple(tags),
+            expires_at=expires_at.timestamp() if expires_at is not None else None,
+        )
+        self.index.index([doc], self.embedder.embed([doc.embedding_text()]))
+
+    def remove_memory(self, team: str, memory_id: str) -> None:
+        """Drop a memory from the index."""
+        self.index.delete_entity(team, memory_id)
+
+    def search_memories(self, team: str, query: str, limit: int) -> list[tuple[str, float]]:
+        """`(memory_id, score)` of the team's live memories, best first."""
+        page = self.search(team, query, limit=limit, types=frozenset({"memory"}))
+        return [(g.entity_id, g.score) for g in page.groups]
+
+    # ------------------------------------------------------------------ reads
+
+    def search(
+        self,
+        team: str,
+        query: str,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        source: str | None = None,
+        types: frozenset[str] = frozenset(RESULT_TYPES),
+        mode: SearchMode = "hybrid",
+    ) -> IndexPage:
+        """One page of entities (and memories) ranked for `query`, at most 3 chunks each."""
+        if not types:
+            return IndexPage(groups=[], has_more=False)
+        vector = None
+        if mode != "bm25":
+            vector = [float(x) for x in self.embedder.embed([query])[0]]
+        return self.index.query(
+            IndexQuery(
+                text=query,
+                vector=vector,
+                filters=SearchFilters(team=team, now=self._clock(), source=source, types=types),
+                mode=mode,
+                offset=offset,
+                limit=limit,
+            )
+        )
+
+    def get_entity(self, team: str, entity_id: str, *, include_memory: bool) -> EntityOut | None:
+        """A live document with all its chunks, else (if allowed) a memory as a pseudo-entity."""
+        entity = self.documents.get_entity(team, entity_id)
+        if entity is not None and not entity.deleted:
+            return EntityOut(
+                id=entity.id,
+                title=entity.title,
+                uri=entity.uri,
+                source=entity.source,
+                source_id=entity.source_id,
+                entity_type=entity.entity_type,
+                tags=entity.tags,
+                sensitivity=entity.sensitivity,
+                chunks=[
+                    EntityChunkOut(
+                        chunk_id=c.chunk_id,
+                        content=c.content,
+                        chunk_index=c.chunk_index,
+                        char_offset_start=c.char_offset_start,
+                        char_offset_end=c.char_offset_end,
+                    )
+                    for c in self.documents.chunks(team, entity_id)
+                ],
+            )
+        if not include_memory:
+            return None
+        memory = [
+            c
+            for c in self.index.entity_chunks(team, entity_id, self._clock())
+            if c.result_type == "memory"
+        ]
+        if not memory:
+            return None
+        first = memory[0]
+        return EntityOut(
+            id=entity_id,
+            title=first.title,
+            uri=None,
+            source=MEMORY_SOURCE,
+            source_id=first.memory_key or entity_id,
+            entity_type="memory",
+            tags=list(first.tags),
+            sensitivity="normal",
+            chunks=[
+                EntityChunkOut(
+                    chunk_id=c.chunk_id,
+                    content=c.text,
+                    chunk_index=c.chunk_index,
+                    char_offset_start=c.char_offset_start,
+                    char_offset_end=c.char_offset_end,
+                )
+                for c in memory
+            ],
+        )
+
+    def get_chunk(
+        self, team: str, chunk_id: str, *, context: int = 0, include_memory: bool
+    ) -> ChunkOut | None:
+        """One chunk and, when `context` > 0, up to `context` neighbours on each side."""
+        parsed = parse_chunk_id(chunk_id)
+        if parsed is None:
+            return None
+        entity_id, index = parsed
+        entity = self.documents.get_entity(team, entity_id)
+        if entity is not None and not entity.deleted:
+            window = self.documents.chunk_range(team, entity_id, index - context, index + context)
+            center = next((c for c in window if c.chunk_index == index), None)
+            if center is None:
+                return None
+            before = [c for c in window if c.chunk_index < index]
+            after = [c for c in window if c.chunk_index > index]
+            return ChunkOut(
+                chunk_id=center.chunk_id,
+                content=center.content,
+                chunk_index=center.chunk_index,
+                chunk_type=center.chunk_type,
+                char_offset_start=center.char_offset_start,
+                char_offset_end=center.char_offset_end,
+                entity_id=entity.id,
+                entity_title=entity.title,
+                source=entity.source,
+                uri=entity.uri,
+                context=(
+                    ChunkContextOut(
+                        before=[_context(c) for c in before], after=[_context(c) for c in after]
+                    )
+                    if context > 0
+                    else None
+                ),
+            )
+        if not include_memory:
+            return None
+        memory = [
+            c
+            for c in self.index.entity_chunks(team, entity_id, self._clock())
+            if c.result_type == "memory" and c.chunk_index == index
+        ]
+        if not memory:
+            return None
+        doc = memory[0]
+        return ChunkOut(
+            chunk_id=doc.chunk_id,
+            content=doc.text,
+            chunk_index=doc.chunk_index,
+            chunk_type=doc.chunk_type,
+            char_offset_start=doc.char_offset_start,
+            char_offset_end=doc.char_offset_end,
+            entity_id=entity_id,
+            entity_title=doc.title,
+            source=MEMORY_SOURCE,
+            uri=None,
+            context=ChunkContextOut(before=[], after=[]) if context > 0 else None,
+        )
+
+
+def _chunk_doc(team: str, entity: EntityItem, chunk: ChunkItem) -> ChunkDoc:
+    return ChunkDoc(
+        team=team,
+        entity_id=entity.id,
+        chunk_id=chunk.chunk_id,
+        chunk_index=chunk.chunk_index,
+        text=chunk.content,
+        title=entity.title,
+        source=entity.source,
+        result_type="entity",
+        chunk_type=chunk.chunk_type,
+        uri=entity.uri,
+        char_offset_start=chunk.char_offset_start,
+        char_offset_end=chunk.char_offset_end,
+    )
+
+
+def _context(chunk: ChunkItem) -> ContextChunkOut:
+    return ContextChunkOut(
+        chunk_id=chunk.chunk_id,
+        chunk_index=chunk.chunk_index,
+        content=chunk.content,
+        char_offset_start=chunk.char_offset_start,
+        char_offset_end=chunk.char_offset_end,
+        chunk_type=chunk.chunk_type,
+    )
