@@ -1,0 +1,1 @@
+"""Benchmarks (`make bench`): retrieval quality and latency; never part of `make test`."""

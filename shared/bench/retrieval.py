@@ -1,0 +1,303 @@
+"""`cairn bench retrieval`: nDCG@10, recall and latency of the search engine on a BEIR dataset.
+
+The corpus goes through the same code path as real documents: each record becomes one entity
+in a (moto) documents table, chunked, embedded (through the persistent embedding cache) and
+indexed by the embedded index. Queries run through `SearchService.search` per mode; the query
+embedding is computed fresh for every query so latencies include it. One JSON object is
+printed on stdout; progress goes to stderr.
+
+`--synthetic 10000,100000` measures latency at scale instead: random unit vectors and generated
+text indexed directly (no model), hybrid queries timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH_TEAM = "bench"
+BENCH_SOURCE = "beir"
+MODES = ("hybrid", "bm25", "vector")
+
+
+def default_cache_path() -> Path:
+    """The embedding cache shared by benchmark runs (`$XDG_CACHE_HOME/cairn`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cairn" / "embeddings.sqlite3"
+
+
+def load_beir(
+    data_dir: Path, split: str
+) -> tuple[list[dict[str, str]], dict[str, str], dict[str, dict[str, int]]]:
+    """(corpus records, query id → text, qrels query id → {doc id: relevance})."""
+    with (data_dir / "corpus.jsonl").open() as f:
+        corpus = [json.loads(line) for line in f if line.strip()]
+    with (data_dir / "queries.jsonl").open() as f:
+        queries = {str(q["_id"]): q["text"] for q in map(json.loads, f) if q}
+    qrels: dict[str, dict[str, int]] = {}
+    with (data_dir / "qrels" / f"{split}.tsv").open() as f:
+        reader = csv.reader(f, delimiter="\t")
+        next(reader, None)  # header
+        for row in reader:
+            if len(row) >= 3 and int(row[2]) > 0:
+                qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    return corpus, queries, qrels
+
+
+def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], k: int) -> float:
+    """nDCG@k with graded gains (BEIR / trec_eval convention: gain = relevance)."""
+    dcg = sum(relevant.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: Sequence[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: dict[str, int]) -> float:
+    for i, doc in enumerate(ranked):
+        if doc in relevant:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    position = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[position]
+
+
+def run(
+    data_dir: Path | str,
+    split: str = "test",
+    modes: Sequence[str] = MODES,
+    k: int = 10,
+    *,
+    cache_path: Path | None = None,
+    embedder: Any = None,
+    index_config: Any = None,
+    show_progress: bool = True,
+    max_queries: int | None = None,
+) -> dict[str, Any]:
+    """Index a BEIR dataset and score `modes` on `split`; returns the figures printed by `main`.
+
+    `embedder` replaces MiniLM (the tests pass a hashing embedder); `index_config` an
+    `EmbeddedConfig` (tuning).
+    """
+    import boto3
+    from moto import mock_aws
+    from tqdm import tqdm
+
+    from shared.config import names
+    from shared.config.tables import create_tables
+    from shared.search.adapters.dynamodb import DynamoDocumentStore
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
+    from shared.search.models import DocumentInput
+    from shared.search.service import SearchService, entity_id_for
+
+    data_dir = Path(data_dir)
+    corpus, queries, qrels = load_beir(data_dir, split)
+    scored = [q for q in qrels if q in queries]
+    if max_queries is not None:
+        scored = scored[:max_queries]
+    if embedder is None:
+        from shared.search.embedding.minilm import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
+    cached = CachedEmbedder(embedder, SqliteEmbeddingCache(cache_path or default_cache_path()))
+    corpus_id_of = {entity_id_for(BENCH_SOURCE, str(r["_id"])): str(r["_id"]) for r in corpus}
+    documents = [
+        DocumentInput(
+            source=BENCH_SOURCE,
+            source_id=str(r["_id"]),
+            title=r.get("title") or "",
+            text=r.get("text") or "",
+        )
+        for r in corpus
+    ]
+    results: dict[str, Any] = {"documents": len(corpus), "queries": len(scored), "split": split}
+    with mock_aws(), tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp:
+        tables = create_tables(boto3.client("dynamodb", region_name="us-east-1"))
+        table = boto3.resource("dynamodb", region_name="us-east-1").Table(
+            tables[names.TABLE_DOCUMENTS]
+        )
+        store = DynamoDocumentStore(table)
+        index = EmbeddedIndex(Path(tmp), cached.dimensions, index_config)
+        indexer = SearchService(store, index, cached)
+        started = time.perf_counter()
+        with tqdm(
+            total=len(documents),
+            desc="indexing",
+            unit="doc",
+            file=sys.stderr,
+            disable=not show_progress,
+        ) as bar:
+            stats = indexer.upsert_documents(BENCH_TEAM, documents, progress=bar.update)
+        results["index_seconds"] = round(time.perf_counter() - started, 2)
+        results["chunks"] = stats.chunks
+        results["embedded_texts"] = cached.misses
+        # Queries are embedded without the cache so their latency includes the model.
+        searcher = SearchService(store, index, embedder)
+        searcher.search(BENCH_TEAM, "warm up", limit=1)
+        for mode in modes:
+            figures: dict[str, list[float]] = {
+                "ndcg": [],
+                "r10": [],
+                "r100": [],
+                "mrr": [],
+                "ms": [],
+            }
+            for qid in tqdm(
+                scored, desc=mode, unit="q", file=sys.stderr, disable=not show_progress
+            ):
+                began = time.perf_counter()
+                page = searcher.search(
+                    BENCH_TEAM,
+                    queries[qid],
+                    limit=100,
+                    mode=_mode(mode),
+                    types=frozenset({"entity"}),
+                )
+                figures["ms"].append((time.perf_counter() - began) * 1000)
+                ranked = [corpus_id_of[g.entity_id] for g in page.groups]
+                relevant = qrels[qid]
+                figures["ndcg"].append(ndcg_at(ranked, relevant, k))
+                figures["r10"].append(recall_at(ranked, relevant, k))
+                figures["r100"].append(recall_at(ranked, relevant, 100))
+                figures["mrr"].append(reciprocal_rank(ranked, relevant))
+            n = max(len(scored), 1)
+            results[mode] = {
+                f"ndcg_at_{k}": round(sum(figures["ndcg"]) / n, 4),
+                f"recall_at_{k}": round(sum(figures["r10"]) / n, 4),
+                "recall_at_100": round(sum(figures["r100"]) / n, 4),
+                "mrr": round(sum(figures["mrr"]) / n, 4),
+                "query_p50_ms": round(_percentile(figures["ms"], 0.5), 2),
+                "query_p99_ms": round(_percentile(figures["ms"], 0.99), 2),
+            }
+    return results
+
+
+def _mode(name: str) -> Any:
+    if name not in MODES:
+        raise SystemExit(f"--mode must be a subset of {','.join(MODES)} (got {name!r})")
+    return name
+
+
+def run_synthetic(
+    sizes: Sequence[int],
+    *,
+    dimensions: int = 384,
+    queries: int = 200,
+    seed: int = 7,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Hybrid query latency of the embedded index at each size (random vectors, Zipf text)."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
+
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(30_000)]
+    # Zipf-distributed word ranks, like natural text: a few very common words, a long tail.
+    weights = 1.0 / np.arange(1, len(vocabulary) + 1) ** 1.07
+    weights /= weights.sum()
+    out: dict[str, Any] = {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="cairn-synthetic-") as tmp:
+            index = EmbeddedIndex(Path(tmp), dimensions)
+            started = time.perf_counter()
+            batch = 5_000
+            with tqdm(
+                total=size,
+                desc=f"synthetic {size}",
+                unit="chunk",
+                file=sys.stderr,
+                disable=not show_progress,
+            ) as bar:
+                for start in range(0, size, batch):
+                    count = min(batch, size - start)
+                    words = rng.choice(len(vocabulary), size=(count, 150), p=weights)
+                    vectors = rng.standard_normal((count, dimensions)).astype(np.float32)
+                    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                    docs = [
+                        ChunkDoc(
+                            team=BENCH_TEAM,
+                            entity_id=f"e{(start + i) // 2}",
+                            chunk_id=f"e{(start + i) // 2}:{(start + i) % 2}",
+                            chunk_index=(start + i) % 2,
+                            text=" ".join(vocabulary[w] for w in words[i]),
+                            title=f"document {(start + i) // 2}",
+                            source="synthetic",
+                        )
+                        for i in range(count)
+                    ]
+                    index.index(docs, vectors)
+                    bar.update(count)
+            index_seconds = time.perf_counter() - started
+            filters = SearchFilters(team=BENCH_TEAM, now=time.time())
+            latencies: list[float] = []
+            for i in range(queries + 1):
+                terms = rng.choice(len(vocabulary), size=int(rng.integers(3, 7)), p=weights)
+                vector = rng.standard_normal(dimensions).astype(np.float32)
+                vector /= np.linalg.norm(vector)
+                began = time.perf_counter()
+                index.query(
+                    IndexQuery(
+                        text=" ".join(vocabulary[t] for t in terms),
+                        vector=vector.tolist(),
+                        filters=filters,
+                        limit=20,
+                    )
+                )
+                if i:  # the first query builds the in-memory matrix
+                    latencies.append((time.perf_counter() - began) * 1000)
+            out[str(size)] = {
+                "chunks": size,
+                "index_seconds": round(index_seconds, 2),
+                "query_p50_ms": round(_percentile(latencies, 0.5), 2),
+                "query_p99_ms": round(_percentile(latencies, 0.99), 2),
+            }
+    return {"synthetic": out}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: `cairn bench retrieval --data DIR [--split test] [--mode ...] [--k 10]`."""
+    parser = argparse.ArgumentParser(prog="cairn bench retrieval", description=__doc__)
+    parser.add_argument("--data", type=Path, help="BEIR dataset folder (corpus.jsonl, ...)")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--mode", default=",".join(MODES), help="comma-separated modes")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--cache", type=Path, default=None, help="embedding cache file")
+    parser.add_argument(
+        "--synthetic", default=None, help="comma-separated chunk counts, e.g. 10000,100000"
+    )
+    args = parser.parse_args(argv)
+    if args.synthetic:
+        sizes = [int(s) for s in args.synthetic.split(",") if s.strip()]
+        print(json.dumps(run_synthetic(sizes)))
+        return 0
+    if args.data is None:
+        parser.error("--data is required (or --synthetic)")
+    modes = [_mode(m.strip()) for m in args.mode.split(",") if m.strip()]
+    print(json.dumps(run(args.data, args.split, modes, args.k, cache_path=args.cache)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,397 @@
+"""The AWS search index: OpenSearch (Serverless `aoss` or managed `es`) over SigV4.
+
+A chunk is one document: keyword fields for the filters (team, source, result_type, entity),
+`title` and `text` analysed with the `english` analyzer (stopwords + Porter stemming, like the
+embedded index), and a `knn_vector` (HNSW, cosine, Lucene engine for efficient filtering).
+
+One round trip per query: an `_msearch` carrying a BM25 `multi_match` and a filtered `knn`
+query; the two rankings are fused client-side with the same RRF and grouping code as the
+embedded index (see docs/search.md for why not a server-side hybrid search pipeline).
+
+Serverless vector collections do not accept caller-chosen document ids, so replacing an
+entity's chunks is "find their ids, bulk-delete them, bulk-index the new ones" there; on a
+managed domain chunks carry deterministic ids as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from shared.search.errors import IndexUnavailable
+from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.models import (
+    ChunkDoc,
+    ChunkHit,
+    EntityHits,
+    IndexPage,
+    IndexQuery,
+    SearchFilters,
+)
+
+if TYPE_CHECKING:
+    from shared.search.ports import Vectors
+
+_SOURCE_EXCLUDES = {"excludes": ["vector"]}
+_MAX_IDS = 10_000
+
+
+def signed_client(endpoint: str, region: str, service: str = "aoss") -> Any:
+    """An `OpenSearch` client signing with the Lambda role's credentials (SigV4)."""
+    import boto3
+    from opensearchpy import AWSV4SignerAuth, OpenSearch, RequestsHttpConnection
+
+    host = endpoint.removeprefix("https://").rstrip("/")
+    credentials = boto3.Session().get_credentials()
+    return OpenSearch(
+        hosts=[{"host": host, "port": 443}],
+        http_auth=AWSV4SignerAuth(credentials, region, service),
+        use_ssl=True,
+        verify_certs=True,
+        connection_class=RequestsHttpConnection,
+        pool_maxsize=10,
+        timeout=10,
+    )
+
+
+def index_body(dimensions: int) -> dict[str, Any]:
+    """Settings and mappings of the chunk index."""
+    keyword = {"type": "keyword"}
+    return {
+        "settings": {"index": {"knn": True}},
+        "mappings": {
+            "dynamic": "strict",
+            "properties": {
+                "team": keyword,
+                "entity_id": keyword,
+                "chunk_id": keyword,
+                "chunk_index": {"type": "integer"},
+                "chunk_type": keyword,
+                "result_type": keyword,
+                "source": keyword,
+                "uri": {"type": "keyword", "index": False},
+                "memory_key": keyword,
+                "tags": {"type": "text", "analyzer": "english"},
+                "title": {"type": "text", "analyzer": "english"},
+                "text": {"type": "text", "analyzer": "english"},
+                "char_offset_start": {"type": "integer", "index": False},
+                "char_offset_end": {"type": "integer", "index": False},
+                "expires_at": {"type": "double"},
+                "vector": {
+                    "type": "knn_vector",
+                    "dimension": dimensions,
+                    "method": {
+                        "name": "hnsw",
+                        "space_type": "cosinesimil",
+                        "engine": "lucene",
+                        "parameters": {"m": 16, "ef_construction": 256},
+                    },
+                },
+            },
+        },
+    }
+
+
+def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
+    """Team always; source and result types when narrowed; expired memories never."""
+    clauses: list[dict[str, Any]] = [
+        {"term": {"team": filters.team}},
+        {"terms": {"result_type": sorted(filters.types)}},
+        {
+            "bool": {
+                "should": [
+                    {"bool": {"must_not": {"exists": {"field": "expires_at"}}}},
+                    {"range": {"expires_at": {"gt": filters.now}}},
+                ],
+                "minimum_should_match": 1,
+            }
+        },
+    ]
+    if filters.source is not None:
+        clauses.insert(1, {"term": {"source": filters.source}})
+    return clauses
+
+
+class OpenSearchIndex:
+    """`SearchIndex` on an OpenSearch index (client injected: tests pass a recorded transport)."""
+
+    def __init__(
+        self,
+        client: Any,
+        index_name: str,
+        dimensions: int,
+        *,
+        serverless: bool = True,
+        fusion: FusionConfig | None = None,
+        title_boost: float = 1.0,
+    ) -> None:
+        self._client = client
+        self._index = index_name
+        self._dimensions = dimensions
+        self._serverless = serverless
+        # Remote candidates are paid for in payload: a smaller default depth than embedded.
+        self._fusion = fusion or FusionConfig(depth=100)
+        self._title_boost = title_boost
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        from opensearchpy.exceptions import OpenSearchException
+
+        try:
+            return getattr(self._client, method)(*args, **kwargs)
+        except OpenSearchException as error:
+            raise IndexUnavailable(f"search index request failed: {error}") from error
+
+    def ensure_index(self) -> bool:
+        """Create the index with its mapping unless it exists; True when created."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        try:
+            if self._client.indices.exists(index=self._index):
+                return False
+            self._client.indices.create(index=self._index, body=index_body(self._dimensions))
+        except OpenSearchException as error:
+            raise IndexUnavailable(f"could not create search index: {error}") from error
+        return True
+
+    # ------------------------------------------------------------------ writes
+
+    def _doc_id(self, chunk: ChunkDoc) -> str:
+        return hashlib.sha256(f"{chunk.team}\x00{chunk.chunk_id}".encode()).hexdigest()[:40]
+
+    def _ids_of(self, team: str, entity_ids: Sequence[str]) -> list[str]:
+        body = {
+            "size": _MAX_IDS,
+            "_source": False,
+            "query": {
+                "bool": {
+                    "filter": [
+                        {"term": {"team": team}},
+                        {"terms": {"entity_id": sorted(entity_ids)}},
+                    ]
+                }
+            },
+        }
+        response = self._call("search", index=self._index, body=body)
+        return [hit["_id"] for hit in response["hits"]["hits"]]
+
+    def index(self, chunks: Sequence[ChunkDoc], vectors: Vectors) -> None:
+        """Replace the chunks of every entity in `chunks` with `chunks` (one bulk request)."""
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        by_team: dict[str, set[str]] = {}
+        for chunk in chunks:
+            by_team.setdefault(chunk.team, set()).add(chunk.entity_id)
+        actions: list[dict[str, Any]] = []
+        keep = {self._doc_id(c) for c in chunks} if not self._serverless else set()
+        for team, entity_ids in sorted(by_team.items()):
+            for doc_id in self._ids_of(team, sorted(entity_ids)):
+                if doc_id not in keep:
+                    actions.append({"delete": {"_index": self._index, "_id": doc_id}})
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            header: dict[str, Any] = {"_index": self._index}
+            if not self._serverless:
+                header["_id"] = self._doc_id(chunk)
+            actions.append({"index": header})
+            actions.append(_source(chunk, [float(x) for x in vector]))
+        self._bulk(actions)
+
+    def delete_entity(self, team: str, entity_id: str) -> None:
+        """Remove every chunk of one entity of `team`."""
+        ids = self._ids_of(team, [entity_id])
+        if ids:
+            self._bulk([{"delete": {"_index": self._index, "_id": i}} for i in ids])
+
+    def _bulk(self, actions: list[dict[str, Any]]) -> None:
+        if not actions:
+            return
+        response = self._call("bulk", body=actions)
+        if response.get("errors"):
+            failed = [
+                item
+                for item in response.get("items", [])
+                for op in item.values()
+                if op.get("status", 200) >= 300 and op.get("status") != 404
+            ]
+            if failed:
+                raise IndexUnavailable(f"search index rejected {len(failed)} bulk operations")
+
+    # ------------------------------------------------------------------ reads
+
+    def search_bodies(self, query: IndexQuery) -> list[dict[str, Any]]:
+        """The `_msearch` lines of a query: header, BM25 body, header, k-NN body (per mode)."""
+        depth = self._fusion.depth
+        bm25_weight, vector_weight = self._fusion.weights(query.mode)
+        filters = filter_clauses(query.filters)
+        lines: list[dict[str, Any]] = []
+        if bm25_weight > 0:
+            lines += [
+                {"index": self._index},
+                {
+                    "size": depth,
+                    "_source": _SOURCE_EXCLUDES,
+                    "query": {
+                        "bool": {
+                            "must": [
+                                {
+                                    "multi_match": {
+                                        "query": query.text,
+                                        "fields": [f"title^{self._title_boost:g}", "text", "tags"],
+                                        "type": "most_fields",
+                                    }
+                                }
+                            ],
+                            "filter": filters,
+                        }
+                    },
+                },
+            ]
+        if vector_weight > 0 and query.vector is not None:
+            lines += [
+                {"index": self._index},
+                {
+                    "size": depth,
+                    "_source": _SOURCE_EXCLUDES,
+                    "query": {
+                        "knn": {
+                            "vector": {
+                                "vector": list(query.vector),
+                                "k": depth,
+                                "filter": {"bool": {"filter": filters}},
+                            }
+                        }
+                    },
+                },
+            ]
+        return lines
+
+    def query(self, query: IndexQuery) -> IndexPage:
+        """One `_msearch` round trip, then RRF fusion and entity grouping client-side."""
+        lines = self.search_bodies(query)
+        if not lines:
+            return IndexPage(groups=[], has_more=False)
+        response = self._call("msearch", body=lines, index=self._index)
+        bm25_weight, vector_weight = self._fusion.weights(query.mode)
+        weights = [w for w in (bm25_weight, vector_weight) if w > 0]
+        if vector_weight > 0 and query.vector is None:
+            weights = weights[:1]
+        rankings: list[tuple[list[str], float]] = []
+        docs: dict[str, ChunkDoc] = {}
+        for answer, weight in zip(response["responses"], weights, strict=True):
+            if "error" in answer:
+                raise IndexUnavailable(f"search index query failed: {answer['error']}")
+            ranked: list[str] = []
+            for hit in answer["hits"]["hits"]:
+                doc = _doc(hit["_source"])
+                if doc.team != query.filters.team:
+                    continue  # defence in depth: the filter already guarantees this
+                docs[doc.chunk_id] = doc
+                ranked.append(doc.chunk_id)
+            rankings.append((ranked, weight))
+        fused = rrf(rankings, k=self._fusion.k)
+        page, has_more = group_by_entity(
+            fused,
+            lambda chunk_id: docs[chunk_id].entity_id,
+            query.offset,
+            query.limit,
+            query.chunks_per_entity,
+        )
+        groups = [
+            EntityHits(entity_id, [ChunkHit(docs[c], score) for c, score in hits])
+            for entity_id, hits in page
+        ]
+        return IndexPage(groups=groups, has_more=has_more)
+
+    def entity_chunks(self, team: str, entity_id: str, now: float) -> list[ChunkDoc]:
+        """The live chunks of one entity, in chunk order."""
+        body = {
+            "size": 1000,
+            "_source": _SOURCE_EXCLUDES,
+            "sort": [{"chunk_index": "asc"}],
+            "query": {
+                "bool": {
+                    "filter": [
+                        *filter_clauses(SearchFilters(team=team, now=now)),
+                        {"term": {"entity_id": entity_id}},
+                    ]
+                }
+            },
+        }
+        response = self._call("search", index=self._index, body=body)
+        return [_doc(hit["_source"]) for hit in response["hits"]["hits"]]
+
+    def entity_ids(self, team: str, source: str | None = None) -> set[str]:
+        """Document entity ids of `team` via a paged composite aggregation."""
+        filters: list[dict[str, Any]] = [
+            {"term": {"team": team}},
+            {"term": {"result_type": "entity"}},
+        ]
+        if source is not None:
+            filters.append({"term": {"source": source}})
+        found: set[str] = set()
+        after: dict[str, Any] | None = None
+        while True:
+            composite: dict[str, Any] = {
+                "size": 1000,
+                "sources": [{"entity": {"terms": {"field": "entity_id"}}}],
+            }
+            if after is not None:
+                composite["after"] = after
+            body = {
+                "size": 0,
+                "query": {"bool": {"filter": filters}},
+                "aggs": {"entities": {"composite": composite}},
+            }
+            response = self._call("search", index=self._index, body=body)
+            aggregation = response["aggregations"]["entities"]
+            found.update(bucket["key"]["entity"] for bucket in aggregation["buckets"])
+            after = aggregation.get("after_key")
+            if not aggregation["buckets"] or after is None:
+                return found
+
+
+def _source(chunk: ChunkDoc, vector: list[float]) -> dict[str, Any]:
+    source: dict[str, Any] = {
+        "team": chunk.team,
+        "entity_id": chunk.entity_id,
+        "chunk_id": chunk.chunk_id,
+        "chunk_index": chunk.chunk_index,
+        "chunk_type": chunk.chunk_type,
+        "result_type": chunk.result_type,
+        "source": chunk.source,
+        "title": chunk.title,
+        "text": chunk.text,
+        "char_offset_start": chunk.char_offset_start,
+        "char_offset_end": chunk.char_offset_end,
+        "vector": vector,
+    }
+    for name, value in (
+        ("uri", chunk.uri),
+        ("memory_key", chunk.memory_key),
+        ("expires_at", chunk.expires_at),
+    ):
+        if value is not None:
+            source[name] = value
+    if chunk.tags:
+        source["tags"] = list(chunk.tags)
+    return source
+
+
+def _doc(source: dict[str, Any]) -> ChunkDoc:
+    return ChunkDoc(
+        team=source["team"],
+        entity_id=source["entity_id"],
+        chunk_id=source["chunk_id"],
+        chunk_index=int(source["chunk_index"]),
+        text=source.get("text", ""),
+        title=source.get("title", ""),
+        source=source["source"],
+        result_type=source.get("result_type", "entity"),
+        chunk_type=source.get("chunk_type", "semantic"),
+        uri=source.get("uri"),
+        char_offset_start=int(source.get("char_offset_start", 0)),
+        char_offset_end=int(source.get("char_offset_end", 0)),
+        memory_key=source.get("memory_key"),
+        tags=tuple(source.get("tags", ())),
+        expires_at=source.get("expires_at"),
+    )
