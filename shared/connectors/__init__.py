@@ -1,0 +1,1 @@
+"""Connectors: bring documents from outside into the search service."""

@@ -1,0 +1,75 @@
+"""Reciprocal rank fusion and grouping by entity: the ranking rules both adapters share."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.search.fusion import FusionConfig, group_by_entity, rrf
+
+
+def test_a_document_first_in_both_rankings_scores_one() -> None:
+    fused = rrf([(["a", "b"], 1.0), (["a", "c"], 1.0)], k=60)
+    assert fused[0] == ("a", pytest.approx(1.0))
+
+
+def test_rrf_scores_follow_the_formula_with_k_60() -> None:
+    fused = dict(rrf([(["a", "b"], 1.0), (["b", "a"], 1.0)], k=60))
+    best = 2 / 61
+    assert fused["a"] == pytest.approx((1 / 61 + 1 / 62) / best)
+    assert fused["a"] == pytest.approx(fused["b"])
+
+
+def test_documents_found_by_both_rankings_beat_documents_found_by_one() -> None:
+    # "both" is only 3rd in each list, yet it outranks each list's winner.
+    fused = rrf([(["x", "y", "both"], 1.0), (["p", "q", "both"], 1.0)], k=60)
+    assert fused[0][0] == "both"
+
+
+def test_weights_shift_the_fusion_towards_one_ranking() -> None:
+    fused = rrf([(["lexical"], 2.0), (["semantic"], 1.0)], k=60)
+    assert [key for key, _ in fused] == ["lexical", "semantic"]
+
+
+def test_ties_break_deterministically() -> None:
+    first = rrf([(["b", "a"], 1.0), (["a", "b"], 1.0)])
+    second = rrf([(["a", "b"], 1.0), (["b", "a"], 1.0)])
+    assert first == second
+    assert [key for key, _ in first] == ["a", "b"]
+
+
+def test_a_zero_weight_ranking_is_ignored() -> None:
+    assert [key for key, _ in rrf([(["a"], 1.0), (["z"], 0.0)])] == ["a"]
+
+
+def test_single_modes_use_one_ranking_only() -> None:
+    config = FusionConfig(bm25_weight=0.7, vector_weight=1.3)
+    assert config.weights("bm25") == (1.0, 0.0)
+    assert config.weights("vector") == (0.0, 1.0)
+    assert config.weights("hybrid") == (0.7, 1.3)
+
+
+def test_grouping_keeps_at_most_three_chunks_per_entity_best_first() -> None:
+    ranked = [(f"a:{i}", 1.0 - i / 10) for i in range(5)] + [("b:0", 0.1)]
+    page, more = group_by_entity(ranked, lambda c: c.split(":")[0], offset=0, limit=10)
+    assert page[0] == ("a", [("a:0", 1.0), ("a:1", 0.9), ("a:2", 0.8)])
+    assert page[1][0] == "b"
+    assert more is False
+
+
+def test_an_entity_ranks_by_its_best_chunk() -> None:
+    ranked = [("b:3", 0.9), ("a:0", 0.8), ("b:1", 0.7)]
+    page, _ = group_by_entity(ranked, lambda c: c.split(":")[0], offset=0, limit=10)
+    assert [entity for entity, _ in page] == ["b", "a"]
+
+
+def test_pages_cut_entities_without_gaps_or_repeats() -> None:
+    ranked = [(f"e{i}:0", 1.0 / (i + 1)) for i in range(7)]
+    seen: list[str] = []
+    offset = 0
+    while True:
+        page, more = group_by_entity(ranked, lambda c: c.split(":")[0], offset=offset, limit=3)
+        seen += [entity for entity, _ in page]
+        if not more:
+            break
+        offset += 3
+    assert seen == [f"e{i}" for i in range(7)]
