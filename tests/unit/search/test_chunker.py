@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from shared.search.chunker import ChunkerConfig, chunk_text
 
 SENTENCE = "The quick brown fox jumps over the lazy dog near the riverbank. "
@@ -47,7 +49,7 @@ def test_consecutive_chunks_of_a_long_section_overlap() -> None:
     config = ChunkerConfig(target=400, maximum=500, overlap=150)
     chunks = chunk_text(SENTENCE * 40, config)
     assert len(chunks) > 2
-    for before, after in zip(chunks, chunks[1:], strict=False):
+    for before, after in itertools.pairwise(chunks):
         assert after.char_offset_start < before.char_offset_end
         assert after.char_offset_start > before.char_offset_start
         assert after.chunk_type == "semantic"

@@ -1,0 +1,217 @@
+"""The OpenSearch adapter against recorded DSL: the requests it sends, the responses it parses.
+
+No OpenSearch server runs here. A real `opensearchpy.OpenSearch` client is used with its
+transport's `perform_request` replaced by a recorder that answers with fixture responses
+(JSON written from the OpenSearch query DSL, k-NN and bulk API documentation).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from opensearchpy import OpenSearch
+
+from shared.search.adapters.opensearch import OpenSearchIndex, index_body
+from shared.search.errors import IndexUnavailable
+from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
+
+FIXTURES = Path(__file__).parent / "fixtures" / "opensearch"
+
+
+def fixture(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+class Recorder:
+    """Stands in for the HTTP transport: records each request, replies from a queue."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(
+        self, method: str, url: str, params: Any = None, body: Any = None, **_: Any
+    ) -> Any:
+        if isinstance(body, str | bytes):
+            text = body.decode() if isinstance(body, bytes) else body
+            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+            parsed: Any = (
+                lines if len(lines) != 1 or url.endswith(("_msearch", "_bulk")) else lines[0]
+            )
+        else:
+            parsed = body
+        self.requests.append({"method": method, "path": url, "body": parsed})
+        return self.replies.pop(0)
+
+
+def adapter(recorder: Recorder, serverless: bool = True) -> OpenSearchIndex:
+    client = OpenSearch(hosts=[{"host": "search.example", "port": 443}], use_ssl=True)
+    client.transport.perform_request = recorder  # type: ignore[method-assign]
+    return OpenSearchIndex(client, "cairn-chunks", 4, serverless=serverless)
+
+
+def hybrid_query(**overrides: Any) -> IndexQuery:
+    fields: dict[str, Any] = {
+        "text": "rollback the deployment",
+        "vector": [0.5, 0.5, 0.5, 0.5],
+        "filters": SearchFilters(team="alpha", now=1_800_000_000.0, source="local_files"),
+        "mode": "hybrid",
+        "offset": 0,
+        "limit": 2,
+    }
+    fields.update(overrides)
+    return IndexQuery(**fields)
+
+
+def test_a_hybrid_query_is_one_msearch_with_a_bm25_and_a_filtered_knn_search() -> None:
+    recorder = Recorder(fixture("hybrid_msearch.response.json"))
+    adapter(recorder).query(hybrid_query())
+    expected = fixture("hybrid_msearch.request.json")
+    assert len(recorder.requests) == 1
+    request = recorder.requests[0]
+    assert (request["method"], request["path"]) == (expected["method"], expected["path"])
+    assert request["body"] == expected["lines"]
+
+
+def test_every_search_body_filters_on_the_team() -> None:
+    lines = adapter(Recorder()).search_bodies(hybrid_query())
+    bm25_filters = lines[1]["query"]["bool"]["filter"]
+    knn_filters = lines[3]["query"]["knn"]["vector"]["filter"]["bool"]["filter"]
+    assert {"term": {"team": "alpha"}} in bm25_filters
+    assert {"term": {"team": "alpha"}} in knn_filters
+
+
+def test_single_modes_send_a_single_search() -> None:
+    index = adapter(Recorder())
+    bm25 = index.search_bodies(hybrid_query(mode="bm25"))
+    vector = index.search_bodies(hybrid_query(mode="vector"))
+    assert len(bm25) == 2
+    assert "multi_match" in bm25[1]["query"]["bool"]["must"][0]
+    assert len(vector) == 2
+    assert "knn" in vector[1]["query"]
+
+
+def test_responses_are_fused_by_rrf_and_grouped_by_entity() -> None:
+    page = adapter(Recorder(fixture("hybrid_msearch.response.json"))).query(hybrid_query())
+    # e2:0 is in both rankings; e1 has two BM25 chunks; e3 only a vector hit (next page).
+    assert [g.entity_id for g in page.groups] == ["e2", "e1"]
+    assert [h.chunk.chunk_id for h in page.groups[1].hits] == ["e1:0", "e1:1"]
+    assert page.has_more is True
+    top = page.groups[0].hits[0]
+    assert top.score == pytest.approx((1 / 63 + 1 / 61) / (2 / 61))
+    assert top.chunk.uri == "file:///notes/release.md"
+    assert (top.chunk.char_offset_start, top.chunk.char_offset_end) == (0, 31)
+
+
+def test_the_second_page_continues_where_the_first_ended() -> None:
+    page = adapter(Recorder(fixture("hybrid_msearch.response.json"))).query(hybrid_query(offset=2))
+    assert [g.entity_id for g in page.groups] == ["e3"]
+    assert page.has_more is False
+
+
+def test_hits_of_another_team_are_dropped_even_if_the_server_returned_them() -> None:
+    response = fixture("hybrid_msearch.response.json")
+    response["responses"][0]["hits"]["hits"][0]["_source"]["team"] = "beta"
+    page = adapter(Recorder(response)).query(hybrid_query(limit=10))
+    assert all(h.chunk.team == "alpha" for g in page.groups for h in g.hits)
+    assert "e1:0" not in {h.chunk.chunk_id for g in page.groups for h in g.hits}
+
+
+def test_a_failed_search_in_the_msearch_raises_index_unavailable() -> None:
+    with pytest.raises(IndexUnavailable):
+        adapter(Recorder(fixture("msearch_error.response.json"))).query(hybrid_query(mode="bm25"))
+
+
+def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
+    recorder = Recorder(fixture("ids.response.json"), fixture("bulk.response.json"))
+    chunk = ChunkDoc(
+        team="alpha",
+        entity_id="e1",
+        chunk_id="e1:0",
+        chunk_index=0,
+        text="How to roll back",
+        title="Deploy runbook",
+        source="local_files",
+        uri="file:///notes/deploy.md",
+        char_offset_start=0,
+        char_offset_end=16,
+    )
+    adapter(recorder).index([chunk], np.full((1, 4), 0.5, dtype=np.float32))
+    lookup, bulk = recorder.requests
+    assert lookup["path"] == "/cairn-chunks/_search"
+    assert lookup["body"]["query"]["bool"]["filter"] == [
+        {"term": {"team": "alpha"}},
+        {"terms": {"entity_id": ["e1"]}},
+    ]
+    assert bulk["path"] == "/_bulk"
+    assert bulk["body"] == [
+        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A9"}},
+        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A8"}},
+        # Serverless vector collections reject caller-chosen ids: none is sent.
+        {"index": {"_index": "cairn-chunks"}},
+        {
+            "team": "alpha",
+            "entity_id": "e1",
+            "chunk_id": "e1:0",
+            "chunk_index": 0,
+            "chunk_type": "semantic",
+            "result_type": "entity",
+            "source": "local_files",
+            "title": "Deploy runbook",
+            "text": "How to roll back",
+            "char_offset_start": 0,
+            "char_offset_end": 16,
+            "vector": [0.5, 0.5, 0.5, 0.5],
+            "uri": "file:///notes/deploy.md",
+        },
+    ]
+
+
+def test_a_managed_domain_gets_deterministic_ids() -> None:
+    recorder = Recorder({"hits": {"hits": []}}, fixture("bulk.response.json"))
+    chunk = ChunkDoc("alpha", "e1", "e1:0", 0, "t", "T", "local_files")
+    adapter(recorder, serverless=False).index([chunk], np.ones((1, 4), dtype=np.float32))
+    header = recorder.requests[1]["body"][0]["index"]
+    assert len(header["_id"]) == 40
+
+
+def test_a_rejected_bulk_operation_raises_index_unavailable() -> None:
+    recorder = Recorder({"hits": {"hits": []}}, fixture("bulk_rejected.response.json"))
+    chunk = ChunkDoc("alpha", "e1", "e1:0", 0, "t", "T", "local_files")
+    with pytest.raises(IndexUnavailable):
+        adapter(recorder).index([chunk], np.ones((1, 4), dtype=np.float32))
+
+
+def test_entity_ids_pages_through_a_composite_aggregation() -> None:
+    first, second = fixture("entity_ids.responses.json")
+    recorder = Recorder(first, second)
+    assert adapter(recorder).entity_ids("alpha", "local_files") == {"e1", "e2"}
+    assert "after" not in recorder.requests[0]["body"]["aggs"]["entities"]["composite"]
+    assert recorder.requests[1]["body"]["aggs"]["entities"]["composite"]["after"] == {
+        "entity": "e2"
+    }
+    assert {"term": {"team": "alpha"}} in recorder.requests[0]["body"]["query"]["bool"]["filter"]
+
+
+def test_the_mapping_declares_a_cosine_hnsw_vector_and_english_text() -> None:
+    body = index_body(4)
+    assert body == fixture("index_mapping.json")
+    vector = body["mappings"]["properties"]["vector"]
+    assert vector["type"] == "knn_vector"
+    assert vector["dimension"] == 4
+    assert vector["method"]["space_type"] == "cosinesimil"
+    assert body["mappings"]["properties"]["team"] == {"type": "keyword"}
+
+
+def test_ensure_index_creates_the_index_only_when_missing() -> None:
+    recorder = Recorder(False, {"acknowledged": True})
+    recorder_head = adapter(recorder)
+    # HEAD /index → 404 is reported by the client as False.
+    assert recorder_head.ensure_index() is True
+    assert recorder.requests[1]["method"] == "PUT"
+    assert recorder.requests[1]["path"] == "/cairn-chunks"
+    assert recorder.requests[1]["body"] == index_body(4)
