@@ -1,0 +1,75 @@
+"""The memory service's `MemoryIndex` port, served by the hybrid search engine.
+
+`shared.memory` calls `index` / `remove` on every write and `search` for `memory_search` and
+`recall`; memories then also appear in `search` with `types: ["memory"]`. Structural typing
+(`MemoryLike`) keeps this module free of imports from `shared.memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from shared.search.service import SearchService
+
+
+class MemoryLike(Protocol):
+    """The fields of a memory the index needs (shared.memory.models.Memory has them)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def key(self) -> str | None: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def tags(self) -> Sequence[str]: ...
+
+    @property
+    def updated_at(self) -> datetime: ...
+
+    @property
+    def expires_at(self) -> datetime | None: ...
+
+
+class SearchMemoryIndex:
+    """`MemoryIndex` (index / remove / search) on top of `SearchService`.
+
+    >>> index = SearchMemoryIndex()  # doctest: +SKIP
+    >>> index.search("team-a", "deploy freeze", limit=5)  # doctest: +SKIP
+    [('mem_3f…', 0.98)]
+    """
+
+    def __init__(self, service: SearchService | Callable[[], SearchService] | None = None) -> None:
+        if service is None:
+            from shared.search.factory import build_service
+
+            service = build_service
+        self._service = service
+
+    def _resolve(self) -> SearchService:
+        return self._service if isinstance(self._service, SearchService) else self._service()
+
+    def index(self, team: str, memory: MemoryLike) -> None:
+        """Index or re-index one memory (expired ones stop matching at `expires_at`)."""
+        self._resolve().index_memory(
+            team,
+            memory.id,
+            memory.key,
+            memory.content,
+            list(memory.tags),
+            memory.updated_at,
+            memory.expires_at,
+        )
+
+    def remove(self, team: str, memory_id: str) -> None:
+        """Drop one memory from the index."""
+        self._resolve().remove_memory(team, memory_id)
+
+    def search(self, team: str, query: str, limit: int) -> list[tuple[str, float]]:
+        """`(memory_id, score)` best first, live memories of `team` only."""
+        return self._resolve().search_memories(team, query, limit)

@@ -1,0 +1,68 @@
+"""The retrieval benchmark command on a tiny BEIR-format fixture (figures are not asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shared.bench import retrieval
+from tests.unit.search.support import HashingEmbedder
+
+TINY = Path(__file__).parent / "fixtures" / "beir_tiny"
+FIGURES = {"ndcg_at_10", "recall_at_10", "recall_at_100", "mrr", "query_p50_ms", "query_p99_ms"}
+
+
+def test_run_scores_every_mode_on_the_judged_queries(tmp_path: Path) -> None:
+    result = retrieval.run(
+        TINY,
+        "test",
+        cache_path=tmp_path / "cache.sqlite3",
+        embedder=HashingEmbedder(),
+        show_progress=False,
+    )
+    assert result["documents"] == 6
+    assert result["queries"] == 3  # q4 has no judgement
+    assert result["index_seconds"] >= 0
+    for mode in retrieval.MODES:
+        assert set(result[mode]) == FIGURES
+        assert 0.0 <= result[mode]["ndcg_at_10"] <= 1.0
+        assert result[mode]["query_p99_ms"] >= result[mode]["query_p50_ms"] >= 0
+    # Every judged document shares words with its query, so BM25 ranks it in the top 10.
+    assert result["bm25"]["recall_at_10"] == 1.0
+
+
+def test_main_prints_one_json_object_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = retrieval.main(
+        ["--data", str(TINY), "--mode", "bm25,hybrid", "--cache", str(tmp_path / "c.sqlite3")]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    assert out.count("\n") == 1
+    assert set(result) >= {"documents", "queries", "index_seconds", "bm25", "hybrid"}
+    assert "vector" not in result
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        retrieval.main(["--data", str(TINY), "--mode", "magic"])
+
+
+def test_the_synthetic_mode_reports_latency_per_size(capsys: pytest.CaptureFixture[str]) -> None:
+    assert retrieval.main(["--synthetic", "400,800"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["synthetic"]) == {"400", "800"}
+    assert result["synthetic"]["800"]["chunks"] == 800
+    assert result["synthetic"]["800"]["query_p50_ms"] > 0
+
+
+def test_metrics_follow_their_definitions() -> None:
+    relevant = {"a": 1, "b": 1}
+    assert retrieval.ndcg_at(["a", "b", "c"], relevant, 10) == pytest.approx(1.0)
+    assert retrieval.ndcg_at(["c", "a"], {"a": 1}, 10) == pytest.approx(1 / 1.5849625)
+    assert retrieval.recall_at(["a", "x"], relevant, 10) == 0.5
+    assert retrieval.reciprocal_rank(["x", "y", "b"], relevant) == pytest.approx(1 / 3)
