@@ -63,6 +63,24 @@ def _tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index(args: argparse.Namespace) -> int:
+    from shared.local.indexing import IndexingFailed, index_folder
+
+    try:
+        stats = index_folder(args.path, team=args.team, source=args.source)
+    except IndexingFailed as exc:
+        _stderr(f"error: {exc}")
+        return 2
+    print(json.dumps(stats))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from shared.bench.retrieval import main as retrieval_main
+
+    return retrieval_main(args.bench_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cairn", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +111,28 @@ def build_parser() -> argparse.ArgumentParser:
     revoke = token_commands.add_parser("revoke", help="revoke a token by id")
     revoke.add_argument("token_id")
     tokens.set_defaults(run=_tokens)
+
+    index = commands.add_parser(
+        "index",
+        help="index a folder of md/txt/json files (incremental; deleted files are tombstoned)",
+        description=f"Indexes into the local server named by ${names.Env.PORT} when one runs, "
+        "else into the local data folder directly.",
+    )
+    index.add_argument("path")
+    index.add_argument("--source", default="local_files", help="source name (default local_files)")
+    index.add_argument("--team", default=names.LOCAL_TEAM, help="team (default local)")
+    index.set_defaults(run=_index)
+
+    bench = commands.add_parser("bench", help="benchmarks")
+    bench_commands = bench.add_subparsers(dest="bench_command", required=True)
+    retrieval = bench_commands.add_parser(
+        "retrieval",
+        help="retrieval quality and latency on a BEIR dataset",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    retrieval.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(run=_bench)
     return parser
 
 

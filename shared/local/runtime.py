@@ -63,6 +63,14 @@ def _secret_file(path: Path, make: str) -> str:
     return make
 
 
+class IndexRequest(BaseModel):
+    """`cairn index PATH [--source NAME] [--team T]`."""
+
+    path: str
+    team: str = names.LOCAL_TEAM
+    source: str = "local_files"
+
+
 class CreatedToken(BaseModel):
     """The admin API's answer to a create: the secret, shown this once, and the record."""
 
@@ -204,4 +212,22 @@ class LocalRuntime:
             self._writer.mark_dirty()
             return record
 
+        @router.post("/index")
+        def index(body: IndexRequest, x_cairn_admin_key: str | None = Header(default=None)) -> Any:
+            guard(x_cairn_admin_key)
+            return self.index(body)
+
         return router
+
+    def index(self, request: IndexRequest) -> dict[str, int]:
+        """Index a folder of this machine into the local store (`cairn index`)."""
+        from shared.connectors.local_files import index_path
+
+        assert self._writer is not None
+        try:
+            with self.lock:
+                stats = index_path(request.path, request.team, request.source)
+        except FileNotFoundError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        self._writer.mark_dirty()
+        return stats.to_dict()

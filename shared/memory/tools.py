@@ -5,7 +5,6 @@ from __future__ import annotations
 from shared import runtime
 from shared.config import names
 from shared.memory.adapters.dynamodb import DynamoMemoryStore
-from shared.memory.lexical import StoreScanIndex
 from shared.memory.models import (
     MemoryGetInput,
     MemoryOutput,
@@ -14,13 +13,15 @@ from shared.memory.models import (
     MemorySearchOutput,
 )
 from shared.memory.service import MemoryService
+from shared.search.memory_index import SearchMemoryIndex
 from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
 
 
 @runtime.cached
 def build_service() -> MemoryService:
+    # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
     store = DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES))
-    return MemoryService(store, StoreScanIndex(store.iter_team))
+    return MemoryService(store, SearchMemoryIndex())
 
 
 GROUP: ToolGroup[MemoryService] = ToolGroup(name=names.GROUP_MEMORY, build_service=build_service)

@@ -61,3 +61,49 @@ def test_serve_prints_the_url_and_a_ready_to_paste_client_config(tmp_path: Path)
     entry = config["mcpServers"]["cairn"]
     assert entry["url"] == server.url
     assert entry["headers"]["Authorization"] == "Bearer cairn_sk_printed-config-test-token"
+
+
+@pytest.mark.protocol
+def test_cairn_index_then_search_get_and_get_chunk_through_mcp(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "deploy.md").write_text(
+        "# Deploy runbook\n\n## Freeze\n\nNo deploys on Fridays after 3pm.\n\n"
+        "## Rollback\n\nUse the blue-green switch to roll back within five minutes.\n"
+    )
+    (notes / "lunch.txt").write_text("The team lunch is on Wednesdays at the noodle place.")
+    server = start_server(tmp_path / "data")
+    try:
+        indexed = server.cli("index", str(notes))
+        stats = json.loads(indexed.stdout)
+        assert stats["indexed"] == 2
+
+        found = _call(
+            server.url, server.dev_token, "search", {"query": "how do I roll back a deploy"}
+        )
+        results = found["results"]
+        assert isinstance(results, list)
+        top = results[0]
+        assert top["result_type"] == "entity"
+        assert top["entity_title"] == "Deploy runbook"
+        assert top["source"] == "local_files"
+        assert "blue-green" in " ".join(c["content"] for c in top["chunks"])
+
+        entity = _call(server.url, server.dev_token, "get", {"entity_id": top["entity_id"]})[
+            "entity"
+        ]
+        assert isinstance(entity, dict)
+        assert entity["id"] == top["entity_id"]
+        assert [c["chunk_index"] for c in entity["chunks"]] == list(range(len(entity["chunks"])))
+
+        chunk_id = top["chunks"][0]["chunk_id"]
+        chunk = _call(server.url, server.dev_token, "get_chunk", {"chunk_id": chunk_id})["chunk"]
+        assert isinstance(chunk, dict)
+        assert chunk["chunk_id"] == chunk_id
+        assert chunk["entity_id"] == top["entity_id"]
+
+        unchanged = json.loads(server.cli("index", str(notes)).stdout)
+        assert unchanged["indexed"] == 0
+        assert unchanged["unchanged"] == 2
+    finally:
+        stop_server(server)

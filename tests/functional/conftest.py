@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import boto3
 import pytest
@@ -24,10 +25,10 @@ PEPPER = "functional-test-pepper"
 
 
 @pytest.fixture
-def aws() -> Iterator[Settings]:
-    """moto for every AWS API, the tables created, runtime wired to them."""
+def aws(tmp_path: Path) -> Iterator[Settings]:
+    """moto for every AWS API, the tables created, runtime wired to them (index in tmp_path)."""
     with mock_aws():
-        settings = Settings(environment="test", token_pepper=PEPPER)
+        settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
         runtime.configure(settings)
         create_tables(boto3.client("dynamodb", region_name=settings.region))
         yield settings

@@ -1,0 +1,6 @@
+"""Lambda entry point of the search tool group (wiring only)."""
+
+from shared.search.tools import GROUP
+from shared.tools.lambda_entry import make_group_handler
+
+handler = make_group_handler(GROUP)
