@@ -27,7 +27,7 @@ class MemoryStore(Protocol):
 
 
 class MemoryIndex(Protocol):
-    """Ranks a team's memories for a query (lexical now, the hybrid engine when it lands)."""
+    """Ranks a team's memories for a query (the hybrid engine: `shared.search.memory_index`)."""
 
     def index(self, team: str, memory: Memory) -> None: ...
 
