@@ -64,7 +64,10 @@ def build_aws_service(settings: Settings) -> SearchService:
         signed_client(settings.search_endpoint, settings.region, settings.search_service),
         settings.search_index,
         settings.embedding_dimensions,
+        serverless=settings.search_service == "aoss",
     )
+    # Once per cold start: a HEAD on the index, a create with the mapping the first time ever.
+    index.ensure_index()
     return SearchService(DynamoDocumentStore(runtime.table(names.TABLE_DOCUMENTS)), index, embedder)
 
 

@@ -19,14 +19,19 @@ K = TypeVar("K", bound=Hashable)
 class FusionConfig:
     """How rankings are fused.
 
+    The defaults are weighted RRF tuned on SciFact's train split (docs/search.md): k = 10 and
+    a vector weight of 0.9 scored nDCG@10 0.731 on train against 0.721 for the textbook
+    k = 60 with equal weights (both with title-weighted BM25). `FusionConfig(k=60,
+    vector_weight=1.0)` restores the textbook fusion.
+
     `depth` is how many chunks each ranking contributes. It is fixed per query (not derived
     from the page asked for) so every page of one query is cut from the same fused list:
     that is what makes cursor pagination free of gaps and repeats.
     """
 
-    k: int = 60
+    k: int = 10
     bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    vector_weight: float = 0.9
     depth: int = 300
 
     def weights(self, mode: SearchMode) -> tuple[float, float]:
