@@ -31,6 +31,7 @@ from shared.bench.retrieval import (
 from shared.config import names
 from shared.config.tables import create_tables
 from shared.search.adapters.dynamodb import DynamoDocumentStore
+from shared.search.chunker import ChunkerConfig
 from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
 from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
 from shared.search.embedding.minilm import MiniLMEmbedder
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--title-weights", default="0.5,1,2,3")
     parser.add_argument("--depth", type=int, default=300)
     parser.add_argument("--k", default="5,10,20,30,60")
+    parser.add_argument("--chunk-target", type=int, default=ChunkerConfig().target)
+    parser.add_argument("--chunk-max", type=int, default=ChunkerConfig().maximum)
     parser.add_argument("--vector-weights", default="0.5,0.6,0.7,0.8,0.9,1.0,1.2")
     args = parser.parse_args(argv)
     corpus, queries, qrels = load_beir(args.data, args.split)
@@ -64,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             tables[names.TABLE_DOCUMENTS]
         )
         index = EmbeddedIndex(Path(tmp), cached.dimensions)
-        service = SearchService(DynamoDocumentStore(table), index, cached)
+        chunker = ChunkerConfig(target=args.chunk_target, maximum=args.chunk_max)
+        service = SearchService(DynamoDocumentStore(table), index, cached, chunker=chunker)
         started = time.perf_counter()
         service.upsert_documents(BENCH_TEAM, docs)
         print(f"indexed in {time.perf_counter() - started:.1f}s", file=sys.stderr)
