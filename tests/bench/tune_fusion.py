@@ -31,8 +31,8 @@ from shared.bench.retrieval import (
 from shared.config import names
 from shared.config.tables import create_tables
 from shared.search.adapters.dynamodb import DynamoDocumentStore
-from shared.search.chunker import ChunkerConfig
 from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
+from shared.search.chunker import ChunkerConfig
 from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
 from shared.search.embedding.minilm import MiniLMEmbedder
 from shared.search.fusion import group_by_entity, rrf
