@@ -108,7 +108,8 @@ def test_a_stored_memory_is_found_by_memory_search(server: LocalServer, mode: st
 
     stored, found = _with_client(server, mode, store_then_search)
 
-    assert [hit["id"] for hit in found["results"]] == [stored["id"]]
+    # Hybrid ranking: other memories may follow on the vector side; the exact match leads.
+    assert found["results"][0]["id"] == stored["id"]
     assert found["results"][0]["content"] == f"the {word} likes sunshine"
 
 

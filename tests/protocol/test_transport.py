@@ -109,7 +109,7 @@ def test_a_foreign_origin_is_refused_with_403(server: LocalServer) -> None:
 
 
 def test_a_foreign_host_without_origin_is_refused_with_403(server: LocalServer) -> None:
-    # DNS rebinding: a page on evil.example resolved to 127.0.0.1; non-browser clients send no Origin.
+    # DNS rebinding: evil.example resolved to 127.0.0.1; a non-browser client sends no Origin.
     response = _post(server, _request("ping"), _headers(server, Host="evil.example"))
 
     assert response.status_code == 403
