@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from shared.search.ports import Vectors
 
 INDEX_FILE = "index.sqlite3"
+# Bumped whenever the tables change shape. The index is derived data: a file of another version
+# is dropped and recreated empty, and `embeddings_build` (rebuild) refills it from DynamoDB.
+SCHEMA_VERSION = 2
 _COLUMNS = (
     "team, entity_id, chunk_id, chunk_index, text, title, source, result_type, chunk_type, uri, "
     "char_offset_start, char_offset_end, memory_key, tags, expires_at"
@@ -128,8 +131,13 @@ class EmbeddedIndex:
         self._rows: int | None = None
         self._writer = self._connect()
         with self._write_lock:
+            version = int(self._writer.execute("PRAGMA user_version").fetchone()[0])
+            if version != SCHEMA_VERSION:
+                self._writer.executescript(
+                    "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;"
+                )
             self._writer.executescript(_SCHEMA)
-            self._writer.commit()
+            self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)

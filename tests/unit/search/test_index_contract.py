@@ -263,3 +263,18 @@ def test_concurrent_writers_and_readers_do_not_interfere(tmp_path: Path) -> None
     assert not errors, errors
     assert time.monotonic() - started < 60
     assert len(ask(index, "concurrent write", limit=100)) == 45
+
+
+def test_an_index_file_of_another_schema_version_is_recreated_empty(tmp_path: Path) -> None:
+    import sqlite3
+
+    first = EmbeddedIndex(tmp_path, EMBEDDER.dimensions)
+    put(first, doc("alpha", "kept", "durable knowledge about backups"))
+    conn = sqlite3.connect(str(first.path))
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    reopened = EmbeddedIndex(tmp_path, EMBEDDER.dimensions)
+    assert ask(reopened, "backups") == []
+    put(reopened, doc("alpha", "again", "backups indexed again"))
+    assert ask(reopened, "backups", mode="bm25") == ["again"]
