@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -64,6 +64,15 @@ class SearchMemoryIndex:
             list(memory.tags),
             memory.updated_at,
             memory.expires_at,
+        )
+
+    def rebuild(self, team: str, memories: Iterable[MemoryLike]) -> int:
+        """Re-index every memory given (e.g. all of a team's live memories); returns the count.
+
+        For the memory service after an index loss: `embeddings_build` rebuilds documents only.
+        """
+        return self._resolve().index_memories(
+            team, ((m.id, m.key, m.content, list(m.tags), m.expires_at) for m in memories)
         )
 
     def remove(self, team: str, memory_id: str) -> None:

@@ -171,10 +171,7 @@ class SearchService:
         for entity_id in empty:
             # A document edited down to nothing keeps no stale chunks in the index.
             self.index.delete_entity(team, entity_id)
-        if docs:
-            vectors = self.embedder.embed([d.embedding_text() for d in docs])
-            self.index.index(docs, vectors)
-        return len(docs)
+        return self._index_docs(docs)
 
     def delete_document(self, team: str, entity_id: str) -> bool:
         """Tombstone a document and drop it from the index; False when it did not exist."""
@@ -216,23 +213,27 @@ class SearchService:
     ) -> None:
         """Index (or re-index) one memory as a single chunk; it stops matching at `expires_at`."""
         del updated_at  # the index keeps no history: the latest write replaces the chunk
-        doc = ChunkDoc(
-            team=team,
-            entity_id=memory_id,
-            chunk_id=chunk_id_for(memory_id, 0),
-            chunk_index=0,
-            text=content,
-            title=key or "",
-            source=MEMORY_SOURCE,
-            result_type="memory",
-            chunk_type="memory",
-            char_offset_start=0,
-            char_offset_end=len(content),
-            memory_key=key,
-            tags=tuple(tags),
-            expires_at=expires_at.timestamp() if expires_at is not None else None,
-        )
-        self.index.index([doc], self.embedder.embed([doc.embedding_text()]))
+        self.index_memories(team, [(memory_id, key, content, tags, expires_at)])
+
+    def index_memories(
+        self,
+        team: str,
+        memories: Iterable[tuple[str, str | None, str, Sequence[str], datetime | None]],
+    ) -> int:
+        """Index many `(memory_id, key, content, tags, expires_at)` at once (batched embedding)."""
+        total = 0
+        batch: list[ChunkDoc] = []
+        for memory_id, key, content, tags, expires_at in memories:
+            batch.append(_memory_doc(team, memory_id, key, content, tags, expires_at))
+            if len(batch) == 256:
+                total += self._index_docs(batch)
+                batch = []
+        return total + self._index_docs(batch)
+
+    def _index_docs(self, docs: list[ChunkDoc]) -> int:
+        if docs:
+            self.index.index(docs, self.embedder.embed([d.embedding_text() for d in docs]))
+        return len(docs)
 
     def remove_memory(self, team: str, memory_id: str) -> None:
         """Drop a memory from the index."""
@@ -386,6 +387,32 @@ class SearchService:
             uri=None,
             context=ChunkContextOut(before=[], after=[]) if context > 0 else None,
         )
+
+
+def _memory_doc(
+    team: str,
+    memory_id: str,
+    key: str | None,
+    content: str,
+    tags: Sequence[str],
+    expires_at: datetime | None,
+) -> ChunkDoc:
+    return ChunkDoc(
+        team=team,
+        entity_id=memory_id,
+        chunk_id=chunk_id_for(memory_id, 0),
+        chunk_index=0,
+        text=content,
+        title=key or "",
+        source=MEMORY_SOURCE,
+        result_type="memory",
+        chunk_type="memory",
+        char_offset_start=0,
+        char_offset_end=len(content),
+        memory_key=key,
+        tags=tuple(tags),
+        expires_at=expires_at.timestamp() if expires_at is not None else None,
+    )
 
 
 def _chunk_doc(team: str, entity: EntityItem, chunk: ChunkItem) -> ChunkDoc:

@@ -62,3 +62,15 @@ def test_the_memory_index_port_indexes_searches_and_removes(search: SearchHarnes
     # Memories never leak into document-only searches.
     page = search.service.search("alpha", "redis sessions", types=frozenset({"entity"}))
     assert page.groups == []
+
+
+def test_rebuild_reindexes_a_teams_memories_in_one_batch(search: SearchHarness) -> None:
+    index = SearchMemoryIndex(lambda: search.service)
+    memories = [
+        FakeMemory(f"mem_{i}", f"k{i}", f"fact number {i} about lighthouses") for i in range(5)
+    ]
+    search.embedder.embedded.clear()
+    assert index.rebuild("alpha", memories) == 5
+    assert len(search.embedder.embedded) == 5
+    assert len(index.search("alpha", "lighthouses", limit=10)) == 5
+    assert index.search("beta", "lighthouses", limit=10) == []
