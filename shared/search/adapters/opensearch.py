@@ -124,7 +124,7 @@ class OpenSearchIndex:
         *,
         serverless: bool = True,
         fusion: FusionConfig | None = None,
-        title_boost: float = 2.0,
+        title_boost: float = 3.0,
     ) -> None:
         self._client = client
         self._index = index_name

@@ -102,8 +102,8 @@ def test_responses_are_fused_by_rrf_and_grouped_by_entity() -> None:
     assert [h.chunk.chunk_id for h in page.groups[1].hits] == ["e1:0", "e1:1"]
     assert page.has_more is True
     top = page.groups[0].hits[0]
-    # Default fusion: k = 10, weights 1.0 (BM25) and 0.9 (vector); normalised by the best score.
-    assert top.score == pytest.approx((1 / 13 + 0.9 / 11) / (1 / 11 + 0.9 / 11))
+    # Default fusion: k = 10, equal weights; normalised so first in both lists scores 1.
+    assert top.score == pytest.approx((1 / 13 + 1 / 11) / (2 / 11))
     assert top.chunk.uri == "file:///notes/release.md"
     assert (top.chunk.char_offset_start, top.chunk.char_offset_end) == (0, 31)
 
