@@ -215,9 +215,9 @@ class Functions(Construct):
             environment={
                 Env.ENVIRONMENT: self._config.environment,
                 Env.STACK_NAME: self._config.stack_name,
-                "POWERTOOLS_SERVICE_NAME": f"{names.SERVICE}-{name}",
-                "POWERTOOLS_METRICS_NAMESPACE": names.SERVICE,
-                "LOG_LEVEL": "INFO",
+                Env.POWERTOOLS_SERVICE_NAME: f"{names.SERVICE}-{name}",
+                Env.POWERTOOLS_METRICS_NAMESPACE: names.SERVICE,
+                Env.LOG_LEVEL: "INFO",
                 **environment,
             },
         )

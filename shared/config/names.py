@@ -26,6 +26,7 @@ class Env:
 
     ENVIRONMENT: Final = "CAIRN_ENV"
     REGION: Final = "AWS_REGION"
+    DEFAULT_REGION: Final = "AWS_DEFAULT_REGION"  # the SDK's fallback when AWS_REGION is unset
     TOKENS_TABLE: Final = "CAIRN_TOKENS_TABLE"
     MEMORIES_TABLE: Final = "CAIRN_MEMORIES_TABLE"
     DOCUMENTS_TABLE: Final = "CAIRN_DOCUMENTS_TABLE"
@@ -44,6 +45,10 @@ class Env:
     PORT: Final = "CAIRN_PORT"
     DATA_DIR: Final = "CAIRN_DATA_DIR"
     DEV_TOKEN: Final = "CAIRN_DEV_TOKEN"
+    # Read by Powertools itself (Logger, Metrics) in every deployed function.
+    POWERTOOLS_SERVICE_NAME: Final = "POWERTOOLS_SERVICE_NAME"
+    POWERTOOLS_METRICS_NAMESPACE: Final = "POWERTOOLS_METRICS_NAMESPACE"
+    LOG_LEVEL: Final = "LOG_LEVEL"
 
     @staticmethod
     def group_function(group: str) -> str:

@@ -54,11 +54,7 @@ class Settings(BaseModel):
         env = os.environ if environ is None else environ
         defaults = cls()
         tables = dict(defaults.tables)
-        for logical_id, key in (
-            (names.TABLE_TOKENS, Env.TOKENS_TABLE),
-            (names.TABLE_MEMORIES, Env.MEMORIES_TABLE),
-            (names.TABLE_DOCUMENTS, Env.DOCUMENTS_TABLE),
-        ):
+        for logical_id, key in names.TABLE_ENV.items():
             if key in env:
                 tables[logical_id] = env[key]
         functions = {
@@ -70,7 +66,7 @@ class Settings(BaseModel):
         data_dir = env.get(Env.DATA_DIR)
         return cls(
             environment=env.get(Env.ENVIRONMENT, "local"),
-            region=env.get(Env.REGION, env.get("AWS_DEFAULT_REGION", "us-east-1")),
+            region=env.get(Env.REGION, env.get(Env.DEFAULT_REGION, "us-east-1")),
             tables=tables,
             artifacts_bucket=env.get(Env.ARTIFACTS_BUCKET, defaults.artifacts_bucket),
             token_pepper=env.get(Env.TOKEN_PEPPER),
