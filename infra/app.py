@@ -9,9 +9,9 @@ import os
 from collections.abc import Mapping
 
 import aws_cdk as cdk
-from cdk_nag import AwsSolutionsChecks
 
 from infra.config import DeployConfig
+from infra.nag import add_checks
 from infra.stack import CairnStack
 from shared.config import names
 
@@ -33,7 +33,7 @@ def build_app(
             region=os.environ.get("CDK_DEFAULT_REGION"),
         ),
     )
-    cdk.Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
+    add_checks(app)
     return app, stack
 
 

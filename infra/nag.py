@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import CfnResource, Stack
-from cdk_nag import NagPackSuppression, NagSuppressions
+from aws_cdk import Aspects, CfnResource, Stack
+from cdk_nag import AwsSolutionsChecks, NagPackSuppression, NagSuppressions
 from constructs import IConstruct
 
 # X-Ray's PutTraceSegments/PutTelemetryRecords have no resource-level permissions.
 XRAY_REASON = "X-Ray trace upload actions support only Resource '*' (no resource-level IAM)."
 XRAY_WILDCARD = "Resource::*"
+
+
+def add_checks(scope: IConstruct) -> None:
+    """Run cdk-nag's AWS Solutions pack over `scope` on every synth (the app, or a test stack)."""
+    Aspects.of(scope).add(AwsSolutionsChecks(verbose=True))
 
 
 def suppress(

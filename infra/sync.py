@@ -23,17 +23,18 @@ class Sync(Construct):
             schedule_group_name=f"{config.stack_name}-sync",
             removal_policy=config.removal_policy,
         )
-        account = Stack.of(self).account
         self.scheduler_role = iam.Role(
             self,
             "SchedulerRole",
             description="EventBridge Scheduler: starts cairn connector syncs",
-            # Confused-deputy guard: only schedules of this account's group may assume it.
+            # Confused-deputy guard: only schedules in this account's sync group may assume it.
+            # Scheduler sets aws:SourceArn to the schedule *group* ARN (its docs warn against
+            # scoping to a schedule or a schedule-name prefix: the role could never be assumed).
             assumed_by=iam.ServicePrincipal(
                 "scheduler.amazonaws.com",
                 conditions={
-                    "StringEquals": {"aws:SourceAccount": account},
-                    "ArnLike": {"aws:SourceArn": self._schedules_arn()},
+                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
+                    "ArnEquals": {"aws:SourceArn": self.schedule_group.schedule_group_arn},
                 },
             ),
         )
@@ -44,11 +45,4 @@ class Sync(Construct):
             iam.PolicyStatement(
                 actions=["lambda:InvokeFunction"], resources=[function.function_arn]
             )
-        )
-
-    def _schedules_arn(self) -> str:
-        return Stack.of(self).format_arn(
-            service="scheduler",
-            resource="schedule",
-            resource_name=f"{self.schedule_group.schedule_group_name}/*",
         )

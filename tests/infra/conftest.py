@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.infra.support import PROD_EXTRAS, Synth, synthesize
+from tests.infra.support import PROD_EXTRAS, Synth, WorkflowsOnly, synthesize, workflows_only
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +22,9 @@ def synth(request: pytest.FixtureRequest) -> Synth:
     """Each environment in turn, for properties both must have."""
     result: Synth = request.getfixturevalue(request.param)
     return result
+
+
+@pytest.fixture(scope="session")
+def workflows_stack() -> WorkflowsOnly:
+    """A state machine built by `Workflows.add_state_machine`, nag-checked (see support)."""
+    return workflows_only()

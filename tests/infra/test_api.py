@@ -8,7 +8,7 @@ import pytest
 from aws_cdk.assertions import Match
 
 from infra.api import STAGE
-from tests.infra.support import Synth
+from tests.infra.support import RETENTION_DAYS, Synth
 
 pytestmark = pytest.mark.infra
 
@@ -76,6 +76,21 @@ def test_the_stage_logs_access_traces_and_throttles(synth: Synth) -> None:
             ),
         },
     )
+
+
+@pytest.mark.parametrize(("env", "days"), RETENTION_DAYS.items())
+def test_access_logs_go_to_a_log_group_kept_as_long_as_the_environment_says(
+    request: pytest.FixtureRequest, env: str, days: int
+) -> None:
+    synth: Synth = request.getfixturevalue(env)
+    (stage,) = synth.of_type("AWS::ApiGateway::Stage").values()
+    destination = json.dumps(stage["Properties"]["AccessLogSetting"]["DestinationArn"])
+    (log_group,) = (
+        group
+        for logical_id, group in synth.of_type("AWS::Logs::LogGroup").items()
+        if json.dumps({"Ref": logical_id}) in destination
+    )
+    assert log_group["Properties"]["RetentionInDays"] == days
 
 
 def test_access_logs_never_include_the_authorization_header(synth: Synth) -> None:

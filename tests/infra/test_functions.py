@@ -12,7 +12,8 @@ from infra.bundling import LOCAL_ONLY_PACKAGES, requirements
 from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS
 from shared.config import names
 from shared.config.names import Env
-from tests.infra.support import ROOT, Synth
+from shared.tools.groups import load_groups
+from tests.infra.support import RETENTION_DAYS, ROOT, Synth
 
 pytestmark = pytest.mark.infra
 
@@ -28,7 +29,12 @@ def _env(synth: Synth, function: str) -> dict:
 
 def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway(synth: Synth) -> None:
     assert sorted(synth.functions()) == sorted(("gateway", *GROUPS))
-    assert set(GROUP_ACCESS) >= set(GROUPS)
+
+
+def test_the_group_access_map_covers_exactly_the_served_tool_groups() -> None:
+    # A group in names but not in GROUP_ACCESS fails the synth; one left in GROUP_ACCESS after
+    # its removal from names would silently linger: both directions are checked here.
+    assert set(GROUP_ACCESS) == set(GROUPS) == set(load_groups())
 
 
 @pytest.mark.parametrize("function", ["gateway", *GROUPS])
@@ -49,19 +55,23 @@ def test_functions_carry_powertools_settings_and_their_environment(
     dev: Synth, function: str
 ) -> None:
     env = _env(dev, function)
-    assert env["POWERTOOLS_SERVICE_NAME"] == f"cairn-{function}"
-    assert env["POWERTOOLS_METRICS_NAMESPACE"] == names.SERVICE
-    assert env["LOG_LEVEL"] == "INFO"
+    assert env[Env.POWERTOOLS_SERVICE_NAME] == f"cairn-{function}"
+    assert env[Env.POWERTOOLS_METRICS_NAMESPACE] == names.SERVICE
+    assert env[Env.LOG_LEVEL] == "INFO"
     assert env[Env.ENVIRONMENT] == "dev"
     assert env[Env.STACK_NAME] == "cairn-dev-tester"
 
 
+@pytest.mark.parametrize(("env", "days"), RETENTION_DAYS.items())
 @pytest.mark.parametrize("function", ["gateway", *GROUPS])
-def test_functions_log_to_their_own_log_group_with_retention(synth: Synth, function: str) -> None:
+def test_functions_log_to_their_own_log_group_kept_as_long_as_the_environment_says(
+    request: pytest.FixtureRequest, function: str, env: str, days: int
+) -> None:
+    synth: Synth = request.getfixturevalue(env)
     props = synth.resources[synth.functions()[function]]["Properties"]
     log_group = synth.resources[props["LoggingConfig"]["LogGroup"]["Ref"]]
     assert log_group["Type"] == "AWS::Logs::LogGroup"
-    assert log_group["Properties"]["RetentionInDays"] in (14, 180)
+    assert log_group["Properties"]["RetentionInDays"] == days
 
 
 def test_the_gateway_uses_snapstart_behind_a_published_alias(synth: Synth) -> None:

@@ -5,14 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from aws_cdk import App, Stack
-from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Match
 
-from infra.config import DeployConfig
-from infra.workflows import Workflows
 from shared.config import names
-from tests.infra.support import Synth
+from tests.infra.support import RETENTION_DAYS, Synth, WorkflowsOnly
 
 pytestmark = pytest.mark.infra
 
@@ -84,22 +80,24 @@ def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth
         )
 
 
-def test_the_state_machine_log_group_is_ready(synth: Synth) -> None:
+@pytest.mark.parametrize(("env", "days"), RETENTION_DAYS.items())
+def test_the_state_machine_log_group_is_ready(
+    request: pytest.FixtureRequest, env: str, days: int
+) -> None:
+    synth: Synth = request.getfixturevalue(env)
     log_group = synth.resources[synth.logical_id(synth.stack.workflows.log_group)]
     assert log_group["Properties"]["LogGroupName"].startswith("/aws/vendedlogs/states/")
-    assert log_group["Properties"]["RetentionInDays"] > 0
+    assert log_group["Properties"]["RetentionInDays"] == days
 
 
-def test_add_state_machine_logs_everything_but_execution_data_and_traces() -> None:
-    # Given the workflows construct in a stack of its own
-    stack = Stack(App(), "WorkflowsOnly")
-    workflows = Workflows(stack, "Workflows", config=DeployConfig(environment="dev"))
-    # When a workflow state machine is added
-    workflows.add_state_machine("Example", sfn.DefinitionBody.from_chainable(sfn.Pass(stack, "P")))
-    # Then it is Standard, traced, and logs to the shared log group
-    template = Template.from_stack(stack)
+def test_add_state_machine_logs_everything_but_execution_data_and_traces(
+    workflows_stack: WorkflowsOnly,
+) -> None:
+    # Given the workflows construct in a stack of its own, with one state machine added
+    stack, workflows = workflows_stack.stack, workflows_stack.workflows
+    # Then the machine is Standard, traced, and logs to the shared log group
     log_group = stack.resolve(workflows.log_group.log_group_arn)
-    template.has_resource_properties(
+    workflows_stack.template.has_resource_properties(
         "AWS::StepFunctions::StateMachine",
         {
             "StateMachineType": "STANDARD",
@@ -119,7 +117,18 @@ def test_the_sync_schedule_group_and_its_scheduler_role_exist(synth: Synth) -> N
     role = synth.resources[synth.logical_id(synth.stack.sync.scheduler_role)]
     (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert statement["Principal"] == {"Service": "scheduler.amazonaws.com"}
-    assert "aws:SourceAccount" in statement["Condition"]["StringEquals"]
+    assert statement["Action"] == "sts:AssumeRole"
+
+
+def test_only_schedules_of_the_sync_group_may_assume_the_scheduler_role(synth: Synth) -> None:
+    # Confused-deputy guard: Scheduler presents the schedule group's ARN as aws:SourceArn.
+    role = synth.resources[synth.logical_id(synth.stack.sync.scheduler_role)]
+    (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    group = synth.logical_id(synth.stack.sync.schedule_group)
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+        "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [group, "Arn"]}},
+    }
 
 
 def test_alarms_cover_api_5xx_function_errors_and_throttles_and_table_throttles(
