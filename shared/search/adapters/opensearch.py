@@ -10,7 +10,10 @@ embedded index (see docs/search.md for why not a server-side hybrid search pipel
 
 Serverless vector collections do not accept caller-chosen document ids, so replacing an
 entity's chunks is "find their ids, bulk-delete them, bulk-index the new ones" there; on a
-managed domain chunks carry deterministic ids as well.
+managed domain chunks carry deterministic ids as well. Lookups that can return many documents
+(chunk ids, an entity's chunks, entity ids) page by `search_after` or `after_key`, `page_size`
+at a time: a search returns at most `max_result_window` (10,000) hits, and silently stopping
+there would leave stale chunks behind.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
     from shared.search.ports import Vectors
 
 _SOURCE_EXCLUDES = {"excludes": ["vector"]}
-_MAX_IDS = 10_000
+# OpenSearch's default `index.max_result_window`: the most hits one search returns.
+MAX_PAGE = 10_000
 
 
 def signed_client(endpoint: str, region: str, service: str = "aoss") -> Any:
@@ -114,7 +118,8 @@ def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
 
 
 class OpenSearchIndex:
-    """`SearchIndex` on an OpenSearch index (client injected: tests pass a recorded transport)."""
+    """`SearchIndex` on an OpenSearch index (client injected: tests pass a recorded transport
+    or `FakeOpenSearch`). `page_size` is how many hits or buckets one lookup search returns."""
 
     def __init__(
         self,
@@ -125,7 +130,10 @@ class OpenSearchIndex:
         serverless: bool = True,
         fusion: FusionConfig | None = None,
         title_boost: float = 3.0,
+        page_size: int = MAX_PAGE,
     ) -> None:
+        if not 0 < page_size <= MAX_PAGE:
+            raise ValueError(f"page_size must be between 1 and {MAX_PAGE} (got {page_size})")
         self._client = client
         self._index = index_name
         self._dimensions = dimensions
@@ -133,6 +141,7 @@ class OpenSearchIndex:
         # Remote candidates are paid for in payload: a smaller default depth than embedded.
         self._fusion = fusion or FusionConfig(depth=100)
         self._title_boost = title_boost
+        self._page_size = page_size
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         from opensearchpy.exceptions import OpenSearchException
@@ -159,9 +168,22 @@ class OpenSearchIndex:
     def _doc_id(self, chunk: ChunkDoc) -> str:
         return hashlib.sha256(f"{chunk.team}\x00{chunk.chunk_id}".encode()).hexdigest()[:40]
 
+    def _all_hits(self, body: dict[str, Any], sort: list[dict[str, str]]) -> list[dict[str, Any]]:
+        """Every hit of `body`'s query in `sort` order, `page_size` per search (`search_after`)."""
+        hits: list[dict[str, Any]] = []
+        after: list[Any] | None = None
+        while True:
+            page_body = {**body, "size": self._page_size, "sort": sort}
+            if after is not None:
+                page_body["search_after"] = after
+            page = self._call("search", index=self._index, body=page_body)["hits"]["hits"]
+            hits += page
+            if len(page) < self._page_size:
+                return hits
+            after = page[-1]["sort"]
+
     def _ids_of(self, team: str, entity_ids: Sequence[str]) -> list[str]:
         body = {
-            "size": _MAX_IDS,
             "_source": False,
             "query": {
                 "bool": {
@@ -172,8 +194,9 @@ class OpenSearchIndex:
                 }
             },
         }
-        response = self._call("search", index=self._index, body=body)
-        return [hit["_id"] for hit in response["hits"]["hits"]]
+        # (entity, index) repeats only for a duplicate left by Serverless's refresh window.
+        sort = [{"entity_id": "asc"}, {"chunk_index": "asc"}]
+        return [hit["_id"] for hit in self._all_hits(body, sort)]
 
     def index(self, chunks: Sequence[ChunkDoc], vectors: Vectors) -> None:
         """Replace the chunks of every entity in `chunks` with `chunks` (one bulk request)."""
@@ -305,9 +328,7 @@ class OpenSearchIndex:
     def entity_chunks(self, team: str, entity_id: str, now: float) -> list[ChunkDoc]:
         """The live chunks of one entity, in chunk order."""
         body = {
-            "size": 1000,
             "_source": _SOURCE_EXCLUDES,
-            "sort": [{"chunk_index": "asc"}],
             "query": {
                 "bool": {
                     "filter": [
@@ -317,8 +338,8 @@ class OpenSearchIndex:
                 }
             },
         }
-        response = self._call("search", index=self._index, body=body)
-        return [_doc(hit["_source"]) for hit in response["hits"]["hits"]]
+        hits = self._all_hits(body, [{"chunk_index": "asc"}])
+        return [_doc(hit["_source"]) for hit in hits]
 
     def entity_ids(self, team: str, source: str | None = None) -> set[str]:
         """Document entity ids of `team` via a paged composite aggregation."""
@@ -332,7 +353,7 @@ class OpenSearchIndex:
         after: dict[str, Any] | None = None
         while True:
             composite: dict[str, Any] = {
-                "size": 1000,
+                "size": self._page_size,
                 "sources": [{"entity": {"terms": {"field": "entity_id"}}}],
             }
             if after is not None:

@@ -1,9 +1,15 @@
 """The SearchIndex contract: what every adapter must do, whatever its storage.
 
-The suite runs against the embedded adapter (SQLite FTS5 + numpy). The OpenSearch adapter's
-side of the contract is its request/response translation, checked against recorded DSL in
-test_opensearch_adapter.py: no OpenSearch server runs here, and a fake that re-implemented the
-query DSL would test the fake. Both adapters share fusion, grouping and paging code.
+Every test taking `index` (or `reopen`) runs against each adapter: the embedded index (SQLite
+FTS5 + numpy, in a temporary folder) and the OpenSearch adapter — Serverless-style
+(auto-generated ids) and managed-domain-style (deterministic ids) — on `FakeOpenSearch`, an
+in-memory stand-in for the `opensearchpy` client. The fake interprets only the DSL subset the
+adapter emits (bool, term, terms, range, exists, multi_match BM25, filtered knn, composite
+aggregation, bulk index/delete) and rejects everything else, so a request that drops the team
+filter or the expiry filter returns the wrong chunks and fails the contract, and a request
+using anything the fake does not model fails loudly. The request shapes themselves stay pinned
+by the recorded-DSL tests in test_opensearch_adapter.py. The few embedded-only tests at the end
+say why they do not apply to OpenSearch.
 """
 
 from __future__ import annotations
@@ -16,25 +22,62 @@ from pathlib import Path
 import pytest
 
 from shared.search.adapters.embedded import EmbeddedIndex
+from shared.search.adapters.opensearch import OpenSearchIndex
 from shared.search.models import ChunkDoc, IndexQuery, SearchFilters, SearchMode
 from shared.search.ports import SearchIndex
+from tests.unit.search.fake_opensearch import FakeOpenSearch
 from tests.unit.search.support import HashingEmbedder
 
 MODES: tuple[SearchMode, ...] = ("hybrid", "bm25", "vector")
 EMBEDDER = HashingEmbedder()
 NOW = 1_800_000_000.0
+# Hits or buckets per OpenSearch lookup: small, so the contract's larger batches page.
+OPENSEARCH_PAGE = 20
+
+# An adapter backend: given a fresh folder, a function that opens (or re-opens, after a
+# "restart") the index on that backend's storage.
+Backend = Callable[[Path], Callable[[], SearchIndex]]
 
 
-def make_embedded(directory: Path) -> SearchIndex:
-    return EmbeddedIndex(directory, EMBEDDER.dimensions)
+def embedded(directory: Path) -> Callable[[], SearchIndex]:
+    return lambda: EmbeddedIndex(directory, EMBEDDER.dimensions)
 
 
-ADAPTERS: dict[str, Callable[[Path], SearchIndex]] = {"embedded": make_embedded}
+def opensearch(serverless: bool) -> Backend:
+    def backend(_: Path) -> Callable[[], SearchIndex]:
+        server = FakeOpenSearch(serverless=serverless)
+
+        def open_index() -> SearchIndex:
+            index = OpenSearchIndex(
+                server,
+                "cairn-chunks",
+                EMBEDDER.dimensions,
+                serverless=serverless,
+                page_size=OPENSEARCH_PAGE,
+            )
+            index.ensure_index()  # a cold start: creates the index only when missing
+            return index
+
+        return open_index
+
+    return backend
+
+
+ADAPTERS: dict[str, Backend] = {
+    "embedded": embedded,
+    "opensearch": opensearch(serverless=True),
+    "opensearch-managed": opensearch(serverless=False),
+}
 
 
 @pytest.fixture(params=sorted(ADAPTERS))
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> SearchIndex:
+def reopen(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], SearchIndex]:
     return ADAPTERS[request.param](tmp_path)
+
+
+@pytest.fixture
+def index(reopen: Callable[[], SearchIndex]) -> SearchIndex:
+    return reopen()
 
 
 def doc(team: str, entity: str, text: str, index: int = 0, **extra: object) -> ChunkDoc:
@@ -102,6 +145,20 @@ def test_a_query_only_ever_returns_the_callers_team(index: SearchIndex, mode: Se
     assert chunks
     assert {c.team for c in chunks} == {"alpha"}
     assert ask(index, "kubernetes", "gamma", mode) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_other_teams_better_matches_never_crowd_out_the_callers(
+    index: SearchIndex, mode: SearchMode
+) -> None:
+    # More of beta's chunks than any adapter's ranking depth (300 embedded, 100 OpenSearch)
+    # outscore alpha's in both rankings: the team must filter the ranking itself, not only
+    # its results, or alpha's chunk falls off both candidate lists.
+    crowd = [
+        doc("beta", f"b{i:03d}", "kubernetes kubernetes", title="kubernetes") for i in range(310)
+    ]
+    put(index, *crowd, doc("alpha", "a1", "kubernetes upgrade notes", title="cluster"))
+    assert ask(index, "kubernetes", "alpha", mode) == ["a1"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -227,16 +284,73 @@ def test_a_query_without_usable_words_still_ranks_by_vector(index: SearchIndex) 
     assert ask(index, "the of", mode="vector") == ["d1"]
 
 
-def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
-    first = EmbeddedIndex(tmp_path, EMBEDDER.dimensions)
+def test_delete_entity_removes_every_chunk_and_ignores_an_unknown_entity(
+    index: SearchIndex,
+) -> None:
+    many = OPENSEARCH_PAGE + 5  # more chunks than one OpenSearch lookup page
+    put(index, *(doc("alpha", "big", f"appendix part {i} walrus", i) for i in range(many)))
+    put(index, doc("alpha", "small", "walrus sighting log"))
+    index.delete_entity("alpha", "big")
+    index.delete_entity("alpha", "never-indexed")
+    assert index.entity_chunks("alpha", "big", NOW) == []
+    assert ask(index, "walrus", mode="bm25") == ["small"]
+    assert ask(index, "appendix part walrus", mode="vector", limit=100) == ["small"]
+
+
+def test_entity_chunks_are_one_entitys_live_chunks_in_chunk_order(index: SearchIndex) -> None:
+    count = OPENSEARCH_PAGE + 5
+    order = [(i * 7) % count for i in range(count)]  # indexed out of order
+    put(
+        index,
+        *(doc("alpha", "e", f"alpha chunk {i}", i) for i in order),
+        doc("alpha", "other", "another entity"),
+        doc("beta", "e", "beta's entity with the same id"),
+    )
+    put(
+        index,
+        doc("alpha", "mem", "live part", 0, result_type="memory", expires_at=NOW + 60),
+        doc("alpha", "mem", "live part two", 1, result_type="memory", expires_at=NOW + 120),
+    )
+    chunks = index.entity_chunks("alpha", "e", NOW)
+    assert [c.chunk_index for c in chunks] == list(range(count))
+    assert {(c.team, c.entity_id) for c in chunks} == {("alpha", "e")}
+    assert chunks[3].text == "alpha chunk 3"
+    assert [c.text for c in index.entity_chunks("alpha", "mem", NOW + 90)] == ["live part two"]
+    assert index.entity_chunks("alpha", "mem", NOW + 120) == []
+    assert index.entity_chunks("gamma", "e", NOW) == []
+
+
+def test_entity_ids_lists_every_document_however_many(index: SearchIndex) -> None:
+    names = {f"d{i:03d}" for i in range(2 * OPENSEARCH_PAGE + 5)}
+    put(index, *(doc("alpha", name, f"text {name}") for name in sorted(names)))
+    put(index, doc("beta", "d999", "another team"))
+    assert index.entity_ids("alpha") == names
+    assert index.entity_ids("alpha", "obsidian") == set()
+    assert index.entity_ids("gamma") == set()
+
+
+def test_reindexing_many_entities_at_once_replaces_every_old_chunk(index: SearchIndex) -> None:
+    entities = [f"e{i:02d}" for i in range(OPENSEARCH_PAGE)]
+    put(index, *(doc("alpha", e, f"old {e} part {i} zebra", i) for e in entities for i in range(3)))
+    put(index, *(doc("alpha", e, f"new {e} giraffe") for e in entities))
+    assert ask(index, "zebra", mode="bm25") == []
+    for e in entities:
+        assert [c.text for c in index.entity_chunks("alpha", e, NOW)] == [f"new {e} giraffe"]
+
+
+def test_the_index_survives_a_restart(reopen: Callable[[], SearchIndex]) -> None:
+    # Embedded: the SQLite file is reopened. OpenSearch: a new adapter (a new Lambda
+    # container) on the same cluster, whose ensure_index must keep the existing index.
+    first = reopen()
     put(first, doc("alpha", "kept", "durable knowledge about backups"))
-    reopened = EmbeddedIndex(tmp_path, EMBEDDER.dimensions)
+    reopened = reopen()
     assert ask(reopened, "backups") == ["kept"]
     assert ask(reopened, "backups", mode="vector") == ["kept"]
 
 
-def test_concurrent_writers_and_readers_do_not_interfere(tmp_path: Path) -> None:
-    index = EmbeddedIndex(tmp_path, EMBEDDER.dimensions)
+def test_concurrent_writers_and_readers_do_not_interfere(index: SearchIndex) -> None:
+    # On OpenSearch the server serialises writes (the fake with a lock); what this checks there
+    # is that the adapter keeps no per-call state that threads could share.
     errors: list[BaseException] = []
 
     def write(worker: int) -> None:
@@ -265,6 +379,8 @@ def test_concurrent_writers_and_readers_do_not_interfere(tmp_path: Path) -> None
     assert len(ask(index, "concurrent write", limit=100)) == 45
 
 
+# Embedded only: OpenSearch has no index file or schema version. Its mapping is created by
+# ensure_index, and test_opensearch_adapter.py pins it to recorded DSL.
 def test_an_index_file_of_another_schema_version_is_recreated_empty(tmp_path: Path) -> None:
     import sqlite3
 

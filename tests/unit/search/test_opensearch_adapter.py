@@ -2,7 +2,9 @@
 
 No OpenSearch server runs here. A real `opensearchpy.OpenSearch` client is used with its
 transport's `perform_request` replaced by a recorder that answers with fixture responses
-(JSON written from the OpenSearch query DSL, k-NN and bulk API documentation).
+(JSON written from the OpenSearch query DSL, k-NN and bulk API documentation). The behaviour
+half — the adapter against `FakeOpenSearch` — is the contract suite (test_index_contract.py);
+the last tests here check that the fake is strict enough for that suite to mean something.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
+from shared.search.adapters import opensearch
 from shared.search.adapters.opensearch import OpenSearchIndex, index_body
 from shared.search.errors import IndexUnavailable
 from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
+from tests.unit.search.fake_opensearch import FakeOpenSearch, UnsupportedRequest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "opensearch"
 
@@ -48,10 +52,12 @@ class Recorder:
         return self.replies.pop(0)
 
 
-def adapter(recorder: Recorder, serverless: bool = True) -> OpenSearchIndex:
+def adapter(
+    recorder: Recorder, serverless: bool = True, page_size: int = 10_000
+) -> OpenSearchIndex:
     client = OpenSearch(hosts=[{"host": "search.example", "port": 443}], use_ssl=True)
     client.transport.perform_request = recorder  # type: ignore[method-assign]
-    return OpenSearchIndex(client, "cairn-chunks", 4, serverless=serverless)
+    return OpenSearchIndex(client, "cairn-chunks", 4, serverless=serverless, page_size=page_size)
 
 
 def hybrid_query(**overrides: Any) -> IndexQuery:
@@ -144,10 +150,19 @@ def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
     adapter(recorder).index([chunk], np.full((1, 4), 0.5, dtype=np.float32))
     lookup, bulk = recorder.requests
     assert lookup["path"] == "/cairn-chunks/_search"
-    assert lookup["body"]["query"]["bool"]["filter"] == [
-        {"term": {"team": "alpha"}},
-        {"terms": {"entity_id": ["e1"]}},
-    ]
+    assert lookup["body"] == {
+        "_source": False,
+        "query": {
+            "bool": {
+                "filter": [
+                    {"term": {"team": "alpha"}},
+                    {"terms": {"entity_id": ["e1"]}},
+                ]
+            }
+        },
+        "size": 10_000,
+        "sort": [{"entity_id": "asc"}, {"chunk_index": "asc"}],
+    }
     assert bulk["path"] == "/_bulk"
     assert bulk["body"] == [
         {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A9"}},
@@ -216,3 +231,149 @@ def test_ensure_index_creates_the_index_only_when_missing() -> None:
     assert recorder.requests[1]["method"] == "PUT"
     assert recorder.requests[1]["path"] == "/cairn-chunks"
     assert recorder.requests[1]["body"] == index_body(4)
+
+
+def test_delete_entity_looks_up_the_entitys_chunks_then_bulk_deletes_them() -> None:
+    recorder = Recorder(fixture("ids.response.json"), fixture("bulk.response.json"))
+    adapter(recorder).delete_entity("alpha", "e1")
+    lookup, bulk = recorder.requests
+    assert lookup["body"]["query"]["bool"]["filter"] == [
+        {"term": {"team": "alpha"}},
+        {"terms": {"entity_id": ["e1"]}},
+    ]
+    assert bulk["body"] == [
+        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A9"}},
+        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A8"}},
+    ]
+
+
+def test_delete_entity_of_an_unknown_entity_sends_no_bulk() -> None:
+    recorder = Recorder({"hits": {"hits": []}})
+    adapter(recorder).delete_entity("alpha", "missing")
+    assert len(recorder.requests) == 1
+
+
+def test_entity_chunks_filters_on_team_entity_and_expiry_in_chunk_order() -> None:
+    recorder = Recorder({"hits": {"hits": []}})
+    adapter(recorder).entity_chunks("alpha", "e1", 1_800_000_000.0)
+    body = recorder.requests[0]["body"]
+    assert body["sort"] == [{"chunk_index": "asc"}]
+    assert body["_source"] == {"excludes": ["vector"]}
+    filters = body["query"]["bool"]["filter"]
+    assert {"term": {"team": "alpha"}} in filters
+    assert {"term": {"entity_id": "e1"}} in filters
+    assert {
+        "bool": {
+            "should": [
+                {"bool": {"must_not": {"exists": {"field": "expires_at"}}}},
+                {"range": {"expires_at": {"gt": 1_800_000_000.0}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    } in filters
+
+
+def test_a_full_page_of_hits_is_followed_by_a_search_after_request() -> None:
+    def hit(index: int) -> dict[str, Any]:
+        source = {"team": "alpha", "entity_id": "e1", "chunk_id": f"e1:{index}"}
+        source |= {"chunk_index": index, "source": "local_files"}
+        return {"_id": f"id{index}", "_score": None, "_source": source, "sort": [index]}
+
+    recorder = Recorder({"hits": {"hits": [hit(0), hit(1)]}}, {"hits": {"hits": [hit(2)]}})
+    chunks = adapter(recorder, page_size=2).entity_chunks("alpha", "e1", 0.0)
+    assert [c.chunk_index for c in chunks] == [0, 1, 2]
+    first, second = (r["body"] for r in recorder.requests)
+    assert (first["size"], "search_after" in first) == (2, False)
+    assert second["search_after"] == [1]
+
+
+def test_the_page_size_is_bounded_by_the_result_window() -> None:
+    with pytest.raises(ValueError, match="page_size"):
+        OpenSearchIndex(FakeOpenSearch(), "cairn-chunks", 4, page_size=10_001)
+
+
+# ---------------------------------------------------------------- the fake is strict
+
+
+def fake_index(serverless: bool = True) -> OpenSearchIndex:
+    index = OpenSearchIndex(FakeOpenSearch(serverless=serverless), "cairn-chunks", 4)
+    assert index.ensure_index() is True
+    return index
+
+
+def chunk(team: str, entity: str, text: str, **extra: Any) -> ChunkDoc:
+    return ChunkDoc(team, entity, f"{entity}:0", 0, text, "", "local_files", **extra)
+
+
+def test_through_the_fake_a_dropped_team_filter_is_visible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a request builder that forgets the team (the adapter's hit check still drops
+    # beta's hits), when beta's chunks outscore alpha's, alpha's chunk falls off the ranking.
+    real = opensearch.filter_clauses
+    monkeypatch.setattr(
+        opensearch,
+        "filter_clauses",
+        lambda filters: [c for c in real(filters) if "team" not in c.get("term", {})],
+    )
+    index = fake_index()
+    crowd = [chunk("beta", f"b{i}", "kubernetes kubernetes") for i in range(101)]
+    index.index([*crowd, chunk("alpha", "a1", "kubernetes notes")], np.ones((102, 4), "float32"))
+    page = index.query(hybrid_query(text="kubernetes", filters=SearchFilters("alpha", 0.0)))
+    assert page.groups == []
+    assert index.entity_chunks("alpha", "b1", 0.0) != []
+
+
+def test_through_the_fake_a_dropped_expiry_filter_is_visible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = opensearch.filter_clauses
+    monkeypatch.setattr(opensearch, "filter_clauses", lambda filters: real(filters)[:-1])
+    index = fake_index()
+    index.index([chunk("alpha", "m1", "wifi password", expires_at=10.0)], np.ones((1, 4), "f4"))
+    page = index.query(hybrid_query(text="wifi", filters=SearchFilters("alpha", now=20.0)))
+    assert [g.entity_id for g in page.groups] == ["m1"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": {"match_all": {}}},
+        {"query": {"term": {"team": "alpha"}}},  # scoring context
+        {"query": {"bool": {"filter": [{"term": {"text": "alpha"}}]}}},  # a text field
+        {"query": {"bool": {"must": [{"knn": {"vector": {"vector": [1, 0, 0, 0], "k": 1}}}]}}},
+        {"query": {"multi_match": {"query": "x", "fields": ["text"], "type": "best_fields"}}},
+        {"query": {"bool": {"filter": [{"term": {"nope": "x"}}]}}},  # an unmapped field
+        {"query": {"bool": {"filter": []}}, "track_total_hits": True},
+        {"query": {"bool": {"filter": []}}, "_source": {"includes": ["team"]}},
+    ],
+)
+def test_the_fake_rejects_what_it_does_not_model(body: dict[str, Any]) -> None:
+    client = FakeOpenSearch()
+    client.indices.create(index="cairn-chunks", body=index_body(4))
+    with pytest.raises(UnsupportedRequest):
+        client.search(index="cairn-chunks", body=body)
+
+
+def test_the_fake_rejects_unknown_parameters() -> None:
+    client = FakeOpenSearch()
+    with pytest.raises(UnsupportedRequest, match="refresh"):
+        client.bulk(body=[], refresh=True)
+
+
+def test_the_fake_refuses_a_document_outside_the_strict_mapping() -> None:
+    client = FakeOpenSearch()
+    client.indices.create(index="cairn-chunks", body=index_body(4))
+    response = client.bulk(body=[{"index": {"_index": "cairn-chunks"}}, {"colour": "red"}])
+    assert response["errors"] is True
+    assert response["items"][0]["index"]["status"] == 400
+    assert response["items"][0]["index"]["error"]["type"] == "strict_dynamic_mapping_exception"
+
+
+def test_a_serverless_collection_refuses_caller_chosen_ids() -> None:
+    managed_adapter = OpenSearchIndex(
+        FakeOpenSearch(serverless=True), "cairn-chunks", 4, serverless=False
+    )
+    managed_adapter.ensure_index()
+    with pytest.raises(IndexUnavailable):
+        managed_adapter.index([chunk("alpha", "e1", "text")], np.ones((1, 4), "float32"))
