@@ -58,12 +58,20 @@ class TokenService:
         self._store.put(hash_secret(self._pepper, secret), record)
         return IssuedToken(secret=secret, record=record)
 
+    def find(self, secret: str) -> TokenRecord | None:
+        """The record stored for `secret`, active or not (None when no token has it)."""
+        return self._store.get_by_hash(hash_secret(self._pepper, secret))
+
+    def is_active(self, record: TokenRecord) -> bool:
+        """Neither revoked nor expired, by this service's clock."""
+        return record.is_active(self._now())
+
     def authenticate(self, secret: str | None) -> tuple[Principal, TokenRecord]:
         """The principal of an active token, or `InvalidToken`."""
         if not secret:
             raise InvalidToken("no bearer token")
-        record = self._store.get_by_hash(hash_secret(self._pepper, secret))
-        if record is None or not record.is_active(self._now()):
+        record = self.find(secret)
+        if record is None or not self.is_active(record):
             raise InvalidToken("unknown, revoked or expired token")
         principal = Principal(
             team=record.team,

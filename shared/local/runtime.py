@@ -20,7 +20,7 @@ from moto import mock_aws
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
-from shared.auth.errors import InvalidToken, UnknownToken
+from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
 from shared.config import names
@@ -76,6 +76,10 @@ class CreatedToken(BaseModel):
 
     secret: str
     record: TokenRecord
+
+
+class DevTokenUnusable(Exception):
+    """`CAIRN_DEV_TOKEN` names a token that cannot serve as the local dev token."""
 
 
 @dataclass
@@ -143,31 +147,37 @@ class LocalRuntime:
         return issued.secret, issued.record
 
     def provision_dev_token(self, env_secret: str | None) -> DevToken:
-        """`CAIRN_DEV_TOKEN` if set, else the token kept in the data folder, else a new one."""
+        """`CAIRN_DEV_TOKEN` if set, else the token kept in the data folder, else a new one.
+
+        A kept token that was revoked or has expired is replaced by a new one (a revoked token
+        stays revoked). `CAIRN_DEV_TOKEN` naming such a token, or a token of another team, is
+        refused with `DevTokenUnusable`: its value is the user's to change.
+        """
         assert self.tokens is not None
+        path = self.data_dir / DEV_TOKEN_FILE
         if env_secret:
-            secret, from_env = env_secret, True
+            secret: str | None = env_secret
         else:
-            path = self.data_dir / DEV_TOKEN_FILE
-            secret, from_env = (path.read_text().strip() if path.exists() else ""), False
-        if secret:
-            existing = self._active_token(secret)
-            if existing is not None and existing.team == names.LOCAL_TEAM:
-                return DevToken(secret, existing, from_env)
+            secret = path.read_text().strip() if path.exists() else None
+        existing = self.tokens.find(secret) if secret else None
+        if existing is not None:
+            usable = existing.team == names.LOCAL_TEAM and self.tokens.is_active(existing)
+            if usable:
+                assert secret is not None
+                return DevToken(secret, existing, from_env=bool(env_secret))
+            if env_secret:
+                state = "another team's" if existing.team != names.LOCAL_TEAM else "a revoked"
+                raise DevTokenUnusable(
+                    f"{names.Env.DEV_TOKEN} names {state} or expired token "
+                    f"({existing.token_id}); set it to a new value or unset it"
+                )
+            secret = None  # the kept token was revoked or expired: mint a fresh one
         request = TokenRequest(team=names.LOCAL_TEAM, name="dev", scopes=("admin",))
-        secret, record = self.issue(request, secret=secret or None)
-        if not from_env:
-            path = self.data_dir / DEV_TOKEN_FILE
+        secret, record = self.issue(request, secret=secret)
+        if not env_secret:
             path.touch(mode=0o600)
             path.write_text(secret)
-        return DevToken(secret, record, from_env)
-
-    def _active_token(self, secret: str) -> TokenRecord | None:
-        assert self.tokens is not None
-        try:
-            return self.tokens.authenticate(secret)[1]
-        except InvalidToken:
-            return None  # unknown (a first start with this value) or revoked: issue it again
+        return DevToken(secret, record, from_env=bool(env_secret))
 
     def _admin_router(self) -> Any:
         from fastapi import APIRouter

@@ -11,7 +11,7 @@ import sys
 import uvicorn
 
 from shared.config import names
-from shared.local.runtime import LocalRuntime, default_data_dir
+from shared.local.runtime import DevTokenUnusable, LocalRuntime, default_data_dir
 
 
 def client_config(url: str, secret: str) -> dict[str, object]:
@@ -25,12 +25,20 @@ def client_config(url: str, secret: str) -> dict[str, object]:
 
 def serve() -> int:
     """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C."""
-    port = int(os.environ.get(names.Env.PORT, names.DEFAULT_PORT))
+    raw_port = os.environ.get(names.Env.PORT, str(names.DEFAULT_PORT))
+    if not raw_port.isdigit() or not 0 <= int(raw_port) <= 65535:
+        print(f"cairn: {names.Env.PORT} must be a port number (got {raw_port!r})", file=sys.stderr)
+        return 2
+    port = int(raw_port)
     data_dir = default_data_dir()
     local = LocalRuntime(data_dir)
     local.start()
     try:
-        dev = local.provision_dev_token(os.environ.get(names.Env.DEV_TOKEN))
+        try:
+            dev = local.provision_dev_token(os.environ.get(names.Env.DEV_TOKEN))
+        except DevTokenUnusable as exc:
+            print(f"cairn: {exc}", file=sys.stderr)
+            return 2
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

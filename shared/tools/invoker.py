@@ -26,27 +26,28 @@ class GroupInvocationError(Exception):
 class InProcessInvoker:
     """Runs the group in this process.
 
-    moto has no per-item locking, so writes are serialized by one process-wide lock: concurrent
-    requests can never interleave a read-modify-write and corrupt state. Reads run freely.
+    moto has no per-item locking, so every call holds one process-wide lock: concurrent requests
+    can never interleave a read-modify-write and corrupt state. Reads hold it too, because a
+    read may write (an expired memory is pruned when it is seen). Only tools that are not
+    read-only mark the state dirty for the snapshot; a prune seen by a read is saved with the
+    next write or at shutdown, and is harmless to lose (the item is expired either way).
     """
 
     def __init__(
         self,
         groups: Mapping[str, ToolGroup[Any]],
-        write_lock: threading.RLock,
+        lock: threading.RLock,
         after_write: Callable[[], None] | None = None,
     ) -> None:
         self._groups = groups
-        self._write_lock = write_lock
+        self._lock = lock
         self._after_write = after_write
 
     def invoke(self, group: str, envelope: Envelope, *, read_only: bool) -> Reply:
         tool_group = self._groups[group]
-        if read_only:
-            return execute(tool_group, envelope)
-        with self._write_lock:
+        with self._lock:
             reply = execute(tool_group, envelope)
-        if self._after_write is not None:
+        if not read_only and self._after_write is not None:
             self._after_write()
         return reply
 
