@@ -1,7 +1,7 @@
 """Powertools Logger, Metrics and Tracer: created once, imported everywhere.
 
-A redaction filter on the logger makes sure no token secret reaches a log line, whatever a
-caller passes in a message or an `extra` field.
+A redacting formatter makes sure no token secret reaches a log line, whatever a caller passes
+in a message, an `extra` field (nested or not) or an exception.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import logging
 import re
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
 SERVICE_NAME = "cairn"
 _SECRET = re.compile(r"cairn_sk_[A-Za-z0-9_\-]+")
@@ -21,21 +22,17 @@ def redact(text: str) -> str:
     return _BEARER.sub(r"\1[REDACTED]", _SECRET.sub("cairn_sk_[REDACTED]", text))
 
 
-class RedactSecrets(logging.Filter):
-    """Masks secrets in the message, its arguments and every extra attribute of a record."""
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON formatter, with secrets masked in the finished line.
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str):
-            record.msg = redact(record.msg)
-        if record.args:
-            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
-        for name, value in list(vars(record).items()):
-            if isinstance(value, str) and name not in {"msg", "name", "levelname", "pathname"}:
-                setattr(record, name, redact(value))
-        return True
+    Masking the formatted line rather than the record's fields covers everything that can
+    carry a secret: the message, its arguments, nested `extra` values and exception tracebacks.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
-logger = Logger(service=SERVICE_NAME)
-logger.addFilter(RedactSecrets())
+logger = Logger(service=SERVICE_NAME, logger_formatter=RedactingFormatter())
 metrics = Metrics(namespace=SERVICE_NAME, service=SERVICE_NAME)
 tracer = Tracer(service=SERVICE_NAME)

@@ -50,8 +50,12 @@ def test_no_token_secret_reaches_a_log_line(harness: Harness, log_output: io.Str
     harness.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, token + "x")
     logger.info(
         f"debugging Authorization: Bearer {token}",
-        extra={"header": f"Bearer {token}", "raw": token},
+        extra={"header": f"Bearer {token}", "raw": token, "nested": {"list": [token]}},
     )
+    try:
+        raise ValueError(f"bad credential {token}")
+    except ValueError:
+        logger.exception("while checking %s", token)
     output = log_output.getvalue()
     assert output, "expected log output"
     assert token not in output
