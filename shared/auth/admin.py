@@ -71,7 +71,7 @@ class LocalServerAdmin:
 class StackAdmin:
     """Uses AWS credentials: the deployed stack's tokens table and pepper secret."""
 
-    def __init__(self, stack: str) -> None:
+    def __init__(self, stack: str, cloudformation: Any = None) -> None:
         import boto3
 
         from shared import runtime
@@ -79,14 +79,22 @@ class StackAdmin:
         from shared.protocol.wiring import build_token_service
 
         try:
+            client = cloudformation or boto3.client("cloudformation")
             outputs = {
                 o["OutputKey"]: o["OutputValue"]
-                for o in boto3.client("cloudformation")
-                .describe_stacks(StackName=stack)["Stacks"][0]
-                .get("Outputs", [])
+                for o in client.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
             }
         except Exception as exc:  # botocore raises many types: no credentials, no stack, ...
             raise TokenAdminError(f"cannot read stack {stack!r}: {exc}") from exc
+        missing = [
+            key
+            for key in (names.Outputs.TOKENS_TABLE, names.Outputs.TOKEN_PEPPER_SECRET)
+            if key not in outputs
+        ]
+        if missing:
+            raise TokenAdminError(
+                f"stack {stack!r} has no output(s) {', '.join(missing)}: is it a cairn stack?"
+            )
         settings = Settings.from_env().model_copy(
             update={
                 "environment": "aws",
