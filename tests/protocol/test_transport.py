@@ -229,6 +229,31 @@ def test_a_modern_tools_call_with_the_wrong_mcp_name_gives_32020(server: LocalSe
     assert _error_code(response) == -32020
 
 
+def test_a_version_header_that_disagrees_with_meta_gives_32020(server: LocalServer) -> None:
+    # The header routes the request as 2026-07-28; the body claims another supported version.
+    meta = {**_modern_meta(), VERSION_KEY: "2025-11-25"}
+    headers = _modern_headers(server, "tools/list")
+
+    response = _post(server, _request("tools/list", {"_meta": meta}), headers)
+
+    assert response.status_code == 400
+    assert _error_code(response) == -32020
+    assert "does not match" in response.json()["error"]["message"]
+
+
+def test_an_unknown_method_on_the_2026_07_28_path_gives_32601_with_http_404(
+    server: LocalServer,
+) -> None:
+    response = _post(
+        server,
+        _request("resources/teleport", {"_meta": _modern_meta()}),
+        _modern_headers(server, "resources/teleport"),
+    )
+
+    assert response.status_code == 404
+    assert _error_code(response) == -32601
+
+
 # -- Methods ---------------------------------------------------------------------------------
 
 

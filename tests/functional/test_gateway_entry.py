@@ -1,0 +1,165 @@
+"""The gateway's Lambda entry point: API Gateway (REST) proxy events through Mangum and FastAPI
+to the gateway, on moto's DynamoDB — the path a deployed request takes up to the group Invoke."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from shared.config import names
+from shared.config.settings import Settings
+from shared.protocol.wiring import build_token_service
+from tests.functional.conftest import PEPPER
+
+PUBLIC_URL = "https://abc123.execute-api.us-east-1.amazonaws.com/v1"
+
+
+class _Context:
+    function_name = "cairn-gateway"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-gateway"
+    aws_request_id = "gw-req-1"
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 30_000
+
+
+@pytest.fixture
+def entry(aws: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """functions/gateway/handler.py imported fresh with the environment the stack gives it."""
+    monkeypatch.setenv(names.Env.ENVIRONMENT, "test")
+    monkeypatch.setenv(names.Env.TOKEN_PEPPER, PEPPER)
+    monkeypatch.setenv(names.Env.PUBLIC_URL, PUBLIC_URL)
+    monkeypatch.setenv(names.Env.group_function(names.GROUP_MEMORY), "cairn-memory-fn")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    sys.modules.pop("functions.gateway.handler", None)
+    yield importlib.import_module("functions.gateway.handler")
+    sys.modules.pop("functions.gateway.handler", None)
+
+
+def _event(method: str, path: str, body: object | None, headers: dict[str, str]) -> dict[str, Any]:
+    raw = json.dumps(body) if body is not None else None
+    all_headers = {
+        "Host": "abc123.execute-api.us-east-1.amazonaws.com",
+        "X-Forwarded-Proto": "https",
+        **headers,
+    }
+    return {
+        "resource": path,
+        "path": path,
+        "httpMethod": method,
+        "headers": all_headers,
+        "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": method,
+            "path": f"/v1{path}",
+            "stage": "v1",
+            "requestId": "api-req-1",
+            "identity": {"sourceIp": "203.0.113.7"},
+        },
+        "body": base64.b64encode(raw.encode()).decode() if raw else None,
+        "isBase64Encoded": raw is not None,
+    }
+
+
+def _rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+
+
+def _mcp_headers(token: str | None) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _body(response: dict[str, Any]) -> Any:
+    raw = response["body"]
+    if response.get("isBase64Encoded"):
+        raw = base64.b64decode(raw).decode()
+    return json.loads(raw)
+
+
+def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
+    from shared.auth.models import TokenRequest
+
+    token = (
+        build_token_service(aws)
+        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
+        .secret
+    )
+    event = _event(
+        "POST",
+        "/mcp",
+        _rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        ),
+        _mcp_headers(token),
+    )
+
+    response = entry.handler(event, _Context())
+
+    assert response["statusCode"] == 200
+    result = _body(response)["result"]
+    assert result["protocolVersion"] == "2025-06-18"
+    assert result["serverInfo"]["name"] == "cairn"
+
+
+def test_tools_list_through_mangum_shows_the_tokens_tools(entry: ModuleType, aws: Settings) -> None:
+    from shared.auth.models import TokenRequest
+
+    token = (
+        build_token_service(aws)
+        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
+        .secret
+    )
+
+    response = entry.handler(
+        _event("POST", "/mcp", _rpc("tools/list"), _mcp_headers(token)), _Context()
+    )
+
+    assert response["statusCode"] == 200
+    listed = {tool["name"] for tool in _body(response)["result"]["tools"]}
+    assert {"memory_get", "memory_search"} <= listed
+    assert "memory_put" not in listed
+
+
+def test_an_unauthenticated_event_gets_401_pointing_at_the_public_metadata_url(
+    entry: ModuleType,
+) -> None:
+    response = entry.handler(_event("POST", "/mcp", _rpc("ping"), _mcp_headers(None)), _Context())
+
+    assert response["statusCode"] == 401
+    assert _body(response)["error"]["code"] == -32001
+    headers = {k.lower(): v for k, v in response["headers"].items()}
+    assert headers["www-authenticate"] == (
+        f'Bearer resource_metadata="{PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"'
+    )
+
+
+def test_the_metadata_document_is_served_without_a_token(entry: ModuleType) -> None:
+    response = entry.handler(
+        _event("GET", "/.well-known/oauth-protected-resource", None, {}), _Context()
+    )
+
+    assert response["statusCode"] == 200
+    assert _body(response)["resource"] == f"{PUBLIC_URL}/mcp"
