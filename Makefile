@@ -14,7 +14,8 @@ help: ## list targets
 bootstrap: .venv/.bootstrapped node_modules/.bootstrapped ## install uv, Python deps and the npm packages
 
 .venv/.bootstrapped: pyproject.toml uv.lock
-	@command -v uv >/dev/null 2>&1 || [ -x $(HOME)/.local/bin/uv ] || python3 -m pip install --user --quiet uv
+	@command -v uv >/dev/null 2>&1 || [ -x $(HOME)/.local/bin/uv ] || python3 -m pip install --user --quiet uv \
+		|| python3 -m pip install --user --quiet --break-system-packages uv  # PEP 668 system Pythons
 	$(UV) sync --frozen
 	@touch $@
 
