@@ -6,6 +6,8 @@ indexed by the embedded index. Queries run through `SearchService.search` per mo
 embedding is computed fresh for every query so latencies include it. One JSON object is
 printed on stdout; progress goes to stderr.
 
+`--rrf-k 60` and `--title-weight 1` reproduce the untuned rows of docs/search.md.
+
 `--synthetic 10000,100000` measures latency at scale instead: random unit vectors and generated
 text indexed directly (no model), hybrid queries timed.
 """
@@ -276,6 +278,24 @@ def run_synthetic(
     return {"synthetic": out}
 
 
+def index_config(*, rrf_k: int | None = None, title_weight: float | None = None) -> Any:
+    """The embedded index's settings with the given overrides (None keeps the default)."""
+    from dataclasses import replace
+
+    from shared.search.adapters.embedded import EmbeddedConfig
+
+    config = EmbeddedConfig()
+    if rrf_k is not None:
+        if rrf_k < 1:
+            raise SystemExit(f"--rrf-k must be at least 1 (got {rrf_k})")
+        config = replace(config, fusion=replace(config.fusion, k=rrf_k))
+    if title_weight is not None:
+        if title_weight <= 0:
+            raise SystemExit(f"--title-weight must be positive (got {title_weight})")
+        config = replace(config, title_weight=title_weight)
+    return config
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: `cairn bench retrieval --data DIR [--split test] [--mode ...] [--k 10]`."""
     parser = argparse.ArgumentParser(prog="cairn bench retrieval", description=__doc__)
@@ -284,6 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mode", default=",".join(MODES), help="comma-separated modes")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache file")
+    parser.add_argument(
+        "--rrf-k", type=int, default=None, help="RRF k (default: the tuned 10; 60 is textbook)"
+    )
+    parser.add_argument(
+        "--title-weight", type=float, default=None, help="BM25 title column weight (default 3)"
+    )
     parser.add_argument(
         "--synthetic", default=None, help="comma-separated chunk counts, e.g. 10000,100000"
     )
@@ -295,7 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.data is None:
         parser.error("--data is required (or --synthetic)")
     modes = [_mode(m.strip()) for m in args.mode.split(",") if m.strip()]
-    print(json.dumps(run(args.data, args.split, modes, args.k, cache_path=args.cache)))
+    config = index_config(rrf_k=args.rrf_k, title_weight=args.title_weight)
+    print(
+        json.dumps(
+            run(args.data, args.split, modes, args.k, cache_path=args.cache, index_config=config)
+        )
+    )
     return 0
 
 

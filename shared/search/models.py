@@ -239,14 +239,11 @@ class SearchReferencesInput(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
-        description="What to look up across the operator's long-form reference documents.",
+        description="What to look up across the operator’s long-form reference documents.",  # noqa: RUF001 - seed 002's exact text
     )
+    # Seed 002 gives no default or bound: 5 keeps an agent's context small, 50 caps the work.
     limit: int = Field(
         default=5, ge=1, le=50, description="Maximum number of reference matches to return."
-    )
-    # Seed 002 marks agent_id server-populated: accepted for compatibility, never trusted.
-    agent_id: str | None = Field(
-        default=None, description="Ignored: the calling agent comes from the token."
     )
 
 
@@ -275,7 +272,7 @@ class SearchResultOut(BaseModel):
 class SearchOutput(BaseModel):
     results: list[SearchResultOut]
     next_cursor: str | None = Field(
-        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+        default=None, description="Pass as `cursor` for the next page; null on the last page."
     )
 
 

@@ -179,10 +179,11 @@ def embeddings_build(
 @GROUP.tool(
     name="search_references",
     title="Search reference documents",
-    description="Search the long-form reference documents (background material filed under "
-    "references/ — specs, manuals, design notes). References never appear in recall results, "
-    "so search here when the task needs that depth. Returns each match's vault path and the "
-    "query-relevant section.",
+    # Seed 002: "each verb's description below is the exact text an agent receives".
+    description="Search the long-form reference documents (background material the operator "
+    "filed under references/ — specs, manuals, design notes). References are deliberately NOT "
+    "auto-recalled and never appear in recall results, so search here when the task needs that "
+    "depth. Returns each match’s vault path + the query-relevant section.",  # noqa: RUF001
     input_model=SearchReferencesInput,
     output_model=SearchReferencesOutput,
     scopes=("search",),

@@ -66,3 +66,17 @@ def test_metrics_follow_their_definitions() -> None:
     assert retrieval.ndcg_at(["c", "a"], {"a": 1}, 10) == pytest.approx(1 / 1.5849625)
     assert retrieval.recall_at(["a", "x"], relevant, 10) == 0.5
     assert retrieval.reciprocal_rank(["x", "y", "b"], relevant) == pytest.approx(1 / 3)
+
+
+def test_rrf_k_and_title_weight_flags_reach_the_index_config() -> None:
+    default = retrieval.index_config()
+    textbook = retrieval.index_config(rrf_k=60, title_weight=1.0)
+
+    assert (default.fusion.k, default.title_weight) == (10, 3.0)
+    assert (textbook.fusion.k, textbook.title_weight) == (60, 1.0)
+    assert textbook.fusion.depth == default.fusion.depth
+
+
+def test_a_non_positive_rrf_k_is_refused() -> None:
+    with pytest.raises(SystemExit, match="--rrf-k"):
+        retrieval.main(["--data", str(TINY), "--rrf-k", "0"])

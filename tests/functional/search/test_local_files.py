@@ -66,6 +66,12 @@ def test_deleted_files_leave_the_index_and_get_returns_null(
     results = search.call("search", {"query": "onboarding guide"})["results"]
     assert [r["entity_title"] for r in results] == ["keep"]
     assert search.call("get", {"entity_id": dropped_id}) == {"entity": None}
+    # The entity stays as a tombstone (connectors see the deletion) that DynamoDB TTL collects.
+    tombstone = search.service.documents.get_entity("alpha", dropped_id)
+    assert tombstone is not None
+    assert tombstone.deleted
+    assert tombstone.chunk_count == 0
+    assert search.service.documents.chunks("alpha", dropped_id) == []
     # Re-creating the file brings it back.
     write(root, "drop.md", "obsolete onboarding guide")
     assert index_path(root, "alpha", service=search.service).indexed == 1

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
 from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
+from tests.unit.search.support import HashingEmbedder
 
 
 def test_a_document_first_in_both_rankings_scores_one() -> None:
@@ -73,3 +78,49 @@ def test_pages_cut_entities_without_gaps_or_repeats() -> None:
             break
         offset += 3
     assert seen == [f"e{i}" for i in range(7)]
+
+
+def test_the_embedded_index_fuses_with_the_configured_k(tmp_path: Path) -> None:
+    # Normalised RRF: a chunk at ranks r_i scores sum(1/(k+r_i)) / sum(1/(k+1)), which grows
+    # with k for any r_i > 1. The same data under k=60 must score every hit at least as high as
+    # under the default k=10, and some strictly higher — unless k were ignored.
+    embedder = HashingEmbedder()
+    texts = [
+        "rollback a kubernetes deployment",
+        "kubernetes deployment strategies",
+        "rolling back database migrations",
+        "deployment checklists for kubernetes clusters",
+        "the kubernetes scheduler",
+    ]
+    docs = [
+        ChunkDoc(
+            team="t",
+            entity_id=f"e{i}",
+            chunk_id=f"e{i}:0",
+            chunk_index=0,
+            text=text,
+            title=f"doc {i}",
+            source="s",
+        )
+        for i, text in enumerate(texts)
+    ]
+    question = "rollback kubernetes deployment"
+    scores: dict[int, dict[str, float]] = {}
+    for k in (10, 60):
+        index = EmbeddedIndex(
+            tmp_path / f"k{k}", embedder.dimensions, EmbeddedConfig(fusion=FusionConfig(k=k))
+        )
+        index.index(docs, embedder.embed([d.embedding_text() for d in docs]))
+        page = index.query(
+            IndexQuery(
+                text=question,
+                vector=[float(x) for x in embedder.embed([question])[0]],
+                filters=SearchFilters(team="t", now=0.0),
+                limit=10,
+            )
+        )
+        scores[k] = {g.entity_id: g.hits[0].score for g in page.groups}
+
+    assert scores[10].keys() == scores[60].keys()
+    assert all(scores[60][e] >= scores[10][e] - 1e-9 for e in scores[10])
+    assert any(scores[60][e] > scores[10][e] + 1e-6 for e in scores[10])

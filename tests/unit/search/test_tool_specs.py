@@ -56,6 +56,23 @@ def test_the_search_input_schema_matches_seed_000() -> None:
     }
 
 
+def test_search_references_matches_seed_002_text_and_arguments() -> None:
+    spec = SPECS["search_references"]
+    # Seed 002: the description is the exact text an agent receives.
+    assert spec.description == (
+        "Search the long-form reference documents (background material the operator filed "
+        "under references/ — specs, manuals, design notes). References are deliberately NOT "
+        "auto-recalled and never appear in recall results, so search here when the task needs "
+        "that depth. Returns each match’s vault path + the query-relevant section."  # noqa: RUF001
+    )
+    schema = spec.input_model.model_json_schema(mode="validation")
+    assert schema["required"] == ["query"]
+    assert set(schema["properties"]) == {"query", "limit"}
+    assert schema["additionalProperties"] is False
+    limit = schema["properties"]["limit"]
+    assert (limit["default"], limit["minimum"], limit["maximum"]) == (5, 1, 50)
+
+
 def test_entity_results_omit_memory_key_and_memory_results_carry_it() -> None:
     chunk = SearchChunkOut(
         chunk_id="e:0", content="c", score=0.5, char_offset_start=0, char_offset_end=1
