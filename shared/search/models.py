@@ -239,7 +239,7 @@ class SearchReferencesInput(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
-        description="What to look up across the operator’s long-form reference documents.",  # noqa: RUF001 - seed 002's exact text
+        description="What to look up across the operator’s long-form reference documents.",
     )
     # Seed 002 gives no default or bound: 5 keeps an agent's context small, 50 caps the work.
     limit: int = Field(

@@ -183,7 +183,7 @@ def embeddings_build(
     description="Search the long-form reference documents (background material the operator "
     "filed under references/ — specs, manuals, design notes). References are deliberately NOT "
     "auto-recalled and never appear in recall results, so search here when the task needs that "
-    "depth. Returns each match’s vault path + the query-relevant section.",  # noqa: RUF001
+    "depth. Returns each match’s vault path + the query-relevant section.",
     input_model=SearchReferencesInput,
     output_model=SearchReferencesOutput,
     scopes=("search",),

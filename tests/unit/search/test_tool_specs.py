@@ -63,7 +63,7 @@ def test_search_references_matches_seed_002_text_and_arguments() -> None:
         "Search the long-form reference documents (background material the operator filed "
         "under references/ — specs, manuals, design notes). References are deliberately NOT "
         "auto-recalled and never appear in recall results, so search here when the task needs "
-        "that depth. Returns each match’s vault path + the query-relevant section."  # noqa: RUF001
+        "that depth. Returns each match’s vault path + the query-relevant section."
     )
     schema = spec.input_model.model_json_schema(mode="validation")
     assert schema["required"] == ["query"]
