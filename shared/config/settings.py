@@ -36,7 +36,8 @@ class Settings(BaseModel):
     search_index: str = "cairn-chunks"
     search_service: str = "aoss"
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"
-    embedding_dimensions: int = 384
+    # Titan v2 in AWS (256, 512 or 1024); the embedded default uses MiniLM's own 384.
+    embedding_dimensions: int = 1024
     data_dir: Path | None = None
 
     @property

@@ -33,8 +33,12 @@ def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
     try:
         output = spec.implementation(context, arguments)
     except ToolError as exc:
-        data = {"holder": exc.holder} if isinstance(exc, Conflict) and exc.holder else None
+        data: dict[str, Any] = {}
+        if exc.status is not None:
+            data["status"] = exc.status
+        if isinstance(exc, Conflict) and exc.holder:
+            data["holder"] = exc.holder
         return Reply(
-            error=ErrorInfo(code=exc.code, message=exc.message, field=exc.field, data=data)
+            error=ErrorInfo(code=exc.code, message=exc.message, field=exc.field, data=data or None)
         )
     return Reply(result=output.model_dump(mode="json", by_alias=True))

@@ -10,6 +10,8 @@ class ToolError(Exception):
     """A tool's own failure (bad value, business rule): becomes an `isError: true` result."""
 
     code = "invalid_argument"
+    # The HTTP status a seed gives this failure (seed 002's 404 / 409), carried in the result.
+    status: int | None = None
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
@@ -25,12 +27,14 @@ class NotFound(ToolError):
     """The named item does not exist in the caller's team (seed 002's 404)."""
 
     code = "not_found"
+    status = 404
 
 
 class Conflict(ToolError):
     """A conditional write lost (seed 002's 409); `holder` says who won and since when."""
 
     code = "conflict"
+    status = 409
 
     def __init__(
         self, message: str, *, field: str | None = None, holder: dict[str, object] | None = None
