@@ -24,8 +24,10 @@ from infra.search import Search
 from shared.config import names
 from shared.config.names import Env
 from shared.config.settings import Settings
+from shared.config.tables import ALL_TABLES
 
 GATEWAY: Final = "gateway"
+TABLE_SPECS: Final = {spec.logical_id: spec for spec in ALL_TABLES}
 # Bedrock Titan Text Embeddings v2 in AWS; its 1,024-dimension default output.
 EMBEDDING_MODEL_ID: Final[str] = Settings.model_fields["embedding_model_id"].default
 EMBEDDING_DIMENSIONS: Final = 1024
@@ -45,6 +47,7 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
     names.GROUP_SEARCH: GroupAccess(
         read_tables=(names.TABLE_DOCUMENTS, names.TABLE_MEMORIES), search=True
     ),
+    names.GROUP_HANDOFFS: GroupAccess(read_write_tables=(names.TABLE_HANDOFFS,)),
 }
 
 
@@ -92,6 +95,19 @@ class Functions(Construct):
             for logical_id in access.read_tables:
                 data.table(logical_id).grant_read_data(function)
                 environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+            indexed = [
+                data.table(logical_id)
+                for logical_id in (*access.read_write_tables, *access.read_tables)
+                if TABLE_SPECS[logical_id].indexes
+            ]
+            if indexed:
+                suppress(
+                    _role(function),
+                    "IAM5",
+                    "DynamoDB grants include the table's global secondary indexes, whose ARNs "
+                    "have no finer form than <table>/index/*.",
+                    [arn_token(table, "/index/*") for table in indexed],
+                )
             if access.search:
                 environment.update(
                     {

@@ -13,12 +13,14 @@ SERVICE: Final = "cairn"
 # Tool groups: each becomes one Lambda function in AWS; locally all run in-process.
 GROUP_MEMORY: Final = "memory"
 GROUP_SEARCH: Final = "search"
-TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH)
+GROUP_HANDOFFS: Final = "handoffs"
+TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH, GROUP_HANDOFFS)
 
 # Logical table ids (the physical names are derived per environment by the stack).
 TABLE_TOKENS: Final = "tokens"
 TABLE_MEMORIES: Final = "memories"
 TABLE_DOCUMENTS: Final = "documents"
+TABLE_HANDOFFS: Final = "handoffs"
 
 
 class Env:
@@ -30,6 +32,7 @@ class Env:
     TOKENS_TABLE: Final = "CAIRN_TOKENS_TABLE"
     MEMORIES_TABLE: Final = "CAIRN_MEMORIES_TABLE"
     DOCUMENTS_TABLE: Final = "CAIRN_DOCUMENTS_TABLE"
+    HANDOFFS_TABLE: Final = "CAIRN_HANDOFFS_TABLE"
     ARTIFACTS_BUCKET: Final = "CAIRN_ARTIFACTS_BUCKET"
     TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
     TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
@@ -67,6 +70,7 @@ class Outputs:
     TOKENS_TABLE: Final = "TokensTableName"
     MEMORIES_TABLE: Final = "MemoriesTableName"
     DOCUMENTS_TABLE: Final = "DocumentsTableName"
+    HANDOFFS_TABLE: Final = "HandoffsTableName"
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
@@ -80,11 +84,13 @@ TABLE_ENV: Final[dict[str, str]] = {
     TABLE_TOKENS: Env.TOKENS_TABLE,
     TABLE_MEMORIES: Env.MEMORIES_TABLE,
     TABLE_DOCUMENTS: Env.DOCUMENTS_TABLE,
+    TABLE_HANDOFFS: Env.HANDOFFS_TABLE,
 }
 TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_TOKENS: Outputs.TOKENS_TABLE,
     TABLE_MEMORIES: Outputs.MEMORIES_TABLE,
     TABLE_DOCUMENTS: Outputs.DOCUMENTS_TABLE,
+    TABLE_HANDOFFS: Outputs.HANDOFFS_TABLE,
 }
 
 DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")

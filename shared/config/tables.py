@@ -43,8 +43,14 @@ TOKENS: Final = TableSpec(
 )
 MEMORIES: Final = TableSpec(logical_id=names.TABLE_MEMORIES, stream=True)
 DOCUMENTS: Final = TableSpec(logical_id=names.TABLE_DOCUMENTS)
+# Sparse: only unclaimed handoffs carry `open_pk`, so the index lists exactly what can be claimed.
+OPEN_HANDOFFS_INDEX: Final = "open_by_team"
+HANDOFFS: Final = TableSpec(
+    logical_id=names.TABLE_HANDOFFS,
+    indexes=(IndexSpec(name=OPEN_HANDOFFS_INDEX, partition_key="open_pk", sort_key="created_at"),),
+)
 
-ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS)
+ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS, HANDOFFS)
 
 
 def physical_name(spec: TableSpec, prefix: str = names.SERVICE) -> str:

@@ -9,10 +9,11 @@ from shared.tools.registry import Catalog, ToolGroup
 
 def load_groups() -> dict[str, ToolGroup[Any]]:
     """Import each group's tool module (cheap: services are built on first call only)."""
+    from shared.handoffs.tools import GROUP as handoffs
     from shared.memory.tools import GROUP as memory
     from shared.search.tools import GROUP as search
 
-    return {group.name: group for group in (memory, search)}
+    return {group.name: group for group in (memory, search, handoffs)}
 
 
 def load_catalog() -> Catalog:

@@ -135,6 +135,22 @@ def test_the_memory_function_reaches_only_the_memories_table(synth: Synth) -> No
         assert json.dumps(statement["Resource"]).count("Arn") == 1
 
 
+def test_the_handoffs_function_reaches_only_the_handoffs_table_and_no_search(
+    synth: Synth,
+) -> None:
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    # A claim is one conditional UpdateItem; the open-handoff list is a Query on the index.
+    actions = synth.actions_on(names.GROUP_HANDOFFS, tables[names.TABLE_HANDOFFS])
+    assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} <= actions
+    for logical_id, table_id in tables.items():
+        if logical_id != names.TABLE_HANDOFFS:
+            assert not synth.actions_on(names.GROUP_HANDOFFS, table_id), logical_id
+    policy = json.dumps(synth.statements_of(names.GROUP_HANDOFFS))
+    assert "aoss:" not in policy
+    assert "bedrock:" not in policy
+    assert Env.SEARCH_ENDPOINT not in _env(synth, names.GROUP_HANDOFFS)
+
+
 def test_the_search_function_only_reads_the_documents_and_memories_tables(synth: Synth) -> None:
     tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
     for logical_id in (names.TABLE_DOCUMENTS, names.TABLE_MEMORIES):

@@ -233,3 +233,47 @@ def test_the_raw_result_also_carries_the_tool_fields_at_its_top_level(
     result = response.json()["result"]
     assert result["memory"] == result["structuredContent"]["memory"]
     assert result["memory"]["key"] == key
+
+
+# -- Handoffs (seed 002) ---------------------------------------------------------------------
+
+HANDOFF_DOCUMENT = (
+    "## Start & intent\nShip the exporter.\n\n## Journey\nORM was slow.\n\n"
+    "## Current state\nOne month works.\n\n## What’s left\nAll months.\n\n"
+    "## Open questions\nTimezone?\n"
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_handoff_is_stored_listed_and_claimed_once_with_schema_valid_results(
+    server: LocalServer, mode: str
+) -> None:
+    project = _unique_word()
+
+    async def hand_over(client: Client) -> tuple[dict[str, Any], dict[str, Any], Any]:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        outputs: dict[str, Any] = {}
+        stored = await client.call_tool(
+            "store_handoff",
+            {"title": "exporter", "document_md": HANDOFF_DOCUMENT, "project_key": project},
+        )
+        outputs["store_handoff"] = stored.structured_content
+        listed = await client.call_tool("list_handoffs", {"project_key": project})
+        outputs["list_handoffs"] = listed.structured_content
+        handoff_id = stored.structured_content["handoff"]["id"]  # type: ignore[index]
+        claimed = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
+        outputs["claim_handoff"] = claimed.structured_content
+        again = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
+        return schemas, outputs, again
+
+    schemas, outputs, again = _with_client(server, mode, hand_over)
+
+    assert [h["title"] for h in outputs["list_handoffs"]["handoffs"]] == ["exporter"]
+    assert outputs["claim_handoff"]["handoff"]["document_md"] == HANDOFF_DOCUMENT
+    assert again.is_error
+    assert "already claimed" in again.content[0].text
+    for name, structured in outputs.items():
+        validator = Draft202012Validator(
+            schemas[name], format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+        assert [e.message for e in validator.iter_errors(structured)] == [], name

@@ -1,0 +1,130 @@
+"""The handoff service: store, list and claim, always within one team."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from shared.auth.principal import Principal
+from shared.handoffs.models import Claim, Handoff, HandoffSummary
+from shared.handoffs.ports import AlreadyClaimed, HandoffStore, UnknownHandoff
+from shared.handoffs.sections import REQUIRED_SECTIONS, section_problem
+from shared.tools.errors import Conflict, InvalidArgument, NotFound
+
+# How many open handoffs one list call examines at most when filters discard most of them.
+MAX_EXAMINED = 2_000
+
+
+def new_handoff_id() -> str:
+    return "hof_" + secrets.token_hex(12)
+
+
+class HandoffService:
+    """Seed 002's store_handoff / list_handoffs / claim_handoff over a `HandoffStore`."""
+
+    def __init__(self, store: HandoffStore, clock: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), tz=UTC)
+
+    def store(
+        self,
+        principal: Principal,
+        *,
+        title: str,
+        document_md: str,
+        project_key: str | None = None,
+        source_ref: str | None = None,
+        cwd: str | None = None,
+        harness: str | None = None,
+        tags: list[str] | None = None,
+    ) -> HandoffSummary:
+        """Persist a handoff whose document has exactly the five required sections."""
+        if problem := section_problem(document_md):
+            raise InvalidArgument(
+                f"`document_md` {problem} (required: {', '.join(REQUIRED_SECTIONS)})",
+                field="document_md",
+            )
+        handoff = Handoff(
+            id=new_handoff_id(),
+            title=title.strip() or title,
+            document_md=document_md,
+            project_key=project_key,
+            source_ref=source_ref,
+            cwd=cwd,
+            harness=harness,
+            tags=list(dict.fromkeys(tags or [])),
+            created_by=principal.actor,
+            created_at=self._now(),
+            status="open",
+        )
+        self._store.create(principal.team, handoff)
+        return handoff.summary()
+
+    def list_open(
+        self,
+        principal: Principal,
+        *,
+        project_key: str | None = None,
+        cwd: str | None = None,
+        harness: str | None = None,
+        limit: int = 20,
+    ) -> list[HandoffSummary]:
+        """The team's unclaimed handoffs matching every filter given, newest first."""
+        wanted = {"project_key": project_key, "cwd": cwd, "harness": harness}
+        found: list[HandoffSummary] = []
+        for examined, handoff in enumerate(self._store.iter_open(principal.team), start=1):
+            if all(v is None or getattr(handoff, k) == v for k, v in wanted.items()):
+                found.append(handoff.summary())
+                if len(found) == limit:
+                    break
+            if examined >= MAX_EXAMINED:
+                break
+        return found
+
+    def claim(
+        self,
+        principal: Principal,
+        *,
+        handoff_id: str,
+        claiming_agent_id: str | None = None,
+        claiming_harness: str | None = None,
+        claiming_source_ref: str | None = None,
+        claiming_cwd: str | None = None,
+    ) -> Handoff:
+        """Atomically claim an open handoff.
+
+        `NotFound` (seed 002's 404) for an unknown id; `Conflict` (409) carrying the existing
+        claim when another agent claimed first.
+        """
+        if claiming_agent_id is not None and claiming_agent_id != principal.actor:
+            raise InvalidArgument(
+                f"`claiming_agent_id` must be the calling agent, which cairn takes from the token "
+                f"({principal.actor!r}); omit it (got {claiming_agent_id!r})",
+                field="claiming_agent_id",
+            )
+        claim = Claim(
+            agent_id=principal.actor,
+            harness=claiming_harness,
+            source_ref=claiming_source_ref,
+            cwd=claiming_cwd,
+            claimed_at=self._now(),
+        )
+        try:
+            return self._store.claim(principal.team, handoff_id, claim)
+        except UnknownHandoff as exc:
+            raise NotFound(f"no handoff with id {handoff_id!r}", field="handoff_id") from exc
+        except AlreadyClaimed as exc:
+            holder = exc.claim.model_dump(mode="json") if exc.claim else {}
+            who = (
+                f" by {exc.claim.agent_id} at {exc.claim.claimed_at.isoformat()}"
+                if exc.claim
+                else ""
+            )
+            raise Conflict(
+                f"handoff {handoff_id!r} is already claimed{who}", field="handoff_id", holder=holder
+            ) from exc
