@@ -44,6 +44,7 @@ class Env:
     PUBLIC_URL: Final = "CAIRN_PUBLIC_URL"
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
+    CURATION: Final = "CAIRN_CURATION"
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"
     DATA_DIR: Final = "CAIRN_DATA_DIR"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +40,9 @@ class Settings(BaseModel):
     # Titan v2 in AWS (256, 512 or 1024); the embedded default uses MiniLM's own 384.
     embedding_dimensions: int = 1024
     data_dir: Path | None = None
+    # Where remembered memories are curated: right after the write ("inline": local mode and
+    # tests) or by the curator function on the memories table's stream ("stream": AWS).
+    curation: Literal["inline", "stream"] = "inline"
 
     @property
     def is_local(self) -> bool:
@@ -83,4 +87,5 @@ class Settings(BaseModel):
                 env.get(Env.EMBEDDING_DIMENSIONS, str(defaults.embedding_dimensions))
             ),
             data_dir=Path(data_dir) if data_dir else None,
+            curation=env.get(Env.CURATION, defaults.curation),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,21 +45,67 @@ class MemorySearchInput(_ToolInput):
     limit: int = Field(default=20, ge=1, le=100, description="Maximum number of entries to return.")
 
 
+class MemoryFlag(BaseModel):
+    """Seed 002's flag_memory: who said a memory is wrong, why, and when."""
+
+    agent_id: str
+    reason: str
+    flagged_at: datetime
+
+
+CurationStatus = Literal["filed", "pending"]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def _is_empty(value: object) -> bool:
+    return not value
+
+
+def _is_filed(value: object) -> bool:
+    return value == "filed"
+
+
 class Memory(BaseModel):
-    """A memory as tools return it (seed 000's shape plus its `id` and author)."""
+    """One memory record, whichever surface wrote it.
+
+    Seed 000's `memory_put` fills `key`; seed 002's `remember` fills `title` (and `applies_to`,
+    `confidence`) and leaves the record `pending` until the curator files it. Every surface
+    reads the same record.
+    """
 
     id: str
     key: str | None = None
+    # Fields only some surfaces fill are left out of the JSON while unset, so a memory_put
+    # record keeps seed 000's shape exactly.
+    title: str | None = Field(default=None, exclude_if=_is_none)
     content: str
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    applies_to: list[str] = Field(default_factory=list, exclude_if=_is_empty)
+    confidence: str | None = Field(default=None, exclude_if=_is_none)
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None = None
     created_by: str
+    status: CurationStatus = Field(default="filed", exclude_if=_is_filed)
+    flags: list[MemoryFlag] = Field(default_factory=list, exclude_if=_is_empty)
+    links: list[str] = Field(default_factory=list, exclude_if=_is_empty)
+    merged_from: list[str] = Field(default_factory=list, exclude_if=_is_empty)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def heading(self) -> str | None:
+        """What the memory is called: its title, else its key."""
+        return self.title or self.key
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.flags)
 
 
 class MemoryOutput(BaseModel):
@@ -78,3 +124,118 @@ class MemorySearchHit(BaseModel):
 
 class MemorySearchOutput(BaseModel):
     results: list[MemorySearchHit]
+
+
+# --------------------------------------------------------------------------- seed 002 verbs
+
+
+class _VerbInput(BaseModel):
+    # Seed 002: `agent_id` is server-populated from the token, so an argument naming the agent is
+    # refused like any unknown one; nothing about identity is taken from arguments.
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberInput(_VerbInput):
+    title: str = Field(
+        min_length=1,
+        max_length=300,
+        description="Short, self-describing headline for the memory — what you’d scan for to "
+        "find it later.",
+    )
+    body: str = Field(
+        min_length=1,
+        max_length=MAX_CONTENT_CHARS,
+        description="The full fact, preference, or decision, written to stand alone — it must "
+        "make sense with none of the surrounding conversation for context.",
+    )
+    applies_to: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description="Optional scope hints — the projects, paths, or contexts this memory is "
+        "relevant to.",
+    )
+    confidence: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Optional confidence note (e.g. ‘high’, ‘tentative’), passed to the curator "
+        "when it files the memory.",
+    )
+    tags: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description="Tags to file the memory under, so it surfaces in the right context later.",
+    )
+    # Seed 002: "Caller-supplied is_global / requires_approval are ignored."
+    is_global: bool | None = Field(default=None, description="Ignored.")
+    requires_approval: bool | None = Field(default=None, description="Ignored.")
+
+
+class RememberOutput(BaseModel):
+    """Fire-and-forget: the memory is accepted; the curator files it (dedupe, merge, link)."""
+
+    status: Literal["accepted"] = "accepted"
+    memory_id: str
+
+
+class RecallInput(_VerbInput):
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4096,
+        description="Free-text search over the owner’s durable memories; matches are ranked by "
+        "relevance.",
+    )
+    tags: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description="Narrow the search to memories carrying any of these tags.",
+    )
+    include_ids: bool = Field(
+        default=False,
+        description="When true, prefix each result with its memory id, so a memory that turns "
+        "out to be wrong can be passed straight to flag_memory.",
+    )
+    limit: int = Field(
+        default=10, ge=1, le=100, description="Maximum number of memories to return."
+    )
+
+
+class RecalledMemory(BaseModel):
+    id: str | None = Field(default=None, exclude_if=_is_none)
+    title: str | None
+    body: str
+    tags: list[str]
+    applies_to: list[str]
+    confidence: str | None
+    flagged: bool
+    updated_at: datetime
+
+
+class RecallOutput(BaseModel):
+    """Best first; flagged memories after every unflagged match. `text` is the same list as
+    lines an agent can read directly (each prefixed with `[id]` when `include_ids`)."""
+
+    memories: list[RecalledMemory]
+    text: str
+
+
+class FlagMemoryInput(_VerbInput):
+    memory_id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="The id of the memory to flag — take it from a recall result fetched with "
+        "include_ids: true.",
+    )
+    reason: str = Field(
+        min_length=1,
+        max_length=2_000,
+        description="Why the memory is wrong, misleading, or outdated (required). Free text, "
+        "recorded for the human reviewer.",
+    )
+
+
+class FlagMemoryOutput(BaseModel):
+    memory_id: str
+    flagged: Literal[True] = True
+    flag_count: int

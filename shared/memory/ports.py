@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from shared.memory.models import Memory
+from shared.memory.models import Memory, MemoryFlag
 
 
 class MemoryStore(Protocol):
@@ -25,6 +25,10 @@ class MemoryStore(Protocol):
 
     def iter_team(self, team: str) -> Iterator[Memory]: ...
 
+    def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
+        """Append a flag in one atomic write; None when the memory does not exist."""
+        ...
+
 
 class MemoryIndex(Protocol):
     """Ranks a team's memories for a query (the hybrid engine: `shared.search.memory_index`)."""
@@ -34,6 +38,22 @@ class MemoryIndex(Protocol):
     def remove(self, team: str, memory_id: str) -> None: ...
 
     def search(self, team: str, query: str, limit: int) -> list[tuple[str, float]]: ...
+
+
+class MemorySimilarity(Protocol):
+    """Cosine similarity of a text to others, in the search engine's embedding space."""
+
+    def similarities(self, text: str, others: list[str]) -> list[float]: ...
+
+
+class CurationQueue(Protocol):
+    """Where a remembered memory waits for the curator.
+
+    Locally and in tests the curator runs right after the write (`InlineCuration`); in AWS the
+    memories table's stream is the queue and the service is given none.
+    """
+
+    def submit(self, team: str, memory_id: str) -> None: ...
 
 
 class KeyTaken(Exception):

@@ -9,9 +9,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
-from shared.memory.models import Memory, MemorySearchHit
-from shared.memory.ports import KeyTaken, MemoryIndex, MemoryStore
-from shared.tools.errors import InvalidArgument
+from shared.memory.models import Memory, MemoryFlag, MemorySearchHit
+from shared.memory.ports import CurationQueue, KeyTaken, MemoryIndex, MemoryStore
+from shared.tools.errors import InvalidArgument, NotFound
+
+# How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
+RECALL_DEPTH = 200
 
 
 def new_memory_id() -> str:
@@ -19,14 +22,20 @@ def new_memory_id() -> str:
 
 
 class MemoryService:
-    """Seed 000's memory_put / memory_get / memory_search over a store and an index."""
+    """One memory model behind every surface: seed 000's memory_put / memory_get /
+    memory_search and seed 002's remember / recall / flag_memory."""
 
     def __init__(
-        self, store: MemoryStore, index: MemoryIndex, clock: Callable[[], float] = time.time
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        clock: Callable[[], float] = time.time,
+        curation: CurationQueue | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._clock = clock
+        self._curation = curation
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -126,6 +135,72 @@ class MemoryService:
             if len(hits) == limit:
                 break
         return hits
+
+    def remember(
+        self,
+        principal: Principal,
+        *,
+        title: str,
+        body: str,
+        tags: list[str],
+        applies_to: list[str],
+        confidence: str | None,
+    ) -> Memory:
+        """Store a memory as `pending` and hand it to the curator (dedupe, merge, link)."""
+        now = self.now()
+        memory = Memory(
+            id=new_memory_id(),
+            title=title.strip(),
+            content=body,
+            tags=list(dict.fromkeys(tags)),
+            applies_to=list(dict.fromkeys(applies_to)),
+            confidence=confidence,
+            created_at=now,
+            updated_at=now,
+            created_by=principal.actor,
+            status="pending",
+        )
+        self._store.create(principal.team, memory)
+        self._index.index(principal.team, memory)
+        if self._curation is not None:
+            self._curation.submit(principal.team, memory.id)
+        return memory
+
+    def recall(
+        self, principal: Principal, *, query: str | None, tags: list[str], limit: int
+    ) -> list[Memory]:
+        """Live memories by relevance to `query` (newest first without one), carrying any of
+        `tags` when given; flagged memories rank below every unflagged match."""
+        team = principal.team
+        if query:
+            ranked = (
+                self._live(team, self._store.get(team, memory_id))
+                for memory_id, _ in self._index.search(team, query, RECALL_DEPTH)
+            )
+            candidates = [m for m in ranked if m is not None]
+        else:
+            now = self.now()
+            candidates = sorted(
+                (m for m in self._store.iter_team(team) if not m.is_expired(now)),
+                key=lambda m: m.updated_at,
+                reverse=True,
+            )
+        wanted = set(tags)
+        matching = [m for m in candidates if not wanted or wanted & set(m.tags)]
+        # A stable sort keeps relevance order within the unflagged and the flagged.
+        matching.sort(key=lambda m: m.flagged)
+        return matching[:limit]
+
+    def flag(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
+        """Record why a memory is wrong; it is demoted in recall and awaits human review."""
+        team = principal.team
+        if self._live(team, self._store.get(team, memory_id)) is None:
+            raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
+        flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
+        flagged = self._store.add_flag(team, memory_id, flag)
+        if flagged is None:  # deleted between the read and the write
+            raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
+        return flagged
 
     def prune_expired(self, team: str) -> int:
         """Delete the team's expired memories; returns how many went."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from shared.search.service import SearchService
+from shared.search.service import MemoryEntry, SearchService
 
 
 class MemoryLike(Protocol):
@@ -34,6 +34,11 @@ class MemoryLike(Protocol):
 
     @property
     def expires_at(self) -> datetime | None: ...
+
+    @property
+    def heading(self) -> str | None:
+        """The title the index shows and matches (a memory's title, else its key)."""
+        ...
 
 
 class SearchMemoryIndex:
@@ -64,6 +69,7 @@ class SearchMemoryIndex:
             list(memory.tags),
             memory.updated_at,
             memory.expires_at,
+            title=memory.heading,
         )
 
     def rebuild(self, team: str, memories: Iterable[MemoryLike]) -> int:
@@ -72,7 +78,11 @@ class SearchMemoryIndex:
         For the memory service after an index loss: `embeddings_build` rebuilds documents only.
         """
         return self._resolve().index_memories(
-            team, ((m.id, m.key, m.content, list(m.tags), m.expires_at) for m in memories)
+            team,
+            (
+                MemoryEntry(m.id, m.key, m.content, list(m.tags), m.expires_at, m.heading)
+                for m in memories
+            ),
         )
 
     def remove(self, team: str, memory_id: str) -> None:
@@ -82,3 +92,15 @@ class SearchMemoryIndex:
     def search(self, team: str, query: str, limit: int) -> list[tuple[str, float]]:
         """`(memory_id, score)` best first, live memories of `team` only."""
         return self._resolve().search_memories(team, query, limit)
+
+    def similarities(self, text: str, others: list[str]) -> list[float]:
+        """Cosine similarity of `text` to each of `others` under the engine's embedder."""
+        import numpy as np
+
+        if not others:
+            return []
+        vectors = np.asarray(self._resolve().embedder.embed([text, *others]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        norms[norms == 0] = 1.0
+        unit = vectors / norms[:, None]
+        return [float(x) for x in unit[1:] @ unit[0]]

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from shared.search.chunker import ChunkerConfig, chunk_text
 from shared.search.models import (
@@ -210,21 +211,22 @@ class SearchService:
         tags: Sequence[str],
         updated_at: datetime | None = None,
         expires_at: datetime | None = None,
+        *,
+        title: str | None = None,
     ) -> None:
-        """Index (or re-index) one memory as a single chunk; it stops matching at `expires_at`."""
-        del updated_at  # the index keeps no history: the latest write replaces the chunk
-        self.index_memories(team, [(memory_id, key, content, tags, expires_at)])
+        """Index (or re-index) one memory as a single chunk; it stops matching at `expires_at`.
 
-    def index_memories(
-        self,
-        team: str,
-        memories: Iterable[tuple[str, str | None, str, Sequence[str], datetime | None]],
-    ) -> int:
-        """Index many `(memory_id, key, content, tags, expires_at)` at once (batched embedding)."""
+        `title` (default: the key) is what the chunk is titled and matched by.
+        """
+        del updated_at  # the index keeps no history: the latest write replaces the chunk
+        self.index_memories(team, [MemoryEntry(memory_id, key, content, tags, expires_at, title)])
+
+    def index_memories(self, team: str, memories: Iterable[MemoryEntry]) -> int:
+        """Index many memories at once (batched embedding); returns how many."""
         total = 0
         batch: list[ChunkDoc] = []
-        for memory_id, key, content, tags, expires_at in memories:
-            batch.append(_memory_doc(team, memory_id, key, content, tags, expires_at))
+        for entry in memories:
+            batch.append(_memory_doc(team, MemoryEntry(*entry)))
             if len(batch) == 256:
                 total += self._index_docs(batch)
                 batch = []
@@ -389,29 +391,33 @@ class SearchService:
         )
 
 
-def _memory_doc(
-    team: str,
-    memory_id: str,
-    key: str | None,
-    content: str,
-    tags: Sequence[str],
-    expires_at: datetime | None,
-) -> ChunkDoc:
+class MemoryEntry(NamedTuple):
+    """What the index keeps of a memory."""
+
+    memory_id: str
+    key: str | None
+    content: str
+    tags: Sequence[str]
+    expires_at: datetime | None = None
+    title: str | None = None
+
+
+def _memory_doc(team: str, entry: MemoryEntry) -> ChunkDoc:
     return ChunkDoc(
         team=team,
-        entity_id=memory_id,
-        chunk_id=chunk_id_for(memory_id, 0),
+        entity_id=entry.memory_id,
+        chunk_id=chunk_id_for(entry.memory_id, 0),
         chunk_index=0,
-        text=content,
-        title=key or "",
+        text=entry.content,
+        title=entry.title or entry.key or "",
         source=MEMORY_SOURCE,
         result_type="memory",
         chunk_type="memory",
         char_offset_start=0,
-        char_offset_end=len(content),
-        memory_key=key,
-        tags=tuple(tags),
-        expires_at=expires_at.timestamp() if expires_at is not None else None,
+        char_offset_end=len(entry.content),
+        memory_key=entry.key,
+        tags=tuple(entry.tags),
+        expires_at=entry.expires_at.timestamp() if entry.expires_at is not None else None,
     )
 
 

@@ -9,7 +9,7 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.memory.models import Memory
+from shared.memory.models import Memory, MemoryFlag
 from shared.memory.ports import KeyTaken
 
 if TYPE_CHECKING:
@@ -133,6 +133,24 @@ class DynamoMemoryStore:
             if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
             self._table.delete_item(Key={"pk": _pk(team), "sk": _memory_sk(memory.id)})
+
+    def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
+        try:
+            response = self._table.update_item(
+                Key={"pk": _pk(team), "sk": _memory_sk(memory_id)},
+                UpdateExpression="SET flags = list_append(if_not_exists(flags, :none), :flag)",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={
+                    ":none": [],
+                    ":flag": [flag.model_dump(mode="json")],
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise
+        return _memory(response["Attributes"])
 
     def iter_team(self, team: str) -> Iterator[Memory]:
         kwargs: dict[str, Any] = {

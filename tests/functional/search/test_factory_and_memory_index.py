@@ -42,6 +42,10 @@ class FakeMemory:
     updated_at: datetime = datetime(2026, 1, 1, tzinfo=UTC)
     expires_at: datetime | None = None
 
+    @property
+    def heading(self) -> str | None:
+        return self.key
+
 
 def test_the_memory_index_port_indexes_searches_and_removes(search: SearchHarness) -> None:
     index = SearchMemoryIndex(search.service)

@@ -1,0 +1,127 @@
+"""The curator: files a remembered memory — dedupe, merge, link (seed 002's `remember`).
+
+It runs once per `pending` memory: locally and in tests right after `remember`
+(`InlineCuration`), in AWS from the memories table's stream (`functions/curator`). It is
+idempotent — a memory that is no longer pending is left alone — so a redelivered stream record
+does nothing twice.
+
+- **Dedupe / merge:** a candidate with the same normalised body, or whose embedding is at least
+  `DUPLICATE_SIMILARITY` (cosine) from the new memory's, absorbs it: tags and scope hints are
+  united, `merged_from` records the new id, and the new record is deleted.
+- **Link:** otherwise the memory is filed with `links` to up to `MAX_LINKS` candidates at least
+  `LINK_SIMILARITY` alike.
+
+Candidates are the team's best hybrid matches for the new memory's title and body. The
+similarity thresholds are cosine values of the search engine's embedder (all-MiniLM-L6-v2
+locally, Titan v2 in AWS); docs/memory.md says how they were chosen.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from shared.memory.models import Memory
+from shared.memory.ports import MemoryIndex, MemorySimilarity, MemoryStore
+
+DUPLICATE_SIMILARITY = 0.95
+LINK_SIMILARITY = 0.75
+MAX_LINKS = 3
+CANDIDATES = 8
+
+
+@dataclass(frozen=True)
+class CurationOutcome:
+    """What the curator did with one memory."""
+
+    memory_id: str
+    action: Literal["filed", "merged", "skipped"]
+    into: str | None = None
+    links: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _text(memory: Memory) -> str:
+    return f"{memory.heading}\n\n{memory.content}" if memory.heading else memory.content
+
+
+class Curator:
+    """Files pending memories of a team: merge into a duplicate, or file with links."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        similarity: MemorySimilarity,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._similarity = similarity
+        self._clock = clock
+
+    def file(self, team: str, memory_id: str) -> CurationOutcome:
+        """Curate one memory (no-op unless it exists and is pending)."""
+        now = datetime.fromtimestamp(self._clock(), tz=UTC)
+        memory = self._store.get(team, memory_id)
+        if memory is None or memory.status != "pending" or memory.is_expired(now):
+            return CurationOutcome(memory_id, "skipped")
+        candidates = self._candidates(team, memory, now)
+        scores = (
+            self._similarity.similarities(_text(memory), [_text(c) for c in candidates])
+            if candidates
+            else []
+        )
+        ranked = sorted(zip(scores, candidates, strict=True), key=lambda p: p[0], reverse=True)
+        body = _normal(memory.content)
+        duplicate = next((c for c in candidates if _normal(c.content) == body), None)
+        if duplicate is None and ranked and ranked[0][0] >= DUPLICATE_SIMILARITY:
+            duplicate = ranked[0][1]
+        if duplicate is not None:
+            self._merge(team, memory, duplicate, now)
+            return CurationOutcome(memory_id, "merged", into=duplicate.id)
+        links = [c.id for score, c in ranked if score >= LINK_SIMILARITY][:MAX_LINKS]
+        self._store.replace(team, memory.model_copy(update={"status": "filed", "links": links}))
+        return CurationOutcome(memory_id, "filed", links=tuple(links))
+
+    def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
+        found: list[Memory] = []
+        for candidate_id, _ in self._index.search(team, _text(memory), CANDIDATES + 1):
+            if candidate_id == memory.id:
+                continue
+            candidate = self._store.get(team, candidate_id)
+            if candidate is not None and not candidate.is_expired(now):
+                found.append(candidate)
+        return found[:CANDIDATES]
+
+    def _merge(self, team: str, memory: Memory, into: Memory, now: datetime) -> None:
+        merged = into.model_copy(
+            update={
+                "tags": list(dict.fromkeys([*into.tags, *memory.tags])),
+                "applies_to": list(dict.fromkeys([*into.applies_to, *memory.applies_to])),
+                "confidence": into.confidence or memory.confidence,
+                "merged_from": [*into.merged_from, memory.id],
+                "updated_at": now,
+            }
+        )
+        self._store.replace(team, merged)
+        self._index.index(team, merged)
+        self._store.delete(team, memory)
+        self._index.remove(team, memory.id)
+
+
+class InlineCuration:
+    """`CurationQueue` that curates at once, in the caller's thread (local mode and tests)."""
+
+    def __init__(self, curator: Curator) -> None:
+        self._curator = curator
+
+    def submit(self, team: str, memory_id: str) -> None:
+        self._curator.file(team, memory_id)
