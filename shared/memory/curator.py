@@ -29,7 +29,7 @@ from shared.memory.models import Memory
 from shared.memory.ports import MemoryIndex, MemorySimilarity, MemoryStore
 
 DUPLICATE_SIMILARITY = 0.95
-LINK_SIMILARITY = 0.75
+LINK_SIMILARITY = 0.5
 MAX_LINKS = 3
 CANDIDATES = 8
 

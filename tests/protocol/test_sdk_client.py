@@ -277,3 +277,37 @@ def test_a_handoff_is_stored_listed_and_claimed_once_with_schema_valid_results(
             schemas[name], format_checker=Draft202012Validator.FORMAT_CHECKER
         )
         assert [e.message for e in validator.iter_errors(structured)] == [], name
+
+
+# -- Seven-verb memory (seed 002) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_remember_recall_and_flag_give_schema_valid_results(server: LocalServer, mode: str) -> None:
+    word = _unique_word()
+
+    async def verbs(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        outputs: dict[str, Any] = {}
+        remembered = await client.call_tool(
+            "remember", {"title": f"{word} fact", "body": f"The {word} service runs on ARM."}
+        )
+        outputs["remember"] = remembered.structured_content
+        recalled = await client.call_tool("recall", {"query": word, "include_ids": True})
+        outputs["recall"] = recalled.structured_content
+        memory_id = recalled.structured_content["memories"][0]["id"]  # type: ignore[index]
+        flagged = await client.call_tool(
+            "flag_memory", {"memory_id": memory_id, "reason": "it moved to x86"}
+        )
+        outputs["flag_memory"] = flagged.structured_content
+        return schemas, outputs
+
+    schemas, outputs = _with_client(server, mode, verbs)
+
+    assert outputs["recall"]["memories"][0]["body"] == f"The {word} service runs on ARM."
+    assert outputs["flag_memory"]["flag_count"] == 1
+    for name, structured in outputs.items():
+        validator = Draft202012Validator(
+            schemas[name], format_checker=Draft202012Validator.FORMAT_CHECKER
+        )
+        assert [e.message for e in validator.iter_errors(structured)] == [], name
