@@ -1,7 +1,11 @@
-"""Functions: the gateway and one function per tool group, each with its own least-privilege role.
+"""Functions: the gateway, one function per tool group and the workers, each with its own
+least-privilege role.
 
 Adding a tool group: name it in `shared.config.names.TOOL_GROUPS`, write
 `functions/<group>/handler.py`, and say what it reaches in `GROUP_ACCESS` below.
+
+Workers (`WORKER_ACCESS`) are functions no tool call reaches: the gateway may not invoke them,
+and what triggers them (the curator's stream mapping) is wired by `infra.workers`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES
 
 GATEWAY: Final = "gateway"
+CURATOR: Final = "curator"
 TABLE_SPECS: Final = {spec.logical_id: spec for spec in ALL_TABLES}
 # Bedrock Titan Text Embeddings v2 in AWS; its 1,024-dimension default output.
 EMBEDDING_MODEL_ID: Final[str] = Settings.model_fields["embedding_model_id"].default
@@ -50,6 +55,16 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
     names.GROUP_HANDOFFS: GroupAccess(read_write_tables=(names.TABLE_HANDOFFS,)),
 }
 
+# The curator files what the memory group writes (dedupe, merge, link; re-indexing and
+# embedding on the way): exactly the memory group's reach, no more.
+WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {CURATOR: GROUP_ACCESS[names.GROUP_MEMORY]}
+
+# Per tool group, environment beyond its tables and search settings. The memory group leaves
+# remembered memories pending for the curator, which the memories table's stream feeds.
+GROUP_ENVIRONMENT: Final[Mapping[str, Mapping[str, str]]] = {
+    names.GROUP_MEMORY: {Env.CURATION: "stream"},
+}
+
 
 @dataclass(frozen=True)
 class FunctionSpec:
@@ -60,10 +75,14 @@ class FunctionSpec:
 # The gateway waits for a group, so a group must give up first (API Gateway stops at 29 s).
 GATEWAY_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(29))
 GROUP_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(25))
+# A worker handles a batch of records (the curator: up to 10 memories, a few embeddings and
+# index queries each) with no caller waiting on it.
+WORKER_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.minutes(1))
 
 
 class Functions(Construct):
-    """`gateway` (with its SnapStart alias `gateway_alias`) and `groups[name]`."""
+    """`gateway` (with its SnapStart alias `gateway_alias`), `groups[name]` and
+    `workers[name]`."""
 
     def __init__(
         self,
@@ -76,6 +95,8 @@ class Functions(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        self._data = data
+        self._search = search
         self._code = lambda_code(bundle=config.bundle)
         missing = [group for group in names.TOOL_GROUPS if group not in GROUP_ACCESS]
         if missing:
@@ -84,57 +105,24 @@ class Functions(Construct):
                 " add one saying which tables and services the function reaches"
             )
 
-        self.groups: dict[str, lambda_.Function] = {}
-        for group in names.TOOL_GROUPS:
-            access = GROUP_ACCESS[group]
-            environment: dict[str, str] = {}
-            function = self._build_function(group, GROUP_SPEC, environment)
-            for logical_id in access.read_write_tables:
-                data.table(logical_id).grant_read_write_data(function)
-                environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
-            for logical_id in access.read_tables:
-                data.table(logical_id).grant_read_data(function)
-                environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
-            indexed = [
-                data.table(logical_id)
-                for logical_id in (*access.read_write_tables, *access.read_tables)
-                if TABLE_SPECS[logical_id].indexes
-            ]
-            if indexed:
-                suppress(
-                    _role(function),
-                    "IAM5",
-                    "DynamoDB grants include the table's global secondary indexes, whose ARNs "
-                    "have no finer form than <table>/index/*.",
-                    [arn_token(table, "/index/*") for table in indexed],
-                )
-            if access.search:
-                environment.update(
-                    {
-                        Env.SEARCH_ENDPOINT: search.endpoint,
-                        Env.SEARCH_SERVICE: "aoss",
-                        Env.EMBEDDING_MODEL_ID: EMBEDDING_MODEL_ID,
-                        Env.EMBEDDING_DIMENSIONS: str(EMBEDDING_DIMENSIONS),
-                    }
-                )
-                function.add_to_role_policy(
-                    iam.PolicyStatement(
-                        actions=["bedrock:InvokeModel"],
-                        resources=[
-                            Stack.of(self).format_arn(
-                                service="bedrock",
-                                account="",
-                                resource="foundation-model",
-                                resource_name=EMBEDDING_MODEL_ID,
-                            )
-                        ],
-                    )
-                )
-            for key, value in sorted(environment.items()):
-                function.add_environment(key, value)
-            self.groups[group] = function
+        self.groups: dict[str, lambda_.Function] = {
+            group: self._build_with_access(
+                group, GROUP_SPEC, GROUP_ACCESS[group], GROUP_ENVIRONMENT.get(group, {})
+            )
+            for group in names.TOOL_GROUPS
+        }
+        self.workers: dict[str, lambda_.Function] = {
+            worker: self._build_with_access(worker, WORKER_SPEC, access, {})
+            for worker, access in WORKER_ACCESS.items()
+        }
+        # The collection's one data access policy: every group or worker that indexes or queries.
+        access = {**GROUP_ACCESS, **WORKER_ACCESS}
         search.allow(
-            [_role(self.groups[group]) for group in names.TOOL_GROUPS if GROUP_ACCESS[group].search]
+            [
+                _role(function)
+                for name, function in {**self.groups, **self.workers}.items()
+                if access[name].search
+            ]
         )
 
         tokens = data.table(names.TABLE_TOKENS)
@@ -184,12 +172,69 @@ class Functions(Construct):
 
     @property
     def all(self) -> dict[str, lambda_.Function]:
-        """Every function by name: the gateway and the groups."""
-        return {GATEWAY: self.gateway, **self.groups}
+        """Every function by name: the gateway, the groups and the workers."""
+        return {GATEWAY: self.gateway, **self.groups, **self.workers}
 
     def set_public_url(self, url: str) -> None:
         """The base URL the gateway advertises (RFC 9728 metadata, origin checks)."""
         self.gateway.add_environment(Env.PUBLIC_URL, url)
+
+    def _build_with_access(
+        self,
+        name: str,
+        spec: FunctionSpec,
+        access: GroupAccess,
+        extra_environment: Mapping[str, str],
+    ) -> lambda_.Function:
+        """A group or worker function granted `access`, with the environment that goes with it
+        (table names, search endpoint and embedding model) plus `extra_environment`."""
+        data, search = self._data, self._search
+        environment: dict[str, str] = dict(extra_environment)
+        function = self._build_function(name, spec, {})
+        for logical_id in access.read_write_tables:
+            data.table(logical_id).grant_read_write_data(function)
+            environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+        for logical_id in access.read_tables:
+            data.table(logical_id).grant_read_data(function)
+            environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+        indexed = [
+            data.table(logical_id)
+            for logical_id in (*access.read_write_tables, *access.read_tables)
+            if TABLE_SPECS[logical_id].indexes
+        ]
+        if indexed:
+            suppress(
+                _role(function),
+                "IAM5",
+                "DynamoDB grants include the table's global secondary indexes, whose ARNs "
+                "have no finer form than <table>/index/*.",
+                [arn_token(table, "/index/*") for table in indexed],
+            )
+        if access.search:
+            environment.update(
+                {
+                    Env.SEARCH_ENDPOINT: search.endpoint,
+                    Env.SEARCH_SERVICE: "aoss",
+                    Env.EMBEDDING_MODEL_ID: EMBEDDING_MODEL_ID,
+                    Env.EMBEDDING_DIMENSIONS: str(EMBEDDING_DIMENSIONS),
+                }
+            )
+            function.add_to_role_policy(
+                iam.PolicyStatement(
+                    actions=["bedrock:InvokeModel"],
+                    resources=[
+                        Stack.of(self).format_arn(
+                            service="bedrock",
+                            account="",
+                            resource="foundation-model",
+                            resource_name=EMBEDDING_MODEL_ID,
+                        )
+                    ],
+                )
+            )
+        for key, value in sorted(environment.items()):
+            function.add_environment(key, value)
+        return function
 
     def _build_function(
         self,

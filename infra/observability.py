@@ -15,6 +15,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import DeployConfig
@@ -36,6 +37,8 @@ class Observability(Construct):
         api: apigw.RestApi,
         functions: Mapping[str, lambda_.IFunction],
         tables: Mapping[str, dynamodb.ITable],
+        dead_letter_queues: Mapping[str, sqs.IQueue],
+        stream_functions: Mapping[str, lambda_.IFunction],
     ) -> None:
         super().__init__(scope, construct_id)
         # CloudWatch cannot publish to a topic under the AWS-managed SNS key: a CMK it may use.
@@ -80,6 +83,15 @@ class Observability(Construct):
                 1,
                 f"{logical_id} table throttled requests",
             )
+        # A record in a dead-letter queue is work given up on after every retry (for the
+        # curator: a memory left pending): page on the first one.
+        for name, queue in dead_letter_queues.items():
+            self._alarm(
+                f"{name.capitalize()}DeadLetters",
+                _queue_depth(queue),
+                1,
+                f"{name} dead-letter queue holds failed records",
+            )
 
         self.dashboard = cw.Dashboard(
             self,
@@ -112,6 +124,21 @@ class Observability(Construct):
                     f"{name}: duration p50 / p99",
                     [function.metric_duration(period=PERIOD, statistic=s) for s in ("p50", "p99")],
                 ),
+            )
+        for name, function in stream_functions.items():
+            # How far behind the stream the worker is: records wait this long to be handled.
+            self.dashboard.add_widgets(
+                _graph(
+                    f"{name}: stream iterator age (max)",
+                    [function.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
+                )
+            )
+        if dead_letter_queues:
+            self.dashboard.add_widgets(
+                _graph(
+                    "dead-letter queues: visible messages",
+                    [_queue_depth(queue, label=name) for name, queue in dead_letter_queues.items()],
+                )
             )
         self.dashboard.add_widgets(
             _graph(
@@ -160,6 +187,12 @@ def _table_throttles(name: str, table: dynamodb.ITable) -> cw.MathExpression:
         },
         label=name,
         period=PERIOD,
+    )
+
+
+def _queue_depth(queue: sqs.IQueue, label: str | None = None) -> cw.Metric:
+    return queue.metric_approximate_number_of_messages_visible(
+        period=PERIOD, statistic="Maximum", label=label
     )
 
 

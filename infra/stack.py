@@ -14,6 +14,7 @@ from infra.functions import Functions
 from infra.observability import Observability
 from infra.search import Search
 from infra.sync import Sync
+from infra.workers import Workers
 from infra.workflows import Workflows
 from shared.config import names
 
@@ -37,6 +38,9 @@ class CairnStack(Stack):
         self.functions = Functions(
             self, "Functions", config=config, data=self.data, search=self.search
         )
+        self.workers = Workers(
+            self, "Workers", config=config, data=self.data, workers=self.functions.workers
+        )
         self.api = Api(self, "Api", config=config, handler=self.functions.gateway_alias)
         self.functions.set_public_url(self.api.base_url)
         self.workflows = Workflows(self, "Workflows", config=config)
@@ -48,6 +52,8 @@ class CairnStack(Stack):
             api=self.api.rest_api,
             functions=self.functions.all,
             tables=self.data.tables,
+            dead_letter_queues=self.workers.dead_letter_queues,
+            stream_functions=self.workers.stream_functions,
         )
 
         self._output(names.Outputs.MCP_URL, self.api.mcp_url, "MCP endpoint for clients")

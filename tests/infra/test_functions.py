@@ -1,4 +1,5 @@
-"""Functions: one per tool group plus the gateway, each with a least-privilege role."""
+"""Functions: one per tool group plus the gateway and the workers, each with a least-privilege
+role. The curator worker's own reach and trigger are in test_workers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import tomllib
 import pytest
 
 from infra.bundling import LOCAL_ONLY_PACKAGES, requirements
-from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS
+from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS, WORKER_ACCESS
 from shared.config import names
 from shared.config.names import Env
 from shared.tools.groups import load_groups
@@ -18,6 +19,7 @@ from tests.infra.support import RETENTION_DAYS, ROOT, Synth
 pytestmark = pytest.mark.infra
 
 GROUPS = names.TOOL_GROUPS
+WORKERS = tuple(WORKER_ACCESS)  # functions no tool call reaches: the curator
 
 
 def _env(synth: Synth, function: str) -> dict:
@@ -27,8 +29,15 @@ def _env(synth: Synth, function: str) -> dict:
     return variables
 
 
-def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway(synth: Synth) -> None:
-    assert sorted(synth.functions()) == sorted(("gateway", *GROUPS))
+def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway_and_the_workers(
+    synth: Synth,
+) -> None:
+    assert sorted(synth.functions()) == sorted(("gateway", *GROUPS, *WORKERS))
+
+
+def test_no_worker_is_a_tool_group() -> None:
+    assert WORKERS == ("curator",)
+    assert not set(WORKERS) & set(GROUPS)
 
 
 def test_the_group_access_map_covers_exactly_the_served_tool_groups() -> None:
@@ -37,7 +46,7 @@ def test_the_group_access_map_covers_exactly_the_served_tool_groups() -> None:
     assert set(GROUP_ACCESS) == set(GROUPS) == set(load_groups())
 
 
-@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+@pytest.mark.parametrize("function", ["gateway", *GROUPS, *WORKERS])
 def test_functions_run_python_3_12_or_later_on_arm64_with_active_tracing(
     dev: Synth, function: str
 ) -> None:
@@ -50,7 +59,7 @@ def test_functions_run_python_3_12_or_later_on_arm64_with_active_tracing(
     assert props["Handler"] == f"functions.{function}.handler.handler"
 
 
-@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+@pytest.mark.parametrize("function", ["gateway", *GROUPS, *WORKERS])
 def test_functions_carry_powertools_settings_and_their_environment(
     dev: Synth, function: str
 ) -> None:
@@ -63,7 +72,7 @@ def test_functions_carry_powertools_settings_and_their_environment(
 
 
 @pytest.mark.parametrize(("env", "days"), RETENTION_DAYS.items())
-@pytest.mark.parametrize("function", ["gateway", *GROUPS])
+@pytest.mark.parametrize("function", ["gateway", *GROUPS, *WORKERS])
 def test_functions_log_to_their_own_log_group_kept_as_long_as_the_environment_says(
     request: pytest.FixtureRequest, function: str, env: str, days: int
 ) -> None:
@@ -81,8 +90,8 @@ def test_the_gateway_uses_snapstart_behind_a_published_alias(synth: Synth) -> No
     assert alias["Properties"]["FunctionName"] == {"Ref": gateway}
     version_id = alias["Properties"]["FunctionVersion"]["Fn::GetAtt"][0]
     assert synth.resources[version_id]["Properties"]["FunctionName"] == {"Ref": gateway}
-    for group in GROUPS:
-        assert "SnapStart" not in synth.resources[synth.functions()[group]]["Properties"]
+    for function in (*GROUPS, *WORKERS):
+        assert "SnapStart" not in synth.resources[synth.functions()[function]]["Properties"]
 
 
 def test_the_gateway_may_invoke_exactly_the_group_functions(synth: Synth) -> None:
@@ -97,6 +106,9 @@ def test_the_gateway_may_invoke_exactly_the_group_functions(synth: Synth) -> Non
     assert sorted(invoke[0]["Resource"], key=json.dumps) == sorted(
         ({"Fn::GetAtt": [functions[g], "Arn"]} for g in GROUPS), key=json.dumps
     )
+    # Workers are no tool group: no tool call may reach them.
+    for worker in WORKERS:
+        assert functions[worker] not in json.dumps(synth.statements_of("gateway"))
 
 
 def test_the_gateway_knows_each_group_function_by_name(synth: Synth) -> None:
@@ -104,11 +116,14 @@ def test_the_gateway_knows_each_group_function_by_name(synth: Synth) -> None:
     functions = synth.functions()
     for group in GROUPS:
         assert env[Env.group_function(group)] == {"Ref": functions[group]}
+    for worker in WORKERS:
+        assert Env.group_function(worker) not in env
+        assert functions[worker] not in json.dumps(env)
 
 
 def test_only_group_functions_are_invocable_by_the_gateway_no_group_invokes(synth: Synth) -> None:
-    for group in GROUPS:
-        assert "lambda:InvokeFunction" not in json.dumps(synth.statements_of(group))
+    for function in (*GROUPS, *WORKERS):
+        assert "lambda:InvokeFunction" not in json.dumps(synth.statements_of(function))
 
 
 def test_the_gateway_reads_and_writes_only_the_tokens_table(synth: Synth) -> None:
@@ -164,12 +179,15 @@ def test_only_the_gateway_reads_the_token_pepper_secret(synth: Synth) -> None:
     secret = synth.logical_id(synth.stack.data.token_pepper)
     assert "secretsmanager:GetSecretValue" in synth.actions_on("gateway", secret)
     assert _env(synth, "gateway")[Env.TOKEN_PEPPER_SECRET_ARN] == {"Ref": secret}
-    for group in GROUPS:
-        assert not synth.actions_on(group, secret)
-        assert Env.TOKEN_PEPPER_SECRET_ARN not in _env(synth, group)
+    for function in (*GROUPS, *WORKERS):
+        assert not synth.actions_on(function, secret)
+        assert Env.TOKEN_PEPPER_SECRET_ARN not in _env(synth, function)
 
 
-@pytest.mark.parametrize("group", [g for g in GROUPS if GROUP_ACCESS[g].search])
+@pytest.mark.parametrize(
+    "group",
+    [g for g in GROUPS if GROUP_ACCESS[g].search] + [w for w in WORKERS if WORKER_ACCESS[w].search],
+)
 def test_search_groups_may_invoke_only_the_titan_embedding_model(synth: Synth, group: str) -> None:
     bedrock = [s for s in synth.statements_of(group) if "bedrock:" in json.dumps(s["Action"])]
     assert len(bedrock) == 1

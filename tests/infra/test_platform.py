@@ -29,7 +29,9 @@ def test_search_is_a_vector_collection_encrypted_at_rest(synth: Synth) -> None:
     assert all(r["ResourceType"] == "collection" for rule in network for r in rule["Rules"])
 
 
-def test_collection_data_access_names_only_the_search_and_memory_roles(synth: Synth) -> None:
+def test_collection_data_access_names_only_the_search_memory_and_curator_roles(
+    synth: Synth,
+) -> None:
     (policy,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
     document = json.dumps(policy["Properties"]["Policy"])
     roles = {
@@ -37,9 +39,11 @@ def test_collection_data_access_names_only_the_search_and_memory_roles(synth: Sy
         for logical_id, r in synth.of_type("AWS::IAM::Role").items()
         if logical_id in document
     }
-    assert roles == {synth.role_of("memory"), synth.role_of("search")}
+    # The curator re-indexes the memories it merges, so it indexes and queries like memory does.
+    searchers = ("memory", "search", "curator")
+    assert roles == {synth.role_of(function) for function in searchers}
     assert "aoss:*" not in document
-    for function in ("memory", "search"):
+    for function in searchers:
         collection = synth.logical_id(synth.stack.search.collection)
         assert synth.actions_on(function, collection) == {"aoss:APIAccessAll"}
 
@@ -52,9 +56,11 @@ def test_prod_collection_keeps_standby_replicas_and_dev_saves_them(dev: Synth, p
 
 def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth: Synth) -> None:
     queues = synth.of_type("AWS::SQS::Queue")
-    assert len(queues) == 2
     dispatch = synth.logical_id(synth.stack.workflows.dispatch_queue)
     dlq = synth.logical_id(synth.stack.workflows.dead_letter_queue)
+    workers = {synth.logical_id(q) for q in synth.stack.workers.dead_letter_queues.values()}
+    # Every queue of the stack is checked below: these two and the workers' dead-letter queues.
+    assert set(queues) == {dispatch, dlq, *workers}
     redrive = queues[dispatch]["Properties"]["RedrivePolicy"]
     assert redrive["deadLetterTargetArn"] == {"Fn::GetAtt": [dlq, "Arn"]}
     assert redrive["maxReceiveCount"] >= 1

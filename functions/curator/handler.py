@@ -1,0 +1,92 @@
+"""Lambda entry point of the curator worker: files the pending memories the memories table's
+stream reports (wiring only; the curating is `shared.memory.curator`).
+
+Each record is handled on its own: one that fails is reported in `batchItemFailures`, so Lambda
+retries from it (bisecting the batch) and, after the mapping's retries, sends its stream
+coordinates to the dead-letter queue, while the rest of the batch is done. Records that are not
+a pending memory are skipped; the mapping's filter already drops most of them before an invoke.
+A redelivered record is harmless: the curator leaves a memory that is no longer pending alone.
+Log lines carry ids and the outcome, never a memory's content.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+    DynamoDBRecord,
+    DynamoDBRecordEventName,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared.memory.tools import build_curator
+from shared.observability import logger, metrics, tracer
+
+MEMORY_SORT_KEY_PREFIX = "MEMORY#"
+CURATED_EVENTS = frozenset({DynamoDBRecordEventName.INSERT, DynamoDBRecordEventName.MODIFY})
+
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+def _pending_memory(record: DynamoDBRecord) -> tuple[str, str] | None:
+    """`(team, memory id)` when the record writes a pending memory, else None."""
+    stream = record.dynamodb
+    if record.event_name not in CURATED_EVENTS or stream is None:
+        return None
+    image = stream.new_image
+    sort_key = str(image.get("sk", ""))
+    if image.get("status") != "pending" or not sort_key.startswith(MEMORY_SORT_KEY_PREFIX):
+        return None
+    return str(image["team"]), str(image["id"])
+
+
+@tracer.capture_method
+def curate(record: DynamoDBRecord) -> str:
+    """Curate the memory one stream record writes; returns what was done with it."""
+    target = _pending_memory(record)
+    if target is None:
+        logger.debug(
+            "record skipped: not a pending memory",
+            extra={"event_id": record.event_id, "event_name": record.get("eventName")},
+        )
+        return "skipped"
+    team, memory_id = target
+    try:
+        outcome = build_curator().file(team, memory_id)
+    except Exception as exc:
+        # The type only: an exception's text may quote the item, and so the memory's content.
+        logger.warning(
+            "curation failed; the record is reported as a batch item failure",
+            extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
+        )
+        raise
+    metrics.add_metric(
+        name=f"Memories{outcome.action.capitalize()}", unit=MetricUnit.Count, value=1
+    )
+    logger.info(
+        "memory curated",
+        extra={
+            "action": outcome.action,
+            "memory_id": memory_id,
+            "team": team,
+            "into": outcome.into,
+            "links": len(outcome.links),
+        },
+    )
+    return outcome.action
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=curate, processor=processor, context=context
+    )

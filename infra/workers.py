@@ -1,0 +1,111 @@
+"""Workers: what triggers the functions no tool call reaches.
+
+The curator files the memories `remember` leaves `pending`: the memories table's stream feeds
+it through an event source mapping that
+
+- only invokes it for inserts and modifications of a memory record (`MEMORY#…`) whose new
+  image is `pending` (a Lambda event filter, so other writes cost no invocation);
+- takes batches of `CURATOR_BATCH_SIZE` from the newest record on (`LATEST`: a new stack has
+  nothing pending, and a memory left pending earlier is curated on its next write that keeps
+  it pending);
+- lets the handler report the records it failed on (`ReportBatchItemFailures`), bisects a
+  failing batch and retries `CURATOR_RETRIES` times;
+- then sends the failed records' stream coordinates (shard, sequence numbers, never the item)
+  to an encrypted, TLS-only dead-letter queue kept 14 days, which `Observability` alarms on.
+
+The functions themselves (runtime, role, environment) are built by `infra.functions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.config import DeployConfig
+from infra.data import Data
+from infra.functions import CURATOR
+from infra.nag import suppress
+from shared.config import names
+
+CURATOR_BATCH_SIZE: Final = 10
+CURATOR_RETRIES: Final = 3
+MEMORY_SORT_KEY_PREFIX: Final = "MEMORY#"
+PENDING: Final = "pending"
+
+
+class Workers(Construct):
+    """`dead_letter_queues[name]` and `stream_functions[name]` of the stream-fed workers."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeployConfig,
+        data: Data,
+        workers: Mapping[str, lambda_.Function],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        curator = workers[CURATOR]
+        dead_letters = self._dead_letter_queue(CURATOR)
+        curator.add_event_source(
+            sources.DynamoEventSource(
+                data.table(names.TABLE_MEMORIES),
+                starting_position=lambda_.StartingPosition.LATEST,
+                batch_size=CURATOR_BATCH_SIZE,
+                report_batch_item_failures=True,
+                bisect_batch_on_error=True,
+                retry_attempts=CURATOR_RETRIES,
+                on_failure=sources.SqsDlq(dead_letters),
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {
+                            "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
+                            "dynamodb": {
+                                "Keys": {
+                                    "sk": {
+                                        "S": lambda_.FilterRule.begins_with(MEMORY_SORT_KEY_PREFIX)
+                                    }
+                                },
+                                "NewImage": {"status": {"S": lambda_.FilterRule.is_equal(PENDING)}},
+                            },
+                        }
+                    )
+                ],
+            )
+        )
+        assert curator.role is not None, f"{curator.node.path} has no role"
+        # The mapping's grant: stream reads on the memories stream ARN, and ListStreams, which
+        # has no resource-level permissions (IAM knows it only with Resource "*").
+        suppress(
+            curator.role,
+            "IAM5",
+            "dynamodb:ListStreams (needed by the stream mapping) supports only Resource '*'.",
+            ["Resource::*"],
+        )
+        self.dead_letter_queues: dict[str, sqs.Queue] = {CURATOR: dead_letters}
+        self.stream_functions: dict[str, lambda_.IFunction] = {CURATOR: curator}
+
+    def _dead_letter_queue(self, worker: str) -> sqs.Queue:
+        queue = sqs.Queue(
+            self,
+            f"{worker.capitalize()}DeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            removal_policy=self._config.removal_policy,
+        )
+        suppress(
+            queue,
+            "SQS3",
+            f"This queue is the on-failure destination (dead-letter queue) of the {worker}'s "
+            "stream mapping.",
+        )
+        return queue

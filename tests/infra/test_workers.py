@@ -1,0 +1,188 @@
+"""Workers: the curator, fed by the memories table's stream, with its reach, DLQ and alarm."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+
+from functions.curator import handler as curator_handler
+from infra.functions import CURATOR, EMBEDDING_MODEL_ID
+from infra.workers import CURATOR_BATCH_SIZE, CURATOR_RETRIES, MEMORY_SORT_KEY_PREFIX
+from shared.config import names
+from shared.config.names import Env
+from tests.infra.support import Synth
+
+pytestmark = pytest.mark.infra
+
+FOURTEEN_DAYS = 14 * 24 * 3600
+
+
+def _mapping(synth: Synth) -> dict[str, Any]:
+    (mapping,) = synth.of_type("AWS::Lambda::EventSourceMapping").values()
+    properties: dict[str, Any] = mapping["Properties"]
+    return properties
+
+
+def _dead_letters(synth: Synth) -> str:
+    return synth.logical_id(synth.stack.workers.dead_letter_queues[CURATOR])
+
+
+def _env(synth: Synth, function: str) -> dict[str, Any]:
+    variables: dict[str, Any] = synth.resources[synth.functions()[function]]["Properties"][
+        "Environment"
+    ]["Variables"]
+    return variables
+
+
+def test_the_curator_is_fed_by_the_memories_table_stream_from_the_newest_record(
+    synth: Synth,
+) -> None:
+    mapping = _mapping(synth)
+    memories = synth.logical_id(synth.stack.data.table(names.TABLE_MEMORIES))
+    assert mapping["FunctionName"] == {"Ref": synth.functions()[CURATOR]}
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [memories, "StreamArn"]}
+    assert mapping["StartingPosition"] == "LATEST"
+    assert mapping["BatchSize"] == CURATOR_BATCH_SIZE == 10
+
+
+def test_the_stream_mapping_only_invokes_the_curator_for_pending_memory_writes(
+    synth: Synth,
+) -> None:
+    (criterion,) = _mapping(synth)["FilterCriteria"]["Filters"]
+    assert json.loads(criterion["Pattern"]) == {
+        "eventName": ["INSERT", "MODIFY"],
+        "dynamodb": {
+            "Keys": {"sk": {"S": [{"prefix": "MEMORY#"}]}},
+            "NewImage": {"status": {"S": ["pending"]}},
+        },
+    }
+    # The filter and the handler's own check agree on what a memory record is.
+    assert MEMORY_SORT_KEY_PREFIX == curator_handler.MEMORY_SORT_KEY_PREFIX
+
+
+def test_a_failing_record_is_retried_alone_then_sent_to_the_dead_letter_queue(
+    synth: Synth,
+) -> None:
+    mapping = _mapping(synth)
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == CURATOR_RETRIES == 3
+    assert mapping["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": [_dead_letters(synth), "Arn"]}}
+    }
+
+
+def test_the_curator_dead_letter_queue_is_encrypted_tls_only_and_kept_14_days(
+    synth: Synth,
+) -> None:
+    queue_id = _dead_letters(synth)
+    queue = synth.resources[queue_id]["Properties"]
+    assert queue["SqsManagedSseEnabled"] is True
+    assert queue["MessageRetentionPeriod"] == FOURTEEN_DAYS
+    synth.template.has_resource_properties(
+        "AWS::SQS::QueuePolicy",
+        {
+            "Queues": [{"Ref": queue_id}],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        )
+                    ]
+                )
+            },
+        },
+    )
+
+
+def test_the_curator_reaches_only_the_memories_table_the_collection_titan_and_its_dlq(
+    synth: Synth,
+) -> None:
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    memories = tables[names.TABLE_MEMORIES]
+    assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"} <= synth.actions_on(
+        CURATOR, memories
+    )
+    for logical_id, table_id in tables.items():
+        if logical_id != names.TABLE_MEMORIES:
+            assert not synth.actions_on(CURATOR, table_id), logical_id
+    allowed = {
+        json.dumps({"Fn::GetAtt": [memories, "Arn"]}),
+        json.dumps({"Fn::GetAtt": [memories, "StreamArn"]}),
+        json.dumps({"Fn::GetAtt": [synth.logical_id(synth.stack.search.collection), "Arn"]}),
+        json.dumps({"Fn::GetAtt": [_dead_letters(synth), "Arn"]}),
+    }
+    log_group = synth.resources[synth.functions()[CURATOR]]["Properties"]["LoggingConfig"]
+    allowed.add(json.dumps({"Fn::GetAtt": [log_group["LogGroup"]["Ref"], "Arn"]}))
+    for statement in synth.statements_of(CURATOR):
+        resource = statement["Resource"]
+        actions = set(statement["Action"] if isinstance(statement["Action"], list) else [])
+        if resource == "*":
+            # Actions IAM knows only with Resource "*" (suppressed with these reasons).
+            assert actions <= {
+                "xray:PutTraceSegments",
+                "xray:PutTelemetryRecords",
+                "dynamodb:ListStreams",
+            }, statement
+        elif statement["Action"] == "bedrock:InvokeModel":
+            assert f"::foundation-model/{EMBEDDING_MODEL_ID}" in json.dumps(resource)
+            assert "*" not in json.dumps(resource)
+        else:
+            assert json.dumps(resource) in allowed, statement
+    assert synth.actions_on(CURATOR, _dead_letters(synth)) >= {"sqs:SendMessage"}
+
+
+def test_the_curator_gets_the_memories_table_and_search_settings_of_the_memory_function(
+    synth: Synth,
+) -> None:
+    curator, memory = _env(synth, CURATOR), _env(synth, names.GROUP_MEMORY)
+    for key in (
+        Env.MEMORIES_TABLE,
+        Env.SEARCH_ENDPOINT,
+        Env.SEARCH_SERVICE,
+        Env.EMBEDDING_MODEL_ID,
+        Env.EMBEDDING_DIMENSIONS,
+    ):
+        assert curator[key] == memory[key], key
+    assert Env.TOKENS_TABLE not in curator
+    assert curator[Env.POWERTOOLS_SERVICE_NAME] == "cairn-curator"
+
+
+def test_the_memory_function_leaves_curation_to_the_stream(synth: Synth) -> None:
+    assert _env(synth, names.GROUP_MEMORY)[Env.CURATION] == "stream"
+    for group in names.TOOL_GROUPS:
+        if group != names.GROUP_MEMORY:
+            assert Env.CURATION not in _env(synth, group), group
+
+
+def test_records_in_the_curator_dead_letter_queue_raise_an_alarm_on_the_topic(
+    synth: Synth,
+) -> None:
+    topic = synth.logical_id(synth.stack.observability.topic)
+    queue_name = {"Fn::GetAtt": [_dead_letters(synth), "QueueName"]}
+    synth.template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/SQS",
+            "MetricName": "ApproximateNumberOfMessagesVisible",
+            "Dimensions": [{"Name": "QueueName", "Value": queue_name}],
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "Threshold": 1,
+            "AlarmActions": [{"Ref": topic}],
+            "OKActions": [{"Ref": topic}],
+        },
+    )
+
+
+def test_the_dashboard_shows_the_curator_lag_and_its_dead_letters(synth: Synth) -> None:
+    (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert "IteratorAge" in body
+    assert "ApproximateNumberOfMessagesVisible" in body
