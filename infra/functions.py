@@ -29,9 +29,10 @@ from shared.config import names
 from shared.config.names import Env
 from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES
+from shared.sync.adapters.inbox import PREFIX as INBOX_PREFIX
 
 GATEWAY: Final = "gateway"
-CURATOR: Final = "curator"
+CURATOR: Final = names.WORKER_CURATOR
 TABLE_SPECS: Final = {spec.logical_id: spec for spec in ALL_TABLES}
 # Bedrock Titan Text Embeddings v2 in AWS; its 1,024-dimension default output.
 EMBEDDING_MODEL_ID: Final[str] = Settings.model_fields["embedding_model_id"].default
@@ -45,6 +46,7 @@ class GroupAccess:
     read_write_tables: tuple[str, ...] = ()
     read_tables: tuple[str, ...] = ()
     search: bool = False  # the search collection (and so the Titan embedding model)
+    inbox: bool = False  # the `inbox/` prefix of the artifacts bucket
 
 
 GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
@@ -53,6 +55,12 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         read_tables=(names.TABLE_DOCUMENTS, names.TABLE_MEMORIES), search=True
     ),
     names.GROUP_HANDOFFS: GroupAccess(read_write_tables=(names.TABLE_HANDOFFS,)),
+    # Sync indexes the inbox into documents, prunes expired memories and keeps its lock/state.
+    names.GROUP_SYNC: GroupAccess(
+        read_write_tables=(names.TABLE_SYNC, names.TABLE_DOCUMENTS, names.TABLE_MEMORIES),
+        search=True,
+        inbox=True,
+    ),
 }
 
 # The curator files what the memory group writes (dedupe, merge, link; re-indexing and
@@ -232,9 +240,38 @@ class Functions(Construct):
                     ],
                 )
             )
+        if access.inbox:
+            self._grant_inbox(function)
+            environment[Env.ARTIFACTS_BUCKET] = data.bucket.bucket_name
         for key, value in sorted(environment.items()):
             function.add_environment(key, value)
         return function
+
+    def _grant_inbox(self, function: lambda_.Function) -> None:
+        """Read, write and delete objects under `inbox/`, and list only that prefix."""
+        bucket = self._data.bucket
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                resources=[bucket.arn_for_objects(f"{INBOX_PREFIX}/*")],
+            )
+        )
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{INBOX_PREFIX}/*"]}},
+            )
+        )
+        if bucket.encryption_key is not None:
+            bucket.encryption_key.grant_encrypt_decrypt(function)
+        suppress(
+            _role(function),
+            "IAM5",
+            "Inbox objects are named per team and per file at run time; the grant is limited to "
+            "the bucket's inbox/ prefix.",
+            [arn_token(bucket, f"/{INBOX_PREFIX}/*")],
+        )
 
     def _build_function(
         self,

@@ -14,13 +14,18 @@ SERVICE: Final = "cairn"
 GROUP_MEMORY: Final = "memory"
 GROUP_SEARCH: Final = "search"
 GROUP_HANDOFFS: Final = "handoffs"
-TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH, GROUP_HANDOFFS)
+GROUP_SYNC: Final = "sync"
+TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH, GROUP_HANDOFFS, GROUP_SYNC)
+# Workers: functions no tool call reaches (fed by streams, queues or schedules).
+WORKER_CURATOR: Final = "curator"
+WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR,)
 
 # Logical table ids (the physical names are derived per environment by the stack).
 TABLE_TOKENS: Final = "tokens"
 TABLE_MEMORIES: Final = "memories"
 TABLE_DOCUMENTS: Final = "documents"
 TABLE_HANDOFFS: Final = "handoffs"
+TABLE_SYNC: Final = "sync"
 
 
 class Env:
@@ -33,6 +38,7 @@ class Env:
     MEMORIES_TABLE: Final = "CAIRN_MEMORIES_TABLE"
     DOCUMENTS_TABLE: Final = "CAIRN_DOCUMENTS_TABLE"
     HANDOFFS_TABLE: Final = "CAIRN_HANDOFFS_TABLE"
+    SYNC_TABLE: Final = "CAIRN_SYNC_TABLE"
     ARTIFACTS_BUCKET: Final = "CAIRN_ARTIFACTS_BUCKET"
     TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
     TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
@@ -72,6 +78,7 @@ class Outputs:
     MEMORIES_TABLE: Final = "MemoriesTableName"
     DOCUMENTS_TABLE: Final = "DocumentsTableName"
     HANDOFFS_TABLE: Final = "HandoffsTableName"
+    SYNC_TABLE: Final = "SyncTableName"
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
@@ -86,12 +93,14 @@ TABLE_ENV: Final[dict[str, str]] = {
     TABLE_MEMORIES: Env.MEMORIES_TABLE,
     TABLE_DOCUMENTS: Env.DOCUMENTS_TABLE,
     TABLE_HANDOFFS: Env.HANDOFFS_TABLE,
+    TABLE_SYNC: Env.SYNC_TABLE,
 }
 TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_TOKENS: Outputs.TOKENS_TABLE,
     TABLE_MEMORIES: Outputs.MEMORIES_TABLE,
     TABLE_DOCUMENTS: Outputs.DOCUMENTS_TABLE,
     TABLE_HANDOFFS: Outputs.HANDOFFS_TABLE,
+    TABLE_SYNC: Outputs.SYNC_TABLE,
 }
 
 DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")

@@ -50,7 +50,10 @@ HANDOFFS: Final = TableSpec(
     indexes=(IndexSpec(name=OPEN_HANDOFFS_INDEX, partition_key="open_pk", sort_key="created_at"),),
 )
 
-ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS, HANDOFFS)
+# Connector state and each team's sync lock.
+SYNC: Final = TableSpec(logical_id=names.TABLE_SYNC)
+
+ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS, HANDOFFS, SYNC)
 
 
 def physical_name(spec: TableSpec, prefix: str = names.SERVICE) -> str:

@@ -12,8 +12,9 @@ def load_groups() -> dict[str, ToolGroup[Any]]:
     from shared.handoffs.tools import GROUP as handoffs
     from shared.memory.tools import GROUP as memory
     from shared.search.tools import GROUP as search
+    from shared.sync.tools import GROUP as sync
 
-    return {group.name: group for group in (memory, search, handoffs)}
+    return {group.name: group for group in (memory, search, handoffs, sync)}
 
 
 def load_catalog() -> Catalog:

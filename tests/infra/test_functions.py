@@ -166,6 +166,27 @@ def test_the_handoffs_function_reaches_only_the_handoffs_table_and_no_search(
     assert Env.SEARCH_ENDPOINT not in _env(synth, names.GROUP_HANDOFFS)
 
 
+def test_the_sync_function_reaches_only_the_inbox_prefix_of_the_bucket(synth: Synth) -> None:
+    statements = synth.statements_of(names.GROUP_SYNC)
+    s3 = [s for s in statements if "s3:" in json.dumps(s["Action"])]
+    objects = next(s for s in s3 if "s3:PutObject" in json.dumps(s["Action"]))
+    listing = next(s for s in s3 if "s3:ListBucket" in json.dumps(s["Action"]))
+
+    assert sorted(objects["Action"]) == ["s3:DeleteObject", "s3:GetObject", "s3:PutObject"]
+    assert json.dumps(objects["Resource"]).endswith('"/inbox/*"]]}')
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["inbox/*"]}}
+    assert len(s3) == 2
+    bucket = synth.logical_id(synth.stack.data.bucket)
+    assert _env(synth, names.GROUP_SYNC)[Env.ARTIFACTS_BUCKET] == {"Ref": bucket}
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    for logical_id, table_id in tables.items():
+        reaches = bool(synth.actions_on(names.GROUP_SYNC, table_id))
+        expected = logical_id in (names.TABLE_SYNC, names.TABLE_DOCUMENTS, names.TABLE_MEMORIES)
+        assert reaches == expected, logical_id
+    for group in (names.GROUP_MEMORY, names.GROUP_SEARCH, names.GROUP_HANDOFFS):
+        assert "s3:" not in json.dumps(synth.statements_of(group)), group
+
+
 def test_the_search_function_only_reads_the_documents_and_memories_tables(synth: Synth) -> None:
     tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
     for logical_id in (names.TABLE_DOCUMENTS, names.TABLE_MEMORIES):

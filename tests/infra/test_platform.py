@@ -29,7 +29,7 @@ def test_search_is_a_vector_collection_encrypted_at_rest(synth: Synth) -> None:
     assert all(r["ResourceType"] == "collection" for rule in network for r in rule["Rules"])
 
 
-def test_collection_data_access_names_only_the_search_memory_and_curator_roles(
+def test_collection_data_access_names_only_the_roles_of_functions_that_search(
     synth: Synth,
 ) -> None:
     (policy,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
@@ -39,8 +39,9 @@ def test_collection_data_access_names_only_the_search_memory_and_curator_roles(
         for logical_id, r in synth.of_type("AWS::IAM::Role").items()
         if logical_id in document
     }
-    # The curator re-indexes the memories it merges, so it indexes and queries like memory does.
-    searchers = ("memory", "search", "curator")
+    # The curator re-indexes the memories it merges, so it indexes and queries like memory does;
+    # sync indexes the inbox. The handoffs function and the gateway never reach the collection.
+    searchers = ("memory", "search", "curator", "sync")
     assert roles == {synth.role_of(function) for function in searchers}
     assert "aoss:*" not in document
     for function in searchers:

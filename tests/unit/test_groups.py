@@ -28,6 +28,6 @@ def test_every_tool_group_has_a_lambda_handler() -> None:
         assert (ROOT / "functions" / group / "handler.py").is_file(), group
 
 
-def test_every_lambda_handler_is_a_tool_group_or_the_gateway() -> None:
+def test_every_lambda_handler_is_a_tool_group_a_worker_or_the_gateway() -> None:
     handlers = {path.parent.name for path in (ROOT / "functions").glob("*/handler.py")}
-    assert handlers == {GATEWAY, *names.TOOL_GROUPS}
+    assert handlers == {GATEWAY, *names.TOOL_GROUPS, *names.WORKERS}

@@ -1,0 +1,118 @@
+"""The sync tool group: seed 000's sync, sync_status, sync_run and inbox_put."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shared import runtime
+from shared.config import names
+from shared.sync.models import (
+    InboxPutInput,
+    InboxPutOutput,
+    SyncInput,
+    SyncOutput,
+    SyncStatusInput,
+    SyncStatusOutput,
+)
+from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+
+if TYPE_CHECKING:
+    from shared.sync.service import SyncService
+
+
+@runtime.cached
+def build_service() -> SyncService:
+    import boto3
+
+    from shared.memory.tools import build_service as build_memory_service
+    from shared.search.factory import build_service as build_search_service
+    from shared.sync.adapters.dynamodb import DynamoSyncState
+    from shared.sync.adapters.inbox import FolderInbox, S3Inbox
+    from shared.sync.ports import Inbox
+    from shared.sync.service import SyncService
+
+    settings = runtime.settings()
+    inbox: Inbox
+    if settings.is_local and settings.data_dir is not None:
+        inbox = FolderInbox(settings.data_dir / "inbox")
+    else:
+        inbox = S3Inbox(boto3.client("s3", region_name=settings.region), settings.artifacts_bucket)
+    return SyncService(
+        build_search_service(),
+        build_memory_service(),
+        DynamoSyncState(runtime.table(names.TABLE_SYNC)),
+        inbox,
+    )
+
+
+GROUP: ToolGroup[SyncService] = ToolGroup(name=names.GROUP_SYNC, build_service=build_service)
+# Re-running a sync with nothing new changes nothing; it mirrors deletions made in the inbox.
+_SYNC = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
+
+
+@GROUP.tool(
+    name="sync",
+    title="Run sync",
+    description="Run sync for enabled connectors with a lock to prevent concurrent runs. "
+    'Returns each connector\'s result and the expired memories pruned, or {"skipped": true, '
+    '"reason": "lock"} while another sync of the team runs.',
+    input_model=SyncInput,
+    output_model=SyncOutput,
+    scopes=("sync",),
+    annotations=_SYNC,
+)
+def sync(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
+    return ctx.service.sync(ctx.principal, source=args.source, lock=True)
+
+
+@GROUP.tool(
+    name="sync_run",
+    title="Run sync without lock",
+    description="Run sync without lock (advanced): the same work as sync, even while another "
+    "sync of the team holds the lock.",
+    input_model=SyncInput,
+    output_model=SyncOutput,
+    scopes=("sync",),
+    annotations=_SYNC,
+)
+def sync_run(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
+    return ctx.service.sync(ctx.principal, source=args.source, lock=False)
+
+
+@GROUP.tool(
+    name="sync_status",
+    title="Sync status",
+    description="Get connector sync status: each connector and document source of the team "
+    "with its live entity count and last sync time.",
+    input_model=SyncStatusInput,
+    output_model=SyncStatusOutput,
+    scopes=("sync",),
+    annotations=READ_ONLY,
+)
+def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncStatusOutput:
+    return SyncStatusOutput(connectors=ctx.service.status(ctx.principal))
+
+
+@GROUP.tool(
+    name="inbox_put",
+    title="Write to the inbox",
+    description="Write content into the agent inbox. It is indexed (source `inbox`) at the next "
+    "sync, or at once with sync_immediately.",
+    input_model=InboxPutInput,
+    output_model=InboxPutOutput,
+    scopes=("ingest",),
+    # Each call files a new file; nothing is overwritten.
+    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+)
+def inbox_put(ctx: ToolContext[SyncService], args: InboxPutInput) -> InboxPutOutput:
+    path = ctx.service.inbox_put(
+        ctx.principal,
+        content=args.content,
+        title=args.title,
+        tags=args.tags,
+        metadata=args.metadata,
+        filename=args.filename,
+        extension=args.extension,
+        sync_immediately=args.sync_immediately,
+    )
+    return InboxPutOutput(path=path)
