@@ -107,3 +107,36 @@ def test_cairn_index_then_search_get_and_get_chunk_through_mcp(tmp_path: Path) -
         assert unchanged["unchanged"] == 2
     finally:
         stop_server(server)
+
+
+@pytest.mark.protocol
+def test_local_inbox_files_land_in_the_data_folder_and_sync_indexes_them(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    server = start_server(data)
+    try:
+        put = _call(
+            server.url,
+            server.dev_token,
+            "inbox_put",
+            {"content": "The kiln fires on Thursdays.", "title": "Kiln", "filename": "kiln"},
+        )
+        path = Path(str(put["path"]))
+        assert path.parent == data / "inbox" / "local"
+        assert path.read_text().endswith("The kiln fires on Thursdays.")
+
+        synced = _call(server.url, server.dev_token, "sync", {})
+        assert synced["connectors"][0]["stats"]["entities_seen"] == 1  # type: ignore[index]
+        found = _call(server.url, server.dev_token, "search", {"query": "kiln thursdays"})
+        assert found["results"][0]["entity_title"] == "Kiln"  # type: ignore[index]
+
+        remembered = _call(
+            server.url,
+            server.dev_token,
+            "remember",
+            {"title": "Kiln owner", "body": "Mara owns the kiln schedule."},
+        )
+        recalled = _call(server.url, server.dev_token, "recall", {"query": "who owns the kiln"})
+        assert recalled["memories"][0]["body"] == "Mara owns the kiln schedule."  # type: ignore[index]
+        assert remembered["status"] == "accepted"
+    finally:
+        stop_server(server)
