@@ -54,6 +54,7 @@ class MemoryFlag(BaseModel):
 
 
 CurationStatus = Literal["filed", "pending"]
+EngramType = Literal["persona", "preference", "strategy", "knowledge", "compliance"]
 
 
 def _is_none(value: object) -> bool:
@@ -94,6 +95,10 @@ class Memory(BaseModel):
     flags: list[MemoryFlag] = Field(default_factory=list, exclude_if=_is_empty)
     links: list[str] = Field(default_factory=list, exclude_if=_is_empty)
     merged_from: list[str] = Field(default_factory=list, exclude_if=_is_empty)
+    # Seed 004's engrams: a wallet-owned, typed record whose `key` is unique per wallet.
+    wallet_address: str | None = Field(default=None, exclude_if=_is_none)
+    engram_type: EngramType | None = Field(default=None, exclude_if=_is_none)
+    is_public: bool | None = Field(default=None, exclude_if=_is_none)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -239,3 +244,146 @@ class FlagMemoryOutput(BaseModel):
     memory_id: str
     flagged: Literal[True] = True
     flag_count: int
+
+
+# --------------------------------------------------------------------------- seed 004 engrams
+
+
+class EngramCreateInput(_VerbInput):
+    wallet_address: str = Field(
+        min_length=1, max_length=128, description="Wallet address that owns this engram"
+    )
+    engram_type: EngramType = Field(
+        description="persona, preference, strategy, knowledge or compliance"
+    )
+    key: str = Field(
+        min_length=1, max_length=512, description="Unique key (e.g., `user.profile.base`)"
+    )
+    content: str = Field(
+        min_length=1, max_length=MAX_CONTENT_CHARS, description="JSON string content"
+    )
+    tags: list[str] = Field(
+        default_factory=list, max_length=MAX_TAGS, description="Tags for categorization"
+    )
+    is_public: bool = Field(default=False, description="Whether publicly visible")
+
+
+class EngramGetInput(_VerbInput):
+    wallet_address: str = Field(
+        min_length=1, max_length=128, description="Wallet address that owns the engram"
+    )
+    key: str = Field(min_length=1, max_length=512, description="Engram key to look up")
+
+
+class EngramSearchInput(_VerbInput):
+    wallet_address: str | None = Field(
+        default=None, min_length=1, max_length=128, description="Filter by wallet address"
+    )
+    engram_type: EngramType | None = Field(default=None, description="Filter by type")
+    tags: list[str] = Field(
+        default_factory=list, max_length=MAX_TAGS, description="Filter by tags (any of them)"
+    )
+    limit: int = Field(default=20, ge=1, le=100, description="Max results (default 20)")
+    offset: int = Field(default=0, ge=0, le=100_000, description="Pagination offset")
+
+
+class EngramUpdateInput(_VerbInput):
+    id: str = Field(min_length=1, max_length=64, description="Engram ID to update")
+    content: str = Field(
+        min_length=1, max_length=MAX_CONTENT_CHARS, description="New JSON string content"
+    )
+    tags: list[str] | None = Field(
+        default=None, max_length=MAX_TAGS, description="New tags (replaces existing)"
+    )
+
+
+class EngramDeleteInput(_VerbInput):
+    id: str = Field(min_length=1, max_length=64, description="Engram ID to delete")
+
+
+class EngramListByTypeInput(_VerbInput):
+    wallet_address: str = Field(
+        min_length=1, max_length=128, description="Wallet address to list engrams for"
+    )
+    engram_type: EngramType = Field(description="Type filter")
+    limit: int = Field(default=50, ge=1, le=200, description="Max results (default 50)")
+    offset: int = Field(default=0, ge=0, le=100_000, description="Pagination offset")
+
+
+class UserProfileGetInput(_VerbInput):
+    wallet_address: str = Field(
+        min_length=1, max_length=128, description="Wallet address to get profile for"
+    )
+
+
+class UserProfileUpdateInput(_VerbInput):
+    wallet_address: str = Field(
+        min_length=1, max_length=128, description="Wallet address to update"
+    )
+    field: str = Field(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
+        description="Profile field name (e.g., `base`)",
+    )
+    content: str = Field(
+        min_length=1, max_length=MAX_CONTENT_CHARS, description="New JSON string content"
+    )
+
+
+class Engram(BaseModel):
+    """An engram as the engram tools show it (the memory record seen through seed 004)."""
+
+    id: str
+    wallet_address: str
+    engram_type: EngramType
+    key: str
+    content: str
+    tags: list[str]
+    is_public: bool
+    created_at: datetime
+    updated_at: datetime
+    created_by: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> Engram:
+        assert memory.wallet_address is not None
+        assert memory.engram_type is not None
+        assert memory.key is not None
+        return cls(
+            id=memory.id,
+            wallet_address=memory.wallet_address,
+            engram_type=memory.engram_type,
+            key=memory.key,
+            content=memory.content,
+            tags=memory.tags,
+            is_public=bool(memory.is_public),
+            created_at=memory.created_at,
+            updated_at=memory.updated_at,
+            created_by=memory.created_by,
+        )
+
+
+class EngramOutput(BaseModel):
+    """`{"engram": null}` when absent (engram_get)."""
+
+    engram: Engram | None
+
+
+class EngramListOutput(BaseModel):
+    engrams: list[Engram]
+    total: int
+    next_offset: int | None
+
+
+class EngramDeleteOutput(BaseModel):
+    id: str
+    deleted: Literal[True] = True
+
+
+class UserProfileOutput(BaseModel):
+    """The wallet's `user.profile.<field>` persona engrams, each field's JSON parsed."""
+
+    wallet_address: str
+    profile: dict[str, Any]
+    engrams: list[Engram]

@@ -13,7 +13,9 @@ class MemoryStore(Protocol):
 
     def get(self, team: str, memory_id: str) -> Memory | None: ...
 
-    def id_for_key(self, team: str, key: str) -> str | None: ...
+    def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
+        """The memory under `key` (an engram's key when `wallet` is given)."""
+        ...
 
     def create(self, team: str, memory: Memory) -> None:
         """Insert a new memory (and its key alias); `KeyTaken` if the key exists."""

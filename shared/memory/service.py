@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -9,12 +10,25 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
-from shared.memory.models import Memory, MemoryFlag, MemorySearchHit
+from shared.memory.models import EngramType, Memory, MemoryFlag, MemorySearchHit
 from shared.memory.ports import CurationQueue, KeyTaken, MemoryIndex, MemoryStore
-from shared.tools.errors import InvalidArgument, NotFound
+from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
 RECALL_DEPTH = 200
+
+
+PROFILE_PREFIX = "user.profile."
+
+
+def _require_json(content: str) -> None:
+    """Seed 004: engram content is a JSON string."""
+    try:
+        json.loads(content)
+    except ValueError as exc:
+        raise InvalidArgument(
+            f"`content` must be a JSON string (JSON parse error: {exc})", field="content"
+        ) from exc
 
 
 def new_memory_id() -> str:
@@ -201,6 +215,128 @@ class MemoryService:
         if flagged is None:  # deleted between the read and the write
             raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
         return flagged
+
+    # ------------------------------------------------------------------ seed 004 engrams
+
+    def engram_create(
+        self,
+        principal: Principal,
+        *,
+        wallet_address: str,
+        engram_type: EngramType,
+        key: str,
+        content: str,
+        tags: list[str],
+        is_public: bool,
+    ) -> Memory:
+        """A new engram; `Conflict` (409) when the wallet already has one under `key`."""
+        _require_json(content)
+        now = self.now()
+        memory = Memory(
+            id=new_memory_id(),
+            key=key,
+            content=content,
+            tags=list(dict.fromkeys(tags)),
+            created_at=now,
+            updated_at=now,
+            created_by=principal.actor,
+            wallet_address=wallet_address,
+            engram_type=engram_type,
+            is_public=is_public,
+        )
+        try:
+            self._store.create(principal.team, memory)
+        except KeyTaken as exc:
+            existing = self._store.id_for_key(principal.team, key, wallet_address)
+            raise Conflict(
+                f"wallet {wallet_address!r} already has an engram under `key` {key!r} "
+                f"({existing}); use engram_update",
+                field="key",
+                holder={"id": existing} if existing else None,
+            ) from exc
+        self._index.index(principal.team, memory)
+        return memory
+
+    def engram_get(self, principal: Principal, *, wallet_address: str, key: str) -> Memory | None:
+        team = principal.team
+        memory_id = self._store.id_for_key(team, key, wallet_address)
+        if memory_id is None:
+            return None
+        return self._live(team, self._store.get(team, memory_id))
+
+    def engrams(
+        self,
+        principal: Principal,
+        *,
+        wallet_address: str | None,
+        engram_type: str | None,
+        tags: list[str],
+    ) -> list[Memory]:
+        """The team's engrams matching every filter given, most recently updated first."""
+        now = self.now()
+        wanted = set(tags)
+        found = [
+            m
+            for m in self._store.iter_team(principal.team)
+            if m.wallet_address is not None
+            and not m.is_expired(now)
+            and (wallet_address is None or m.wallet_address == wallet_address)
+            and (engram_type is None or m.engram_type == engram_type)
+            and (not wanted or wanted & set(m.tags))
+        ]
+        return sorted(found, key=lambda m: (m.updated_at, m.id), reverse=True)
+
+    def engram_update(
+        self, principal: Principal, *, engram_id: str, content: str, tags: list[str] | None
+    ) -> Memory:
+        _require_json(content)
+        engram = self._engram(principal.team, engram_id)
+        updated = engram.model_copy(
+            update={
+                "content": content,
+                "tags": list(dict.fromkeys(tags)) if tags is not None else engram.tags,
+                "updated_at": self.now(),
+            }
+        )
+        self._store.replace(principal.team, updated)
+        self._index.index(principal.team, updated)
+        return updated
+
+    def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
+        self._delete(principal.team, self._engram(principal.team, engram_id))
+
+    def profile_update(
+        self, principal: Principal, *, wallet_address: str, field: str, content: str
+    ) -> Memory:
+        """Create or replace the persona engram `user.profile.<field>` (idempotent)."""
+        key = f"{PROFILE_PREFIX}{field}"
+        for _ in range(3):
+            existing = self.engram_get(principal, wallet_address=wallet_address, key=key)
+            if existing is not None:
+                return self.engram_update(
+                    principal, engram_id=existing.id, content=content, tags=None
+                )
+            try:
+                return self.engram_create(
+                    principal,
+                    wallet_address=wallet_address,
+                    engram_type="persona",
+                    key=key,
+                    content=content,
+                    tags=[],
+                    is_public=False,
+                )
+            except Conflict:
+                continue  # created concurrently: update it instead
+        raise InvalidArgument(
+            f"`field` {field!r} is being written concurrently; retry", field="field"
+        )
+
+    def _engram(self, team: str, engram_id: str) -> Memory:
+        memory = self._live(team, self._store.get(team, engram_id))
+        if memory is None or memory.wallet_address is None:
+            raise NotFound(f"no engram with id {engram_id!r}", field="id")
+        return memory
 
     def prune_expired(self, team: str) -> int:
         """Delete the team's expired memories; returns how many went."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.memory import engram_tools
 from shared.memory.adapters.dynamodb import DynamoMemoryStore
 from shared.memory.curator import Curator, InlineCuration
 from shared.memory.models import (
@@ -185,3 +186,6 @@ def recall(ctx: ToolContext[MemoryService], args: RecallInput) -> RecallOutput:
 def flag_memory(ctx: ToolContext[MemoryService], args: FlagMemoryInput) -> FlagMemoryOutput:
     memory = ctx.service.flag(ctx.principal, memory_id=args.memory_id, reason=args.reason)
     return FlagMemoryOutput(memory_id=memory.id, flag_count=len(memory.flags))
+
+
+engram_tools.register(GROUP)

@@ -24,8 +24,14 @@ def _memory_sk(memory_id: str) -> str:
     return f"MEMORY#{memory_id}"
 
 
-def _key_sk(key: str) -> str:
-    return f"KEY#{key}"
+def _key_sk(key: str, wallet: str | None = None) -> str:
+    # An engram's key is unique per wallet (seed 004), a memory_put key per team: two namespaces.
+    return f"ENGRAM#{wallet}#{key}" if wallet is not None else f"KEY#{key}"
+
+
+def _alias_sk(memory: Memory) -> str:
+    assert memory.key is not None
+    return _key_sk(memory.key, memory.wallet_address)
 
 
 def _item(team: str, memory: Memory) -> dict[str, Any]:
@@ -58,9 +64,9 @@ class DynamoMemoryStore:
         item = response.get("Item")
         return _memory(item) if item else None
 
-    def id_for_key(self, team: str, key: str) -> str | None:
+    def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         response = self._table.get_item(
-            Key={"pk": _pk(team), "sk": _key_sk(key)}, ConsistentRead=True
+            Key={"pk": _pk(team), "sk": _key_sk(key, wallet)}, ConsistentRead=True
         )
         item = response.get("Item")
         return str(item["memory_id"]) if item else None
@@ -72,7 +78,7 @@ class DynamoMemoryStore:
         if memory.key is not None:
             alias: dict[str, Any] = {
                 "pk": _pk(team),
-                "sk": _key_sk(memory.key),
+                "sk": _alias_sk(memory),
                 "memory_id": memory.id,
             }
             if memory.expires_at is not None:
@@ -99,7 +105,7 @@ class DynamoMemoryStore:
         if memory.key is not None:
             alias: dict[str, Any] = {
                 "pk": _pk(team),
-                "sk": _key_sk(memory.key),
+                "sk": _alias_sk(memory),
                 "memory_id": memory.id,
             }
             if memory.expires_at is not None:
@@ -120,7 +126,7 @@ class DynamoMemoryStore:
                 {
                     "Delete": {
                         "TableName": self._table.name,
-                        "Key": {"pk": _pk(team), "sk": _key_sk(memory.key)},
+                        "Key": {"pk": _pk(team), "sk": _alias_sk(memory)},
                         # Only drop the alias if it still points at this memory.
                         "ConditionExpression": "memory_id = :id",
                         "ExpressionAttributeValues": {":id": memory.id},

@@ -1,0 +1,210 @@
+"""Seed 004's engram and profile tools, registered on the memory group.
+
+An engram is a memory record owned by a wallet, typed, with a key unique per wallet and JSON
+content; memory_search, recall and search find engrams like any memory. Descriptions are seed
+004's. Responses (the seed gives none) are documented in docs/memory.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shared.memory.models import (
+    Engram,
+    EngramCreateInput,
+    EngramDeleteInput,
+    EngramDeleteOutput,
+    EngramGetInput,
+    EngramListByTypeInput,
+    EngramListOutput,
+    EngramOutput,
+    EngramSearchInput,
+    EngramUpdateInput,
+    Memory,
+    UserProfileGetInput,
+    UserProfileOutput,
+    UserProfileUpdateInput,
+)
+from shared.memory.service import PROFILE_PREFIX, MemoryService
+from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+
+WRITE = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+# Replaces content (destructive to the old value); the same call twice leaves the same state.
+REPLACE = Annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+
+
+def _page(memories: list[Memory], offset: int, limit: int) -> EngramListOutput:
+    page = memories[offset : offset + limit]
+    more = offset + len(page) < len(memories)
+    return EngramListOutput(
+        engrams=[Engram.of(m) for m in page],
+        total=len(memories),
+        next_offset=offset + len(page) if more else None,
+    )
+
+
+def _parsed(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content  # written before validation existed elsewhere: show it as text
+
+
+def register(group: ToolGroup[MemoryService]) -> None:
+    """Add the engram and profile tools to the memory group."""
+
+    @group.tool(
+        name="engram_create",
+        title="Create an engram",
+        description="Create a new engram (memory unit) for a wallet.",
+        input_model=EngramCreateInput,
+        output_model=EngramOutput,
+        scopes=("memory.write",),
+        annotations=WRITE,
+    )
+    def engram_create(ctx: ToolContext[MemoryService], args: EngramCreateInput) -> EngramOutput:
+        memory = ctx.service.engram_create(
+            ctx.principal,
+            wallet_address=args.wallet_address,
+            engram_type=args.engram_type,
+            key=args.key,
+            content=args.content,
+            tags=args.tags,
+            is_public=args.is_public,
+        )
+        return EngramOutput(engram=Engram.of(memory))
+
+    @group.tool(
+        name="engram_get",
+        title="Get an engram",
+        description="Get a specific engram by wallet address and key.",
+        input_model=EngramGetInput,
+        output_model=EngramOutput,
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )
+    def engram_get(ctx: ToolContext[MemoryService], args: EngramGetInput) -> EngramOutput:
+        memory = ctx.service.engram_get(
+            ctx.principal, wallet_address=args.wallet_address, key=args.key
+        )
+        return EngramOutput(engram=Engram.of(memory) if memory else None)
+
+    @group.tool(
+        name="engram_search",
+        title="Search engrams",
+        description="Search engrams with filters by wallet, type, tags, and query.",
+        input_model=EngramSearchInput,
+        output_model=EngramListOutput,
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )
+    def engram_search(ctx: ToolContext[MemoryService], args: EngramSearchInput) -> EngramListOutput:
+        found = ctx.service.engrams(
+            ctx.principal,
+            wallet_address=args.wallet_address,
+            engram_type=args.engram_type,
+            tags=args.tags,
+        )
+        return _page(found, args.offset, args.limit)
+
+    @group.tool(
+        name="engram_update",
+        title="Update an engram",
+        description="Update an existing engram's content and/or tags by its ID.",
+        input_model=EngramUpdateInput,
+        output_model=EngramOutput,
+        scopes=("memory.write",),
+        annotations=REPLACE,
+    )
+    def engram_update(ctx: ToolContext[MemoryService], args: EngramUpdateInput) -> EngramOutput:
+        memory = ctx.service.engram_update(
+            ctx.principal, engram_id=args.id, content=args.content, tags=args.tags
+        )
+        return EngramOutput(engram=Engram.of(memory))
+
+    @group.tool(
+        name="engram_delete",
+        title="Delete an engram",
+        description="Delete an engram by its ID. This action is permanent.",
+        input_model=EngramDeleteInput,
+        output_model=EngramDeleteOutput,
+        scopes=("memory.write",),
+        annotations=Annotations(
+            read_only=False, destructive=True, idempotent=True, open_world=False
+        ),
+    )
+    def engram_delete(
+        ctx: ToolContext[MemoryService], args: EngramDeleteInput
+    ) -> EngramDeleteOutput:
+        ctx.service.engram_delete(ctx.principal, engram_id=args.id)
+        return EngramDeleteOutput(id=args.id)
+
+    @group.tool(
+        name="engram_list_by_type",
+        title="List engrams by type",
+        description="List all engrams for a wallet filtered by engram type.",
+        input_model=EngramListByTypeInput,
+        output_model=EngramListOutput,
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )
+    def engram_list_by_type(
+        ctx: ToolContext[MemoryService], args: EngramListByTypeInput
+    ) -> EngramListOutput:
+        found = ctx.service.engrams(
+            ctx.principal,
+            wallet_address=args.wallet_address,
+            engram_type=args.engram_type,
+            tags=[],
+        )
+        return _page(found, args.offset, args.limit)
+
+    @group.tool(
+        name="user_profile_get",
+        title="Get a user profile",
+        description="Get user profile engrams (persona type with `user.profile.*` keys) for a "
+        "wallet.",
+        input_model=UserProfileGetInput,
+        output_model=UserProfileOutput,
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )
+    def user_profile_get(
+        ctx: ToolContext[MemoryService], args: UserProfileGetInput
+    ) -> UserProfileOutput:
+        persona = ctx.service.engrams(
+            ctx.principal, wallet_address=args.wallet_address, engram_type="persona", tags=[]
+        )
+        fields = sorted(
+            (m for m in persona if m.key and m.key.startswith(PROFILE_PREFIX)),
+            key=lambda m: m.key or "",
+        )
+        return UserProfileOutput(
+            wallet_address=args.wallet_address,
+            profile={
+                (m.key or "").removeprefix(PROFILE_PREFIX): _parsed(m.content) for m in fields
+            },
+            engrams=[Engram.of(m) for m in fields],
+        )
+
+    @group.tool(
+        name="user_profile_update",
+        title="Update a user profile field",
+        description="Update a user profile engram field. Maps field name to engram key "
+        "`user.profile.<field>`.",
+        input_model=UserProfileUpdateInput,
+        output_model=EngramOutput,
+        scopes=("memory.write",),
+        annotations=REPLACE,
+    )
+    def user_profile_update(
+        ctx: ToolContext[MemoryService], args: UserProfileUpdateInput
+    ) -> EngramOutput:
+        memory = ctx.service.profile_update(
+            ctx.principal,
+            wallet_address=args.wallet_address,
+            field=args.field,
+            content=args.content,
+        )
+        return EngramOutput(engram=Engram.of(memory))
