@@ -76,6 +76,10 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.bench_command == "gateway":
+        from shared.bench.gateway import main as gateway_main
+
+        return gateway_main(args.bench_args)
     from shared.bench.retrieval import main as retrieval_main
 
     return retrieval_main(args.bench_args)
@@ -132,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",
     )
     retrieval.add_argument("bench_args", nargs=argparse.REMAINDER)
+    gateway = bench_commands.add_parser(
+        "gateway",
+        help="tool-call latency and throughput of a local server over HTTP",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    gateway.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(run=_bench)
     return parser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -186,24 +186,34 @@ class MemoryService:
         """Live memories by relevance to `query` (newest first without one), carrying any of
         `tags` when given; flagged memories rank below every unflagged match."""
         team = principal.team
+        candidates: Iterator[Memory]
         if query:
-            ranked = (
-                self._live(team, self._store.get(team, memory_id))
+            # Fetched lazily: records are read only until the page is full.
+            candidates = (
+                m
                 for memory_id, _ in self._index.search(team, query, RECALL_DEPTH)
+                if (m := self._live(team, self._store.get(team, memory_id))) is not None
             )
-            candidates = [m for m in ranked if m is not None]
         else:
             now = self.now()
-            candidates = sorted(
-                (m for m in self._store.iter_team(team) if not m.is_expired(now)),
-                key=lambda m: m.updated_at,
-                reverse=True,
+            candidates = iter(
+                sorted(
+                    (m for m in self._store.iter_team(team) if not m.is_expired(now)),
+                    key=lambda m: m.updated_at,
+                    reverse=True,
+                )
             )
         wanted = set(tags)
-        matching = [m for m in candidates if not wanted or wanted & set(m.tags)]
-        # A stable sort keeps relevance order within the unflagged and the flagged.
-        matching.sort(key=lambda m: m.flagged)
-        return matching[:limit]
+        unflagged: list[Memory] = []
+        flagged: list[Memory] = []
+        for memory in candidates:
+            if wanted and not wanted & set(memory.tags):
+                continue
+            (flagged if memory.flagged else unflagged).append(memory)
+            if len(unflagged) == limit:
+                break
+        # Flagged memories rank after every unflagged match, each group in relevance order.
+        return (unflagged + flagged)[:limit]
 
     def flag(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Record why a memory is wrong; it is demoted in recall and awaits human review."""
