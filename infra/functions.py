@@ -47,6 +47,9 @@ class GroupAccess:
     read_tables: tuple[str, ...] = ()
     search: bool = False  # the search collection (and so the Titan embedding model)
     inbox: bool = False  # the `inbox/` prefix of the artifacts bucket
+    # Mints and revokes team tokens (agent.register): the tokens table (read/write) and the
+    # pepper secret that keys their hashes.
+    token_admin: bool = False
 
 
 GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
@@ -61,16 +64,28 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         search=True,
         inbox=True,
     ),
+    # Agents and tasks live in the coordination table; agent.register mints each agent's token
+    # and agent.deregister revokes it, so this group also administers tokens.
+    names.GROUP_ORCHESTRATOR: GroupAccess(
+        read_write_tables=(names.TABLE_COORDINATION,), token_admin=True
+    ),
 }
 
 # The curator files what the memory group writes (dedupe, merge, link; re-indexing and
 # embedding on the way): exactly the memory group's reach, no more.
 WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {CURATOR: GROUP_ACCESS[names.GROUP_MEMORY]}
 
+# Powertools Tracer records a handler's response in its X-Ray segment unless this is "false".
+# agent.register returns a freshly minted token secret, which passes through the orchestrator's
+# reply and the gateway's HTTP response: neither may be copied into traces.
+TRACER_CAPTURE_RESPONSE: Final = "POWERTOOLS_TRACER_CAPTURE_RESPONSE"
+NO_RESPONSE_IN_TRACES: Final[Mapping[str, str]] = {TRACER_CAPTURE_RESPONSE: "false"}
+
 # Per tool group, environment beyond its tables and search settings. The memory group leaves
 # remembered memories pending for the curator, which the memories table's stream feeds.
 GROUP_ENVIRONMENT: Final[Mapping[str, Mapping[str, str]]] = {
     names.GROUP_MEMORY: {Env.CURATION: "stream"},
+    names.GROUP_ORCHESTRATOR: NO_RESPONSE_IN_TRACES,
 }
 
 
@@ -140,6 +155,7 @@ class Functions(Construct):
             {
                 names.TABLE_ENV[names.TABLE_TOKENS]: tokens.table_name,
                 Env.TOKEN_PEPPER_SECRET_ARN: data.token_pepper.secret_arn,
+                **NO_RESPONSE_IN_TRACES,
                 **{
                     Env.group_function(group): function.function_name
                     for group, function in self.groups.items()
@@ -199,7 +215,10 @@ class Functions(Construct):
         data, search = self._data, self._search
         environment: dict[str, str] = dict(extra_environment)
         function = self._build_function(name, spec, {})
-        for logical_id in access.read_write_tables:
+        read_write_tables = access.read_write_tables
+        if access.token_admin and names.TABLE_TOKENS not in read_write_tables:
+            read_write_tables = (*read_write_tables, names.TABLE_TOKENS)
+        for logical_id in read_write_tables:
             data.table(logical_id).grant_read_write_data(function)
             environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
         for logical_id in access.read_tables:
@@ -207,7 +226,7 @@ class Functions(Construct):
             environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
         indexed = [
             data.table(logical_id)
-            for logical_id in (*access.read_write_tables, *access.read_tables)
+            for logical_id in (*read_write_tables, *access.read_tables)
             if TABLE_SPECS[logical_id].indexes
         ]
         if indexed:
@@ -240,6 +259,9 @@ class Functions(Construct):
                     ],
                 )
             )
+        if access.token_admin:
+            data.token_pepper.grant_read(function)
+            environment[Env.TOKEN_PEPPER_SECRET_ARN] = data.token_pepper.secret_arn
         if access.inbox:
             self._grant_inbox(function)
             environment[Env.ARTIFACTS_BUCKET] = data.bucket.bucket_name

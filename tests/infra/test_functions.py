@@ -10,7 +10,12 @@ import tomllib
 import pytest
 
 from infra.bundling import LOCAL_ONLY_PACKAGES, requirements
-from infra.functions import EMBEDDING_MODEL_ID, GROUP_ACCESS, WORKER_ACCESS
+from infra.functions import (
+    EMBEDDING_MODEL_ID,
+    GROUP_ACCESS,
+    TRACER_CAPTURE_RESPONSE,
+    WORKER_ACCESS,
+)
 from shared.config import names
 from shared.config.names import Env
 from shared.tools.groups import load_groups
@@ -196,13 +201,54 @@ def test_the_search_function_only_reads_the_documents_and_memories_tables(synth:
     assert not synth.actions_on("search", tables[names.TABLE_TOKENS])
 
 
-def test_only_the_gateway_reads_the_token_pepper_secret(synth: Synth) -> None:
+# The gateway hashes every bearer token it checks; the orchestrator hashes the agent tokens
+# agent.register mints. No other function needs the pepper.
+PEPPER_READERS = ("gateway", names.GROUP_ORCHESTRATOR)
+
+
+def test_only_the_gateway_and_the_orchestrator_read_the_token_pepper_secret(
+    synth: Synth,
+) -> None:
     secret = synth.logical_id(synth.stack.data.token_pepper)
-    assert "secretsmanager:GetSecretValue" in synth.actions_on("gateway", secret)
-    assert _env(synth, "gateway")[Env.TOKEN_PEPPER_SECRET_ARN] == {"Ref": secret}
+    for function in PEPPER_READERS:
+        assert "secretsmanager:GetSecretValue" in synth.actions_on(function, secret), function
+        assert _env(synth, function)[Env.TOKEN_PEPPER_SECRET_ARN] == {"Ref": secret}
     for function in (*GROUPS, *WORKERS):
-        assert not synth.actions_on(function, secret)
+        if function in PEPPER_READERS:
+            continue
+        assert not synth.actions_on(function, secret), function
         assert Env.TOKEN_PEPPER_SECRET_ARN not in _env(synth, function)
+
+
+def test_token_secrets_minted_by_agent_register_never_reach_traces(synth: Synth) -> None:
+    # The new agent's secret is in the orchestrator's reply and the gateway's response body.
+    for function in ("gateway", names.GROUP_ORCHESTRATOR):
+        assert _env(synth, function)[TRACER_CAPTURE_RESPONSE] == "false", function
+
+
+def test_the_orchestrator_reaches_the_coordination_and_tokens_tables_and_the_pepper_only(
+    synth: Synth,
+) -> None:
+    group = names.GROUP_ORCHESTRATOR
+    tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
+    # Registration is a transaction on the coordination table, the task queue a Query on its
+    # index; minting and revoking tokens are writes and an index Query on the tokens table.
+    for logical_id in (names.TABLE_COORDINATION, names.TABLE_TOKENS):
+        actions = synth.actions_on(group, tables[logical_id])
+        assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} <= actions
+    for logical_id, table_id in tables.items():
+        if logical_id not in (names.TABLE_COORDINATION, names.TABLE_TOKENS):
+            assert not synth.actions_on(group, table_id), logical_id
+    env = _env(synth, group)
+    assert env[Env.COORDINATION_TABLE] == {"Ref": tables[names.TABLE_COORDINATION]}
+    assert env[Env.TOKENS_TABLE] == {"Ref": tables[names.TABLE_TOKENS]}
+    policy = json.dumps(synth.statements_of(group))
+    assert "aoss:" not in policy
+    assert "bedrock:" not in policy
+    assert "s3:" not in policy
+    assert "lambda:" not in policy
+    assert Env.SEARCH_ENDPOINT not in env
+    assert Env.ARTIFACTS_BUCKET not in env
 
 
 @pytest.mark.parametrize(

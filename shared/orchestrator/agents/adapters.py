@@ -1,0 +1,234 @@
+"""Agents in DynamoDB, on the coordination table.
+
+- `TEAM#<team>` / `AGENT#<agent_id>`: the agent record (its token's id included, never the
+  secret). `metadata` is stored as a JSON string (`metadata_json`): DynamoDB has no floats, and
+  the object is opaque to cairn.
+- `TEAM#<team>` / `AGENT_NAME#<name>`: the name alias, `agent_id` of the agent holding the name.
+  It is written in the same transaction as the record under `attribute_not_exists` (or, when an
+  agent is replaced, under `agent_id = <the replaced one>`), so two registrations of one name can
+  never both win.
+
+A deregistered record stays (so a task's history still names a known agent) with a TTL of
+`RETIRED_DAYS`; its alias is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Key
+from botocore.exceptions import ClientError
+
+from shared.config.names import TTL_ATTRIBUTE
+from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
+from shared.orchestrator.agents.ports import NameTaken, UnknownAgent
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+AGENT_PREFIX = "AGENT#"
+NAME_PREFIX = "AGENT_NAME#"
+# How long a deregistered agent's record is kept before DynamoDB TTL collects it.
+RETIRED_DAYS = 30
+_ACTIVE = "attribute_exists(pk) AND attribute_not_exists(deregistered_at)"
+
+
+def _pk(team: str) -> str:
+    return f"TEAM#{team}"
+
+
+def _agent_key(team: str, agent_id: str) -> dict[str, str]:
+    return {"pk": _pk(team), "sk": AGENT_PREFIX + agent_id}
+
+
+def _name_key(team: str, name: str) -> dict[str, str]:
+    return {"pk": _pk(team), "sk": NAME_PREFIX + name}
+
+
+def _retired_epoch(at: datetime) -> int:
+    return int((at + timedelta(days=RETIRED_DAYS)).timestamp())
+
+
+def _item(team: str, agent: AgentRecord) -> dict[str, Any]:
+    fields = agent.model_dump(mode="json", exclude_none=True, exclude={"metadata"})
+    return {
+        **_agent_key(team, agent.agent_id),
+        "team": team,
+        **fields,
+        "metadata_json": json.dumps(agent.metadata, ensure_ascii=False),
+    }
+
+
+def _record(item: dict[str, Any]) -> AgentRecord:
+    fields = {k: v for k, v in item.items() if k in AgentRecord.model_fields}
+    fields["max_concurrent_tasks"] = int(item["max_concurrent_tasks"])
+    fields["metadata"] = json.loads(str(item.get("metadata_json") or "{}"))
+    return AgentRecord.model_validate(fields)
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    return exc.response["Error"]["Code"] in {
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+    }
+
+
+class DynamoAgentStore:
+    """`AgentStore` on the coordination table (see `shared.config.tables.COORDINATION`)."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def get(self, team: str, agent_id: str) -> AgentRecord | None:
+        item = self._table.get_item(Key=_agent_key(team, agent_id), ConsistentRead=True).get("Item")
+        return _record(item) if item else None
+
+    def get_by_name(self, team: str, name: str) -> AgentRecord | None:
+        holder = self._alias_holder(team, name)
+        if holder is None:
+            return None
+        record = self.get(team, holder)
+        if record is None:
+            # The alias outlived its record (TTL collected it): free the name for good.
+            self._release_name(team, name, holder)
+        return record
+
+    def _release_name(self, team: str, name: str, agent_id: str) -> None:
+        """Delete the name alias if it still points at `agent_id` (else leave it)."""
+        try:
+            self._table.delete_item(
+                Key=_name_key(team, name),
+                ConditionExpression="agent_id = :me",
+                ExpressionAttributeValues={":me": agent_id},
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+
+    def _alias_holder(self, team: str, name: str) -> str | None:
+        alias = self._table.get_item(Key=_name_key(team, name), ConsistentRead=True).get("Item")
+        return str(alias["agent_id"]) if alias else None
+
+    def create(
+        self, team: str, agent: AgentRecord, *, replacing: AgentRecord | None = None
+    ) -> None:
+        table = self._table.name
+        alias: dict[str, Any] = {
+            "TableName": table,
+            "Item": {**_name_key(team, agent.name), "team": team, "agent_id": agent.agent_id},
+        }
+        if replacing is None:
+            alias["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            alias["ConditionExpression"] = "agent_id = :replaced"
+            alias["ExpressionAttributeValues"] = {":replaced": replacing.agent_id}
+        writes: list[dict[str, Any]] = [
+            # Ids are random: a collision would be a bug, never an overwrite.
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": _item(team, agent),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {"Put": alias},
+        ]
+        if replacing is not None and replacing.is_active:
+            writes.append(
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": _agent_key(team, replacing.agent_id),
+                        "UpdateExpression": "SET #status = :dereg, replaced_by = :new, "
+                        "deregistered_at = if_not_exists(deregistered_at, :at), "
+                        "#ttl = if_not_exists(#ttl, :ttl)",
+                        "ConditionExpression": "attribute_exists(pk)",
+                        "ExpressionAttributeNames": {"#status": "status", "#ttl": TTL_ATTRIBUTE},
+                        "ExpressionAttributeValues": {
+                            ":dereg": DEREGISTERED,
+                            ":new": agent.agent_id,
+                            ":at": agent.created_at.isoformat(),
+                            ":ttl": _retired_epoch(agent.created_at),
+                        },
+                    }
+                }
+            )
+        try:
+            # The record, its name and the retirement of the agent it replaces: all or nothing.
+            self._table.meta.client.transact_write_items(TransactItems=writes)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            raise NameTaken(self._alias_holder(team, agent.name)) from exc
+
+    def update(
+        self,
+        team: str,
+        agent_id: str,
+        *,
+        status: str | None = None,
+        last_heartbeat: datetime | None = None,
+        capabilities: list[str] | None = None,
+    ) -> None:
+        values: dict[str, Any] = {}
+        if status is not None:
+            values["status"] = status
+        if last_heartbeat is not None:
+            values["last_heartbeat"] = last_heartbeat.isoformat()
+        if capabilities is not None:
+            values["capabilities"] = capabilities
+        if not values:
+            return
+        try:
+            self._table.update_item(
+                Key=_agent_key(team, agent_id),
+                UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in values),
+                ConditionExpression=_ACTIVE,
+                ExpressionAttributeNames={f"#{k}": k for k in values},
+                ExpressionAttributeValues={f":{k}": v for k, v in values.items()},
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            raise UnknownAgent(agent_id) from exc
+
+    def deregister(self, team: str, agent_id: str, at: datetime) -> AgentRecord:
+        try:
+            response = self._table.update_item(
+                Key=_agent_key(team, agent_id),
+                UpdateExpression="SET #status = :dereg, "
+                "deregistered_at = if_not_exists(deregistered_at, :at), "
+                "#ttl = if_not_exists(#ttl, :ttl)",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#status": "status", "#ttl": TTL_ATTRIBUTE},
+                ExpressionAttributeValues={
+                    ":dereg": DEREGISTERED,
+                    ":at": at.isoformat(),
+                    ":ttl": _retired_epoch(at),
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            raise UnknownAgent(agent_id) from exc
+        record = _record(response["Attributes"])
+        # Free the name only if it still points here (an overwrite may have moved it on).
+        self._release_name(team, record.name, agent_id)
+        return record
+
+    def iter_team(self, team: str) -> Iterator[AgentRecord]:
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with(AGENT_PREFIX),
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            for item in page.get("Items", []):
+                yield _record(item)
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -1,0 +1,74 @@
+"""What the agent service needs from storage and from the token service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Protocol
+
+from shared.auth.models import IssuedToken, TokenRecord, TokenRequest
+from shared.orchestrator.agents.models import AgentRecord
+
+
+class AgentStore(Protocol):
+    """Agents of one team at a time; a name is held by at most one active agent."""
+
+    def get(self, team: str, agent_id: str) -> AgentRecord | None: ...
+
+    def get_by_name(self, team: str, name: str) -> AgentRecord | None:
+        """The agent the name currently points at (possibly a deregistered one)."""
+        ...
+
+    def create(
+        self, team: str, agent: AgentRecord, *, replacing: AgentRecord | None = None
+    ) -> None:
+        """Write `agent` and take its name in one transaction.
+
+        Without `replacing` the name must be free; with it the name must still point at
+        `replacing`, which is retired (deregistered, `replaced_by` the new agent) in the same
+        transaction. `NameTaken` when the name is held by someone else.
+        """
+        ...
+
+    def update(
+        self,
+        team: str,
+        agent_id: str,
+        *,
+        status: str | None = None,
+        last_heartbeat: datetime | None = None,
+        capabilities: list[str] | None = None,
+    ) -> None:
+        """Set the given fields of an active agent; `UnknownAgent` when there is none."""
+        ...
+
+    def deregister(self, team: str, agent_id: str, at: datetime) -> AgentRecord:
+        """Mark the agent deregistered (once: a repeat keeps the first time) and free its name.
+
+        `UnknownAgent` when the team has no agent with that id.
+        """
+        ...
+
+    def iter_team(self, team: str) -> Iterator[AgentRecord]:
+        """Every agent record of the team, active or not."""
+        ...
+
+
+class AgentTokens(Protocol):
+    """The part of `shared.auth.service.TokenService` that mints and revokes agent tokens."""
+
+    def issue(self, request: TokenRequest, secret: str | None = None) -> IssuedToken: ...
+
+    def revoke(self, token_id: str) -> TokenRecord: ...
+
+
+class UnknownAgent(Exception):
+    """No (active, where the operation needs one) agent with that id in the team."""
+
+
+class NameTaken(Exception):
+    """Another agent holds the name; carries its id when the store could read it."""
+
+    def __init__(self, holder: str | None) -> None:
+        super().__init__("name taken")
+        self.holder = holder
