@@ -76,16 +76,14 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
 WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {CURATOR: GROUP_ACCESS[names.GROUP_MEMORY]}
 
 # Powertools Tracer records a handler's response in its X-Ray segment unless this is "false".
-# agent.register returns a freshly minted token secret, which passes through the orchestrator's
-# reply and the gateway's HTTP response: neither may be copied into traces.
+# Every function's responses carry team data (memories, documents) and agent.register's reply
+# a freshly minted token secret: none of it may be copied into traces, so it is off everywhere.
 TRACER_CAPTURE_RESPONSE: Final = "POWERTOOLS_TRACER_CAPTURE_RESPONSE"
-NO_RESPONSE_IN_TRACES: Final[Mapping[str, str]] = {TRACER_CAPTURE_RESPONSE: "false"}
 
 # Per tool group, environment beyond its tables and search settings. The memory group leaves
 # remembered memories pending for the curator, which the memories table's stream feeds.
 GROUP_ENVIRONMENT: Final[Mapping[str, Mapping[str, str]]] = {
     names.GROUP_MEMORY: {Env.CURATION: "stream"},
-    names.GROUP_ORCHESTRATOR: NO_RESPONSE_IN_TRACES,
 }
 
 
@@ -155,7 +153,6 @@ class Functions(Construct):
             {
                 names.TABLE_ENV[names.TABLE_TOKENS]: tokens.table_name,
                 Env.TOKEN_PEPPER_SECRET_ARN: data.token_pepper.secret_arn,
-                **NO_RESPONSE_IN_TRACES,
                 **{
                     Env.group_function(group): function.function_name
                     for group, function in self.groups.items()
@@ -338,6 +335,7 @@ class Functions(Construct):
                 Env.POWERTOOLS_SERVICE_NAME: f"{names.SERVICE}-{name}",
                 Env.POWERTOOLS_METRICS_NAMESPACE: names.SERVICE,
                 Env.LOG_LEVEL: "INFO",
+                TRACER_CAPTURE_RESPONSE: "false",
                 **environment,
             },
         )

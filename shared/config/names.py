@@ -15,7 +15,14 @@ GROUP_MEMORY: Final = "memory"
 GROUP_SEARCH: Final = "search"
 GROUP_HANDOFFS: Final = "handoffs"
 GROUP_SYNC: Final = "sync"
-TOOL_GROUPS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_SEARCH, GROUP_HANDOFFS, GROUP_SYNC)
+GROUP_ORCHESTRATOR: Final = "orchestrator"
+TOOL_GROUPS: Final[tuple[str, ...]] = (
+    GROUP_MEMORY,
+    GROUP_SEARCH,
+    GROUP_HANDOFFS,
+    GROUP_SYNC,
+    GROUP_ORCHESTRATOR,
+)
 # Workers: functions no tool call reaches (fed by streams, queues or schedules).
 WORKER_CURATOR: Final = "curator"
 WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR,)
@@ -26,6 +33,7 @@ TABLE_MEMORIES: Final = "memories"
 TABLE_DOCUMENTS: Final = "documents"
 TABLE_HANDOFFS: Final = "handoffs"
 TABLE_SYNC: Final = "sync"
+TABLE_COORDINATION: Final = "coordination"
 
 
 class Env:
@@ -39,6 +47,7 @@ class Env:
     DOCUMENTS_TABLE: Final = "CAIRN_DOCUMENTS_TABLE"
     HANDOFFS_TABLE: Final = "CAIRN_HANDOFFS_TABLE"
     SYNC_TABLE: Final = "CAIRN_SYNC_TABLE"
+    COORDINATION_TABLE: Final = "CAIRN_COORDINATION_TABLE"
     ARTIFACTS_BUCKET: Final = "CAIRN_ARTIFACTS_BUCKET"
     TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
     TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
@@ -79,6 +88,7 @@ class Outputs:
     DOCUMENTS_TABLE: Final = "DocumentsTableName"
     HANDOFFS_TABLE: Final = "HandoffsTableName"
     SYNC_TABLE: Final = "SyncTableName"
+    COORDINATION_TABLE: Final = "CoordinationTableName"
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
@@ -94,6 +104,7 @@ TABLE_ENV: Final[dict[str, str]] = {
     TABLE_DOCUMENTS: Env.DOCUMENTS_TABLE,
     TABLE_HANDOFFS: Env.HANDOFFS_TABLE,
     TABLE_SYNC: Env.SYNC_TABLE,
+    TABLE_COORDINATION: Env.COORDINATION_TABLE,
 }
 TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_TOKENS: Outputs.TOKENS_TABLE,
@@ -101,6 +112,7 @@ TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_DOCUMENTS: Outputs.DOCUMENTS_TABLE,
     TABLE_HANDOFFS: Outputs.HANDOFFS_TABLE,
     TABLE_SYNC: Outputs.SYNC_TABLE,
+    TABLE_COORDINATION: Outputs.COORDINATION_TABLE,
 }
 
 DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")

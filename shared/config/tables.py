@@ -53,7 +53,22 @@ HANDOFFS: Final = TableSpec(
 # Connector state and each team's sync lock.
 SYNC: Final = TableSpec(logical_id=names.TABLE_SYNC)
 
-ALL_TABLES: Final[tuple[TableSpec, ...]] = (TOKENS, MEMORIES, DOCUMENTS, HANDOFFS, SYNC)
+# The orchestrator's agents and tasks. Open tasks (pending, claimed, running) carry `queue_pk`,
+# so the sparse `open_tasks` index lists exactly what may be polled, by priority then age.
+OPEN_TASKS_INDEX: Final = "open_tasks"
+COORDINATION: Final = TableSpec(
+    logical_id=names.TABLE_COORDINATION,
+    indexes=(IndexSpec(name=OPEN_TASKS_INDEX, partition_key="queue_pk", sort_key="queue_sk"),),
+)
+
+ALL_TABLES: Final[tuple[TableSpec, ...]] = (
+    TOKENS,
+    MEMORIES,
+    DOCUMENTS,
+    HANDOFFS,
+    SYNC,
+    COORDINATION,
+)
 
 
 def physical_name(spec: TableSpec, prefix: str = names.SERVICE) -> str:

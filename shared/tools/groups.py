@@ -11,10 +11,11 @@ def load_groups() -> dict[str, ToolGroup[Any]]:
     """Import each group's tool module (cheap: services are built on first call only)."""
     from shared.handoffs.tools import GROUP as handoffs
     from shared.memory.tools import GROUP as memory
+    from shared.orchestrator.tools import GROUP as orchestrator
     from shared.search.tools import GROUP as search
     from shared.sync.tools import GROUP as sync
 
-    return {group.name: group for group in (memory, search, handoffs, sync)}
+    return {group.name: group for group in (memory, search, handoffs, sync, orchestrator)}
 
 
 def load_catalog() -> Catalog:

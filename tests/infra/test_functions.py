@@ -220,9 +220,10 @@ def test_only_the_gateway_and_the_orchestrator_read_the_token_pepper_secret(
         assert Env.TOKEN_PEPPER_SECRET_ARN not in _env(synth, function)
 
 
-def test_token_secrets_minted_by_agent_register_never_reach_traces(synth: Synth) -> None:
-    # The new agent's secret is in the orchestrator's reply and the gateway's response body.
-    for function in ("gateway", names.GROUP_ORCHESTRATOR):
+def test_no_function_copies_its_responses_into_traces(synth: Synth) -> None:
+    # Responses carry team data, and agent.register's a new token secret (orchestrator reply
+    # and gateway response body): Powertools Tracer must not record any of them in X-Ray.
+    for function in ("gateway", *GROUPS, *WORKERS):
         assert _env(synth, function)[TRACER_CAPTURE_RESPONSE] == "false", function
 
 

@@ -1,0 +1,297 @@
+"""The task service: create, poll, claim (a lease), start, complete, fail, cancel, delegate.
+
+Every transition is one conditional write on the task item:
+- **claim** succeeds when the task is pending, or claimed/running under an expired lease (a dead
+  agent's task returns to the pool when it is next claimed — expiry is decided at read time),
+  sets a `LEASE_SECONDS` lease and adds one to `fence`;
+- **start** needs the caller's live claim and extends the lease;
+- **complete** / **fail** need the caller's claim *and the fence it was claimed with*: if the
+  lease ran out and another agent claimed the task since, the stale holder is refused;
+- **cancel** closes any open task.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from shared import runtime
+from shared.auth.principal import Principal
+from shared.config import names
+from shared.orchestrator.ports import AgentDirectory
+from shared.orchestrator.tasks.adapters import ConditionFailed, DynamoTaskStore
+from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
+from shared.tools.errors import Conflict, InvalidArgument, NotFound
+
+LEASE_SECONDS = 900
+_OPEN = {":pending": "pending", ":claimed": "claimed", ":running": "running"}
+
+
+def new_task_id() -> str:
+    return "tsk_" + secrets.token_hex(12)
+
+
+def build_task_service(agents: AgentDirectory) -> TaskService:
+    return TaskService(DynamoTaskStore(runtime.table(names.TABLE_COORDINATION)), agents)
+
+
+class TaskService:
+    def __init__(
+        self,
+        store: DynamoTaskStore,
+        agents: AgentDirectory,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._agents = agents
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), tz=UTC)
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, principal: Principal, **fields: Any) -> Task:
+        """A new pending task; every `depends_on` task must exist in the team."""
+        team = principal.team
+        missing = [
+            d["task_id"]
+            for d in fields.get("depends_on", [])
+            if not self._store.get(team, d["task_id"])
+        ]
+        if missing:
+            raise InvalidArgument(
+                f"`depends_on` names unknown task(s): {', '.join(missing)}", field="depends_on"
+            )
+        now = self._now()
+        task = Task(
+            id=new_task_id(),
+            created_by=principal.actor,
+            created_at=now,
+            updated_at=now,
+            **fields,
+        )
+        self._store.create(team, task)
+        return task
+
+    def delegate(
+        self, principal: Principal, *, parent_task_id: str, name: str, description: str | None
+    ) -> Task:
+        """A sub-task of `parent_task_id`, in the parent's workflow."""
+        parent = self._store.get(principal.team, parent_task_id)
+        if parent is None:
+            raise NotFound(f"no task with id {parent_task_id!r}", field="parent_task_id")
+        return self.create(
+            principal,
+            name=name,
+            description=description,
+            parent_task_id=parent.id,
+            workflow_id=parent.workflow_id,
+        )
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, principal: Principal, task_id: str) -> Task | None:
+        return self._store.get(principal.team, task_id)
+
+    def list_tasks(
+        self,
+        principal: Principal,
+        *,
+        status: str | None,
+        workflow_id: str | None,
+        agent_id: str | None,
+        limit: int,
+    ) -> list[Task]:
+        """The team's tasks matching every filter, newest first."""
+        found = [
+            t
+            for t in self._store.iter_team(principal.team)
+            if (status is None or t.status == status)
+            and (workflow_id is None or t.workflow_id == workflow_id)
+            and (agent_id is None or t.claimed_by == agent_id)
+        ]
+        found.sort(key=lambda t: (t.created_at, t.id), reverse=True)
+        return found[:limit]
+
+    def poll(self, principal: Principal, *, limit: int) -> list[Task]:
+        """Tasks the caller could claim now: claimable, its capability held, dependencies done."""
+        team, now = principal.team, self._now()
+        held = self._capabilities(principal)
+        found: list[Task] = []
+        for task in self._store.iter_open(team):
+            if (
+                task.claimable(now)
+                and (task.requires_capability is None or task.requires_capability in held)
+                and not self._waiting_on(team, task)
+            ):
+                found.append(task)
+                if len(found) == limit:
+                    break
+        return found
+
+    # ------------------------------------------------------------------ transitions
+
+    def claim(self, principal: Principal, task_id: str) -> Task:
+        team, now = principal.team, self._now()
+        task = self._store.get(team, task_id)
+        if task is None:
+            raise NotFound(f"no task with id {task_id!r}", field="task_id")
+        if task.requires_capability is not None and task.requires_capability not in (
+            self._capabilities(principal)
+        ):
+            raise InvalidArgument(
+                f"task {task_id!r} requires capability {task.requires_capability!r}, which the "
+                "calling agent is not registered with",
+                field="task_id",
+            )
+        if waiting := self._waiting_on(team, task):
+            raise Conflict(
+                f"task {task_id!r} waits on unfinished task(s): {', '.join(waiting)}",
+                field="task_id",
+                holder={"waiting_on": waiting},
+            )
+        expires = now + timedelta(seconds=LEASE_SECONDS)
+        try:
+            return self._store.update(
+                team,
+                task_id,
+                {
+                    "status": "claimed",
+                    "claimed_by": principal.actor,
+                    "claimed_at": now.isoformat(),
+                    "lease_expires_at": expires.isoformat(),
+                    "lease_epoch": int(expires.timestamp()),
+                    "fence": task.fence + 1,
+                    "updated_at": now.isoformat(),
+                },
+                "attribute_exists(pk) AND #fence = :fence AND (#status = :pending OR "
+                "((#status = :claimed OR #status = :running) AND #lease_epoch <= :now))",
+                {":fence": task.fence, ":now": int(now.timestamp()), **_OPEN},
+            )
+        except ConditionFailed as lost:
+            raise self._claim_lost(task_id, lost.task) from lost
+
+    def start(self, principal: Principal, task_id: str) -> None:
+        now = self._now()
+        expires = now + timedelta(seconds=LEASE_SECONDS)
+        try:
+            self._store.update(
+                principal.team,
+                task_id,
+                {
+                    "status": "running",
+                    "started_at": now.isoformat(),
+                    "lease_expires_at": expires.isoformat(),
+                    "lease_epoch": int(expires.timestamp()),
+                    "updated_at": now.isoformat(),
+                },
+                "#claimed_by = :me AND #status = :claimed AND #lease_epoch > :now",
+                {":me": principal.actor, ":claimed": "claimed", ":now": int(now.timestamp())},
+            )
+        except ConditionFailed as lost:
+            raise self._not_yours(task_id, principal, lost.task, "start") from lost
+
+    def finish(
+        self, principal: Principal, task_id: str, status: str, outcome: dict[str, Any]
+    ) -> None:
+        """Complete or fail the caller's task, fenced by the claim it holds."""
+        team = principal.team
+        task = self._store.get(team, task_id)
+        if task is None:
+            raise NotFound(f"no task with id {task_id!r}", field="task_id")
+        now = self._now()
+        changes = {k: v for k, v in outcome.items() if v is not None}
+        changes.update(status=status, finished_at=now.isoformat(), updated_at=now.isoformat())
+        try:
+            self._store.update(
+                team,
+                task_id,
+                changes,
+                "#claimed_by = :me AND #fence = :fence AND (#status = :claimed OR "
+                "#status = :running)",
+                {
+                    ":me": principal.actor,
+                    ":fence": task.fence,
+                    ":claimed": "claimed",
+                    ":running": "running",
+                },
+                close=True,
+            )
+        except ConditionFailed as lost:
+            raise self._not_yours(task_id, principal, lost.task, status) from lost
+
+    def cancel(self, principal: Principal, task_id: str, reason: str | None) -> None:
+        now = self._now()
+        changes: dict[str, Any] = {"status": "cancelled", "updated_at": now.isoformat()}
+        if reason:
+            changes["cancel_reason"] = reason
+        try:
+            self._store.update(
+                principal.team,
+                task_id,
+                changes,
+                "#status = :pending OR #status = :claimed OR #status = :running",
+                dict(_OPEN),
+                close=True,
+            )
+        except ConditionFailed as lost:
+            if lost.task is None:
+                raise NotFound(f"no task with id {task_id!r}", field="task_id") from lost
+            raise Conflict(
+                f"task {task_id!r} is already {lost.task.status}", field="task_id"
+            ) from lost
+
+    # ------------------------------------------------------------------ helpers
+
+    def _capabilities(self, principal: Principal) -> frozenset[str]:
+        if principal.agent_id is None:
+            return frozenset()
+        return self._agents.capabilities(principal.team, principal.agent_id) or frozenset()
+
+    def _waiting_on(self, team: str, task: Task) -> list[str]:
+        waiting = []
+        for dependency in task.depends_on:
+            other = self._store.get(team, dependency["task_id"])
+            if other is None or other.status != "completed":
+                waiting.append(dependency["task_id"])
+        return waiting
+
+    def _claim_lost(self, task_id: str, current: Task | None) -> Exception:
+        if current is None:
+            return NotFound(f"no task with id {task_id!r}", field="task_id")
+        if current.status not in OPEN_STATUSES:
+            return Conflict(f"task {task_id!r} is {current.status}", field="task_id")
+        return Conflict(
+            f"task {task_id!r} is claimed by {current.claimed_by} until "
+            f"{current.lease_expires_at.isoformat() if current.lease_expires_at else '?'}",
+            field="task_id",
+            holder={
+                "claimed_by": current.claimed_by,
+                "claimed_at": current.claimed_at.isoformat() if current.claimed_at else None,
+                "lease_expires_at": (
+                    current.lease_expires_at.isoformat() if current.lease_expires_at else None
+                ),
+            },
+        )
+
+    def _not_yours(
+        self, task_id: str, principal: Principal, current: Task | None, action: str
+    ) -> Exception:
+        if current is None:
+            return NotFound(f"no task with id {task_id!r}", field="task_id")
+        if current.claimed_by != principal.actor:
+            return Conflict(
+                f"cannot {action} task {task_id!r}: it is not claimed by you "
+                f"(status {current.status}, claimed by {current.claimed_by})",
+                field="task_id",
+                holder={"claimed_by": current.claimed_by},
+            )
+        return Conflict(
+            f"cannot {action} task {task_id!r}: status is {current.status}"
+            + (" and its lease has expired" if action == "start" else ""),
+            field="task_id",
+        )
