@@ -105,7 +105,7 @@ class Data(Construct):
         secret = secretsmanager.Secret(
             self,
             "TokenPepper",
-            description="HMAC key of cairn token hashes (read by the gateway only)",
+            description="HMAC key of cairn token hashes (read by the gateway and the orchestrator)",
             generate_secret_string=secretsmanager.SecretStringGenerator(
                 password_length=64, exclude_punctuation=True
             ),
