@@ -16,8 +16,7 @@ from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
 RECALL_DEPTH = 200
-
-
+# Seed 004: a profile field `f` is the persona engram `user.profile.f`.
 PROFILE_PREFIX = "user.profile."
 
 
