@@ -60,6 +60,7 @@ class Env:
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"
+    COST_BUDGET_USD: Final = "CAIRN_COST_BUDGET_USD"
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"
     DATA_DIR: Final = "CAIRN_DATA_DIR"

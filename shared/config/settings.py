@@ -43,6 +43,8 @@ class Settings(BaseModel):
     # Where remembered memories are curated: right after the write ("inline": local mode and
     # tests) or by the curator function on the memories table's stream ("stream": AWS).
     curation: Literal["inline", "stream"] = "inline"
+    # The team's spending limit per cost.budget period (USD); none configured → spend only.
+    cost_budget_usd: float | None = None
 
     @property
     def is_local(self) -> bool:
@@ -88,4 +90,7 @@ class Settings(BaseModel):
             ),
             data_dir=Path(data_dir) if data_dir else None,
             curation=env.get(Env.CURATION, defaults.curation),
+            cost_budget_usd=float(env[Env.COST_BUDGET_USD])
+            if env.get(Env.COST_BUDGET_USD)
+            else None,
         )

@@ -1,4 +1,5 @@
-"""The orchestrator tool group (seed 000): agent.* and task.* over the coordination table.
+"""The orchestrator tool group (seed 000): agent.*, task.*, event.* and cost.* over the
+coordination table.
 
 Agents (`shared.orchestrator.agents`) and tasks (`shared.orchestrator.tasks`) each register their
 tools on this group; the group function builds both services once per container.
@@ -15,6 +16,8 @@ from shared.tools.registry import ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.agents.service import AgentService
+    from shared.orchestrator.costs.service import CostService
+    from shared.orchestrator.events.service import EventService
     from shared.orchestrator.tasks.service import TaskService
 
 
@@ -22,15 +25,24 @@ if TYPE_CHECKING:
 class Orchestrator:
     agents: AgentService
     tasks: TaskService
+    events: EventService
+    costs: CostService
 
 
 @runtime.cached
 def build_service() -> Orchestrator:
     from shared.orchestrator.agents.service import build_agent_service
+    from shared.orchestrator.costs.service import build_cost_service
+    from shared.orchestrator.events.service import build_event_service
     from shared.orchestrator.tasks.service import build_task_service
 
     agents = build_agent_service()
-    return Orchestrator(agents=agents, tasks=build_task_service(agents))
+    return Orchestrator(
+        agents=agents,
+        tasks=build_task_service(agents),
+        events=build_event_service(),
+        costs=build_cost_service(),
+    )
 
 
 GROUP: ToolGroup[Orchestrator] = ToolGroup(
@@ -40,10 +52,14 @@ GROUP: ToolGroup[Orchestrator] = ToolGroup(
 
 def _register() -> None:
     from shared.orchestrator.agents.tools import register as register_agents
+    from shared.orchestrator.costs.tools import register as register_costs
+    from shared.orchestrator.events.tools import register as register_events
     from shared.orchestrator.tasks.tools import register as register_tasks
 
     register_agents(GROUP)
     register_tasks(GROUP)
+    register_events(GROUP)
+    register_costs(GROUP)
 
 
 _register()

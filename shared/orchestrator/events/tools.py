@@ -1,0 +1,56 @@
+"""Seed 000's event.publish and event.poll on the orchestrator group."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shared.orchestrator.events.models import (
+    EventPollInput,
+    EventPollOutput,
+    EventPublishInput,
+    EventPublishOutput,
+)
+from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+
+if TYPE_CHECKING:
+    from shared.orchestrator.tools import Orchestrator
+
+
+def register(group: ToolGroup[Orchestrator]) -> None:
+    """Add the event tools to the orchestrator group."""
+
+    @group.tool(
+        name="event.publish",
+        title="Publish an event",
+        description="Publish an event to the team's event log (kept 7 days); returns its event_id.",
+        input_model=EventPublishInput,
+        output_model=EventPublishOutput,
+        scopes=("event.write",),
+        # Each call appends a new event.
+        annotations=Annotations(
+            read_only=False, destructive=False, idempotent=False, open_world=False
+        ),
+    )
+    def event_publish(
+        ctx: ToolContext[Orchestrator], args: EventPublishInput
+    ) -> EventPublishOutput:
+        event_id = ctx.service.events.publish(ctx.principal, args.event_type, args.payload)
+        return EventPublishOutput(event_id=event_id)
+
+    @group.tool(
+        name="event.poll",
+        title="Poll events",
+        description="Poll events since timestamp: the team's events published after `since` "
+        "(default: the last 7 days), oldest first, optionally of one event_type.",
+        input_model=EventPollInput,
+        output_model=EventPollOutput,
+        scopes=("event.read",),
+        annotations=READ_ONLY,
+    )
+    def event_poll(ctx: ToolContext[Orchestrator], args: EventPollInput) -> EventPollOutput:
+        events = ctx.service.events.poll(
+            ctx.principal, since=args.since, event_type=args.event_type, limit=args.limit
+        )
+        return EventPollOutput(
+            events=events, next_since=events[-1].published_at if events else args.since
+        )
