@@ -29,7 +29,6 @@ from shared.config import names
 from shared.config.names import Env
 from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES
-from shared.sync.adapters.inbox import PREFIX as INBOX_PREFIX
 
 GATEWAY: Final = "gateway"
 CURATOR: Final = names.WORKER_CURATOR
@@ -46,7 +45,8 @@ class GroupAccess:
     read_write_tables: tuple[str, ...] = ()
     read_tables: tuple[str, ...] = ()
     search: bool = False  # the search collection (and so the Titan embedding model)
-    inbox: bool = False  # the `inbox/` prefix of the artifacts bucket
+    # Prefixes of the artifacts/inbox bucket whose objects the function reads and writes.
+    bucket_prefixes: tuple[str, ...] = ()
     # Mints and revokes team tokens (agent.register): the tokens table (read/write) and the
     # pepper secret that keys their hashes.
     token_admin: bool = False
@@ -62,12 +62,15 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
     names.GROUP_SYNC: GroupAccess(
         read_write_tables=(names.TABLE_SYNC, names.TABLE_DOCUMENTS, names.TABLE_MEMORIES),
         search=True,
-        inbox=True,
+        bucket_prefixes=(names.BUCKET_PREFIX_INBOX,),
     ),
     # Agents and tasks live in the coordination table; agent.register mints each agent's token
     # and agent.deregister revokes it, so this group also administers tokens.
+    # agent.register mints tokens; artifact.put stores bytes under artifacts/.
     names.GROUP_ORCHESTRATOR: GroupAccess(
-        read_write_tables=(names.TABLE_COORDINATION,), token_admin=True
+        read_write_tables=(names.TABLE_COORDINATION,),
+        token_admin=True,
+        bucket_prefixes=(names.BUCKET_PREFIX_ARTIFACTS,),
     ),
 }
 
@@ -259,27 +262,28 @@ class Functions(Construct):
         if access.token_admin:
             data.token_pepper.grant_read(function)
             environment[Env.TOKEN_PEPPER_SECRET_ARN] = data.token_pepper.secret_arn
-        if access.inbox:
-            self._grant_inbox(function)
+        for prefix in access.bucket_prefixes:
+            self._grant_bucket_prefix(function, prefix)
+        if access.bucket_prefixes:
             environment[Env.ARTIFACTS_BUCKET] = data.bucket.bucket_name
         for key, value in sorted(environment.items()):
             function.add_environment(key, value)
         return function
 
-    def _grant_inbox(self, function: lambda_.Function) -> None:
-        """Read, write and delete objects under `inbox/`, and list only that prefix."""
+    def _grant_bucket_prefix(self, function: lambda_.Function, prefix: str) -> None:
+        """Read, write and delete objects under `prefix/`, and list only that prefix."""
         bucket = self._data.bucket
         function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-                resources=[bucket.arn_for_objects(f"{INBOX_PREFIX}/*")],
+                resources=[bucket.arn_for_objects(f"{prefix}/*")],
             )
         )
         function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["s3:ListBucket"],
                 resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{INBOX_PREFIX}/*"]}},
+                conditions={"StringLike": {"s3:prefix": [f"{prefix}/*"]}},
             )
         )
         if bucket.encryption_key is not None:
@@ -287,9 +291,9 @@ class Functions(Construct):
         suppress(
             _role(function),
             "IAM5",
-            "Inbox objects are named per team and per file at run time; the grant is limited to "
-            "the bucket's inbox/ prefix.",
-            [arn_token(bucket, f"/{INBOX_PREFIX}/*")],
+            f"Objects under {prefix}/ are named per team and per object at run time; the grant "
+            f"is limited to that prefix of the bucket.",
+            [arn_token(bucket, f"/{prefix}/*")],
         )
 
     def _build_function(

@@ -23,6 +23,9 @@ TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_SYNC,
     GROUP_ORCHESTRATOR,
 )
+# Prefixes of the one artifacts/inbox bucket, each granted only to the group that owns it.
+BUCKET_PREFIX_INBOX: Final = "inbox"
+BUCKET_PREFIX_ARTIFACTS: Final = "artifacts"
 # Workers: functions no tool call reaches (fed by streams, queues or schedules).
 WORKER_CURATOR: Final = "curator"
 WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR,)

@@ -190,6 +190,7 @@ def test_the_sync_function_reaches_only_the_inbox_prefix_of_the_bucket(synth: Sy
         assert reaches == expected, logical_id
     for group in (names.GROUP_MEMORY, names.GROUP_SEARCH, names.GROUP_HANDOFFS):
         assert "s3:" not in json.dumps(synth.statements_of(group)), group
+    assert "inbox" not in json.dumps(synth.statements_of(names.GROUP_ORCHESTRATOR))
 
 
 def test_the_search_function_only_reads_the_documents_and_memories_tables(synth: Synth) -> None:
@@ -227,7 +228,7 @@ def test_no_function_copies_its_responses_into_traces(synth: Synth) -> None:
         assert _env(synth, function)[TRACER_CAPTURE_RESPONSE] == "false", function
 
 
-def test_the_orchestrator_reaches_the_coordination_and_tokens_tables_and_the_pepper_only(
+def test_the_orchestrator_reaches_its_tables_the_pepper_and_the_artifacts_prefix_only(
     synth: Synth,
 ) -> None:
     group = names.GROUP_ORCHESTRATOR
@@ -246,10 +247,17 @@ def test_the_orchestrator_reaches_the_coordination_and_tokens_tables_and_the_pep
     policy = json.dumps(synth.statements_of(group))
     assert "aoss:" not in policy
     assert "bedrock:" not in policy
-    assert "s3:" not in policy
     assert "lambda:" not in policy
     assert Env.SEARCH_ENDPOINT not in env
-    assert Env.ARTIFACTS_BUCKET not in env
+    # artifact.put / artifact.get: objects under artifacts/ only, never the sync inbox.
+    s3 = [s for s in synth.statements_of(group) if "s3:" in json.dumps(s["Action"])]
+    assert len(s3) == 2
+    assert all("inbox" not in json.dumps(s) for s in s3)
+    assert any(json.dumps(s["Resource"]).endswith('"/artifacts/*"]]}') for s in s3)
+    listing = next(s for s in s3 if "s3:ListBucket" in json.dumps(s["Action"]))
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["artifacts/*"]}}
+    bucket = synth.logical_id(synth.stack.data.bucket)
+    assert env[Env.ARTIFACTS_BUCKET] == {"Ref": bucket}
 
 
 @pytest.mark.parametrize(

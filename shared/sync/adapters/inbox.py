@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from shared.config import names
 from shared.sync.models import InboxFile
 from shared.sync.ports import FileExists
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
-PREFIX = "inbox"
+PREFIX = names.BUCKET_PREFIX_INBOX
 
 
 def _team_part(team: str) -> str:
