@@ -1,0 +1,78 @@
+"""Seed 000's artifact.* tools on the orchestrator group."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shared.orchestrator.artifacts.models import (
+    ArtifactGetInput,
+    ArtifactGetOutput,
+    ArtifactListInput,
+    ArtifactListOutput,
+    ArtifactOutput,
+    ArtifactPutInput,
+)
+from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+
+if TYPE_CHECKING:
+    from shared.orchestrator.tools import Orchestrator
+
+# Each call stores a new artifact under a new id: not idempotent; nothing existing changes.
+# Closed world: a content_url is recorded, never fetched.
+PUT = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+# artifact.get and artifact.list read records and bytes only: READ_ONLY.
+
+
+def register(group: ToolGroup[Orchestrator]) -> None:
+    """Add the artifact tools to the orchestrator group."""
+
+    @group.tool(
+        name="artifact.put",
+        title="Store an artifact",
+        description="Store an artifact for a task of your team: exactly one of content (text), "
+        "content_base64 (bytes) or content_url (a reference cairn never fetches), at most "
+        "5 MiB. Each call stores a new artifact (art_…) with its size and SHA-256; the "
+        "artifact takes the task's workflow_id.",
+        input_model=ArtifactPutInput,
+        output_model=ArtifactOutput,
+        scopes=("artifact.write",),
+        annotations=PUT,
+    )
+    def artifact_put(ctx: ToolContext[Orchestrator], args: ArtifactPutInput) -> ArtifactOutput:
+        artifact = ctx.service.artifacts.put(ctx.principal, **args.model_dump())
+        return ArtifactOutput(artifact=artifact)
+
+    @group.tool(
+        name="artifact.get",
+        title="Get an artifact",
+        description="Retrieve an artifact's record; with include_content also its bytes, as "
+        'content (UTF-8 text/* or JSON) or content_base64. {"artifact": null} when your team '
+        "has none with that id.",
+        input_model=ArtifactGetInput,
+        output_model=ArtifactGetOutput,
+        scopes=("artifact.read",),
+        annotations=READ_ONLY,
+    )
+    def artifact_get(ctx: ToolContext[Orchestrator], args: ArtifactGetInput) -> ArtifactGetOutput:
+        artifact = ctx.service.artifacts.get(
+            ctx.principal, args.artifact_id, include_content=args.include_content
+        )
+        return ArtifactGetOutput(artifact=artifact)
+
+    @group.tool(
+        name="artifact.list",
+        title="List artifacts",
+        description="List the artifacts of a task or a workflow (give task_id, workflow_id or "
+        "both), newest first, without their content.",
+        input_model=ArtifactListInput,
+        output_model=ArtifactListOutput,
+        scopes=("artifact.read",),
+        annotations=READ_ONLY,
+    )
+    def artifact_list(
+        ctx: ToolContext[Orchestrator], args: ArtifactListInput
+    ) -> ArtifactListOutput:
+        artifacts = ctx.service.artifacts.list_artifacts(
+            ctx.principal, task_id=args.task_id, workflow_id=args.workflow_id
+        )
+        return ArtifactListOutput(artifacts=artifacts)
