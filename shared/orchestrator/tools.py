@@ -1,5 +1,5 @@
-"""The orchestrator tool group (seed 000): agent.*, task.*, event.* and cost.* over the
-coordination table.
+"""The orchestrator tool group (seed 000): agent.*, task.*, artifact.*, event.* and cost.*
+over the coordination table (and the artifacts/ prefix of the bucket).
 
 Agents (`shared.orchestrator.agents`) and tasks (`shared.orchestrator.tasks`) each register their
 tools on this group; the group function builds both services once per container.
@@ -16,6 +16,7 @@ from shared.tools.registry import ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.agents.service import AgentService
+    from shared.orchestrator.artifacts.service import ArtifactService
     from shared.orchestrator.costs.service import CostService
     from shared.orchestrator.events.service import EventService
     from shared.orchestrator.tasks.service import TaskService
@@ -27,11 +28,13 @@ class Orchestrator:
     tasks: TaskService
     events: EventService
     costs: CostService
+    artifacts: ArtifactService
 
 
 @runtime.cached
 def build_service() -> Orchestrator:
     from shared.orchestrator.agents.service import build_agent_service
+    from shared.orchestrator.artifacts.service import build_artifact_service
     from shared.orchestrator.costs.service import build_cost_service
     from shared.orchestrator.events.service import build_event_service
     from shared.orchestrator.tasks.service import build_task_service
@@ -42,6 +45,7 @@ def build_service() -> Orchestrator:
         tasks=build_task_service(agents),
         events=build_event_service(),
         costs=build_cost_service(),
+        artifacts=build_artifact_service(),
     )
 
 
@@ -52,6 +56,7 @@ GROUP: ToolGroup[Orchestrator] = ToolGroup(
 
 def _register() -> None:
     from shared.orchestrator.agents.tools import register as register_agents
+    from shared.orchestrator.artifacts.tools import register as register_artifacts
     from shared.orchestrator.costs.tools import register as register_costs
     from shared.orchestrator.events.tools import register as register_events
     from shared.orchestrator.tasks.tools import register as register_tasks
@@ -60,6 +65,7 @@ def _register() -> None:
     register_tasks(GROUP)
     register_events(GROUP)
     register_costs(GROUP)
+    register_artifacts(GROUP)
 
 
 _register()

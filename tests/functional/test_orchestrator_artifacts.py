@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -16,34 +14,14 @@ import pytest
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
-from shared.orchestrator.artifacts import tools as artifact_tools
 from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
 from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, BlobExists, BlobMissing
 from shared.orchestrator.artifacts.service import build_artifact_service
 from shared.orchestrator.tasks.service import build_task_service
-from shared.orchestrator.tools import GROUP, Orchestrator
+from shared.orchestrator.tools import GROUP
 from shared.tools.errors import InvalidArgument
 from tests.functional.conftest import PEPPER, Harness
-
-
-@pytest.fixture(autouse=True)
-def wired(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until the group wires artifacts itself: register the tools and serve their service."""
-    if "artifact.put" not in GROUP.tools:
-        artifact_tools.register(GROUP)
-    if "artifacts" not in {f.name for f in dataclasses.fields(Orchestrator)}:
-        group_service = GROUP.build_service
-        built: list[Any] = []
-
-        def build() -> Any:
-            if not built:
-                base = group_service()
-                services = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-                built.append(SimpleNamespace(**services, artifacts=build_artifact_service()))
-            return built[0]
-
-        monkeypatch.setattr(GROUP, "build_service", build)
 
 
 @pytest.fixture
