@@ -11,7 +11,8 @@ does nothing twice.
 - **Link:** otherwise the memory is filed with `links` to up to `MAX_LINKS` candidates at least
   `LINK_SIMILARITY` alike.
 
-Candidates are the team's best hybrid matches for the new memory's title and body. The
+Candidates are the team's best hybrid matches for the new memory's title and body, among the
+memories `remember` wrote (never a keyed memory, an engram or an expiring one). The
 similarity thresholds are cosine values of the search engine's embedder (all-MiniLM-L6-v2
 locally, Titan v2 in AWS); docs/memory.md says how they were chosen.
 """
@@ -26,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from shared.memory.models import Memory
-from shared.memory.ports import MemoryIndex, MemorySimilarity, MemoryStore
+from shared.memory.ports import MemoryGone, MemoryIndex, MemorySimilarity, MemoryStore
 
 DUPLICATE_SIMILARITY = 0.95
 LINK_SIMILARITY = 0.5
@@ -46,6 +47,12 @@ class CurationOutcome:
 
 def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _curated_kind(memory: Memory) -> bool:
+    """Only memories `remember` wrote are merged or linked: a keyed memory (memory_put), an
+    engram or an expiring memory has its own owner and lifecycle and is never absorbed."""
+    return memory.key is None and memory.wallet_address is None and memory.expires_at is None
 
 
 def _text(memory: Memory) -> str:
@@ -85,10 +92,16 @@ class Curator:
         if duplicate is None and ranked and ranked[0][0] >= DUPLICATE_SIMILARITY:
             duplicate = ranked[0][1]
         if duplicate is not None:
-            self._merge(team, memory, duplicate, now)
-            return CurationOutcome(memory_id, "merged", into=duplicate.id)
+            try:
+                self._merge(team, memory, duplicate, now)
+                return CurationOutcome(memory_id, "merged", into=duplicate.id)
+            except MemoryGone:
+                pass  # the duplicate was deleted meanwhile: file this one on its own
         links = [c.id for score, c in ranked if score >= LINK_SIMILARITY][:MAX_LINKS]
-        self._store.replace(team, memory.model_copy(update={"status": "filed", "links": links}))
+        try:
+            self._store.replace(team, memory.model_copy(update={"status": "filed", "links": links}))
+        except MemoryGone:
+            return CurationOutcome(memory_id, "skipped")  # deleted before it was filed
         return CurationOutcome(memory_id, "filed", links=tuple(links))
 
     def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
@@ -97,7 +110,7 @@ class Curator:
             if candidate_id == memory.id:
                 continue
             candidate = self._store.get(team, candidate_id)
-            if candidate is not None and not candidate.is_expired(now):
+            if candidate is not None and _curated_kind(candidate) and not candidate.is_expired(now):
                 found.append(candidate)
         return found[:CANDIDATES]
 

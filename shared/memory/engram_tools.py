@@ -105,6 +105,7 @@ def register(group: ToolGroup[MemoryService]) -> None:
             wallet_address=args.wallet_address,
             engram_type=args.engram_type,
             tags=args.tags,
+            query=args.query,
         )
         return _page(found, args.offset, args.limit)
 

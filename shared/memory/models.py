@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.dynamo_values import utf8_at_most
+
 MAX_CONTENT_CHARS = 100_000
 MAX_TAGS = 50
+MAX_FLAGS = 50
+# Keys become part of a DynamoDB sort key (at most 1,024 bytes with its prefix).
+KeyText = Annotated[str, utf8_at_most(512)]
+WalletText = Annotated[str, utf8_at_most(128)]
 
 
 class _ToolInput(BaseModel):
@@ -23,7 +29,7 @@ class _ToolInput(BaseModel):
 
 
 class MemoryPutInput(_ToolInput):
-    key: str = Field(min_length=1, max_length=512, description="Memory key.")
+    key: KeyText = Field(min_length=1, max_length=512, description="Memory key.")
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="Memory content.")
     tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS, description="Optional tags.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Optional metadata object.")
@@ -36,8 +42,10 @@ class MemoryPutInput(_ToolInput):
 
 
 class MemoryGetInput(_ToolInput):
-    id: str | None = Field(default=None, min_length=1, description="Memory id.")
-    key: str | None = Field(default=None, min_length=1, description="Memory key.")
+    id: str | None = Field(default=None, min_length=1, max_length=64, description="Memory id.")
+    key: KeyText | None = Field(
+        default=None, min_length=1, max_length=512, description="Memory key."
+    )
 
 
 class MemorySearchInput(_ToolInput):
@@ -249,14 +257,20 @@ class FlagMemoryOutput(BaseModel):
 # --------------------------------------------------------------------------- seed 004 engrams
 
 
+_WALLET_PATTERN = r"^[^#]+$"  # `#` separates wallet and key in the engram's alias key
+
+
 class EngramCreateInput(_VerbInput):
-    wallet_address: str = Field(
-        min_length=1, max_length=128, description="Wallet address that owns this engram"
+    wallet_address: WalletText = Field(
+        min_length=1,
+        max_length=128,
+        pattern=_WALLET_PATTERN,
+        description="Wallet address that owns this engram",
     )
     engram_type: EngramType = Field(
         description="persona, preference, strategy, knowledge or compliance"
     )
-    key: str = Field(
+    key: KeyText = Field(
         min_length=1, max_length=512, description="Unique key (e.g., `user.profile.base`)"
     )
     content: str = Field(
@@ -269,15 +283,24 @@ class EngramCreateInput(_VerbInput):
 
 
 class EngramGetInput(_VerbInput):
-    wallet_address: str = Field(
-        min_length=1, max_length=128, description="Wallet address that owns the engram"
+    wallet_address: WalletText = Field(
+        min_length=1,
+        max_length=128,
+        pattern=_WALLET_PATTERN,
+        description="Wallet address that owns the engram",
     )
-    key: str = Field(min_length=1, max_length=512, description="Engram key to look up")
+    key: KeyText = Field(min_length=1, max_length=512, description="Engram key to look up")
 
 
 class EngramSearchInput(_VerbInput):
     wallet_address: str | None = Field(
         default=None, min_length=1, max_length=128, description="Filter by wallet address"
+    )
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=512,
+        description="Only engrams whose key or content contains this text (case-insensitive)",
     )
     engram_type: EngramType | None = Field(default=None, description="Filter by type")
     tags: list[str] = Field(
@@ -317,8 +340,11 @@ class UserProfileGetInput(_VerbInput):
 
 
 class UserProfileUpdateInput(_VerbInput):
-    wallet_address: str = Field(
-        min_length=1, max_length=128, description="Wallet address to update"
+    wallet_address: WalletText = Field(
+        min_length=1,
+        max_length=128,
+        pattern=_WALLET_PATTERN,
+        description="Wallet address to update",
     )
     field: str = Field(
         min_length=1,

@@ -21,7 +21,13 @@ class MemoryStore(Protocol):
         """Insert a new memory (and its key alias); `KeyTaken` if the key exists."""
         ...
 
-    def replace(self, team: str, memory: Memory) -> None: ...
+    def replace(self, team: str, memory: Memory) -> None:
+        """Overwrite an existing memory; `MemoryGone` if it was deleted meanwhile."""
+        ...
+
+    def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
+        """Remove a key alias, only while it still points at `memory_id` (a dangling one)."""
+        ...
 
     def delete(self, team: str, memory: Memory) -> None: ...
 
@@ -56,6 +62,10 @@ class CurationQueue(Protocol):
     """
 
     def submit(self, team: str, memory_id: str) -> None: ...
+
+
+class MemoryGone(Exception):
+    """The memory being replaced was deleted by another writer (or by TTL) meanwhile."""
 
 
 class KeyTaken(Exception):

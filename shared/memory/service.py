@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
-from shared.memory.models import EngramType, Memory, MemoryFlag, MemorySearchHit
-from shared.memory.ports import CurationQueue, KeyTaken, MemoryIndex, MemoryStore
+from shared.memory.models import MAX_FLAGS, EngramType, Memory, MemoryFlag, MemorySearchHit
+from shared.memory.ports import CurationQueue, KeyTaken, MemoryGone, MemoryIndex, MemoryStore
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
@@ -93,7 +93,10 @@ class MemoryService:
                         "expires_at": expires_at,
                     }
                 )
-                self._store.replace(team, memory)
+                try:
+                    self._store.replace(team, memory)
+                except MemoryGone:
+                    continue  # deleted meanwhile: create the key afresh
                 self._index.index(team, memory)
                 return memory
             memory = Memory(
@@ -217,8 +220,14 @@ class MemoryService:
     def flag(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Record why a memory is wrong; it is demoted in recall and awaits human review."""
         team = principal.team
-        if self._live(team, self._store.get(team, memory_id)) is None:
+        live = self._live(team, self._store.get(team, memory_id))
+        if live is None:
             raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
+        if len(live.flags) >= MAX_FLAGS:
+            raise InvalidArgument(
+                f"memory {memory_id!r} already has {MAX_FLAGS} flags awaiting review",
+                field="memory_id",
+            )
         flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
         flagged = self._store.add_flag(team, memory_id, flag)
         if flagged is None:  # deleted between the read and the write
@@ -267,11 +276,7 @@ class MemoryService:
         return memory
 
     def engram_get(self, principal: Principal, *, wallet_address: str, key: str) -> Memory | None:
-        team = principal.team
-        memory_id = self._store.id_for_key(team, key, wallet_address)
-        if memory_id is None:
-            return None
-        return self._live(team, self._store.get(team, memory_id))
+        return self._live_by_key(principal.team, key, wallet_address)
 
     def engrams(
         self,
@@ -280,10 +285,12 @@ class MemoryService:
         wallet_address: str | None,
         engram_type: str | None,
         tags: list[str],
+        query: str | None = None,
     ) -> list[Memory]:
         """The team's engrams matching every filter given, most recently updated first."""
         now = self.now()
         wanted = set(tags)
+        needle = query.casefold() if query else None
         found = [
             m
             for m in self._store.iter_team(principal.team)
@@ -292,6 +299,7 @@ class MemoryService:
             and (wallet_address is None or m.wallet_address == wallet_address)
             and (engram_type is None or m.engram_type == engram_type)
             and (not wanted or wanted & set(m.tags))
+            and (needle is None or needle in f"{m.key}\n{m.content}".casefold())
         ]
         return sorted(found, key=lambda m: (m.updated_at, m.id), reverse=True)
 
@@ -307,7 +315,10 @@ class MemoryService:
                 "updated_at": self.now(),
             }
         )
-        self._store.replace(principal.team, updated)
+        try:
+            self._store.replace(principal.team, updated)
+        except MemoryGone as exc:
+            raise NotFound(f"no engram with id {engram_id!r}", field="id") from exc
         self._index.index(principal.team, updated)
         return updated
 
@@ -357,11 +368,17 @@ class MemoryService:
                 pruned += 1
         return pruned
 
-    def _live_by_key(self, team: str, key: str) -> Memory | None:
-        memory_id = self._store.id_for_key(team, key)
+    def _live_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
+        memory_id = self._store.id_for_key(team, key, wallet)
         if memory_id is None:
             return None
-        return self._live(team, self._store.get(team, memory_id))
+        memory = self._store.get(team, memory_id)
+        if memory is None:
+            # The record went (TTL collects record and alias separately, or a delete raced a
+            # write): a dangling alias would block the key for good, so it goes too.
+            self._store.drop_alias(team, key, wallet, memory_id)
+            return None
+        return self._live(team, memory)
 
     def _live(self, team: str, memory: Memory | None) -> Memory | None:
         # DynamoDB TTL deletes lazily (hours to days): expiry is decided here, at read time.

@@ -95,6 +95,8 @@ class SyncStatusOutput(BaseModel):
 
 class InboxPutOutput(BaseModel):
     path: str
+    # True when sync_immediately indexed it; false: it waits for the next sync.
+    synced: bool = False
 
 
 class InboxFile(BaseModel):

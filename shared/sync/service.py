@@ -54,7 +54,8 @@ def inbox_document(file: InboxFile) -> DocumentInput:
         if isinstance(parsed, dict):
             header, text = parsed, text[match.end() :]
     title = header.get("title") if isinstance(header.get("title"), str) else None
-    tags = [t for t in header.get("tags", []) if isinstance(t, str)]
+    raw_tags = header.get("tags")
+    tags = [t for t in raw_tags if isinstance(t, str)] if isinstance(raw_tags, list) else []
     return DocumentInput(
         source=INBOX_SOURCE,
         source_id=file.name,
@@ -162,8 +163,9 @@ class SyncService:
         filename: str | None,
         extension: str | None,
         sync_immediately: bool,
-    ) -> str:
-        """File `content` in the team's inbox; returns its path. Indexed at the next sync."""
+    ) -> tuple[str, bool]:
+        """File `content` in the team's inbox; returns its path and whether it was indexed now
+        (`sync_immediately` while no other sync holds the lock), else at the next sync."""
         now = self._now()
         # A file name only: folders in `filename` are dropped, so a name never leaves the inbox.
         base = re.split(r"[/\\]", filename)[-1] if filename else (title or "note")
@@ -185,5 +187,13 @@ class SyncService:
         else:
             raise InvalidArgument("could not find a free inbox file name; retry", field="filename")
         if sync_immediately:
-            self.sync(principal, source=INBOX_SOURCE, lock=True)
-        return path
+            # Running a sync is the `sync` scope's right, not `ingest`'s.
+            if not principal.has_any_scope(("sync",)):
+                raise InvalidArgument(
+                    "`sync_immediately` needs a token with the `sync` scope; the file is "
+                    f"stored at {path} and is indexed at the next sync",
+                    field="sync_immediately",
+                )
+            synced = self.sync(principal, source=INBOX_SOURCE, lock=True)
+            return path, not synced.skipped
+        return path, False

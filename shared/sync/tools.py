@@ -97,7 +97,8 @@ def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncSta
     name="inbox_put",
     title="Write to the inbox",
     description="Write content into the agent inbox. It is indexed (source `inbox`) at the next "
-    "sync, or at once with sync_immediately.",
+    "sync, or at once with sync_immediately (which needs the sync scope; `synced` says whether "
+    "it ran — not while another sync holds the team's lock).",
     input_model=InboxPutInput,
     output_model=InboxPutOutput,
     scopes=("ingest",),
@@ -105,7 +106,7 @@ def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncSta
     annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
 )
 def inbox_put(ctx: ToolContext[SyncService], args: InboxPutInput) -> InboxPutOutput:
-    path = ctx.service.inbox_put(
+    path, synced = ctx.service.inbox_put(
         ctx.principal,
         content=args.content,
         title=args.title,
@@ -115,4 +116,4 @@ def inbox_put(ctx: ToolContext[SyncService], args: InboxPutInput) -> InboxPutOut
         extension=args.extension,
         sync_immediately=args.sync_immediately,
     )
-    return InboxPutOutput(path=path)
+    return InboxPutOutput(path=path, synced=synced)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from shared.config.tables import OPEN_HANDOFFS_INDEX
+from shared.dynamo_values import check_item_size
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, UnknownHandoff
 
@@ -46,6 +47,7 @@ class DynamoHandoffStore:
             "open_pk": _pk(team),
             **handoff.model_dump(mode="json", exclude_none=True),
         }
+        check_item_size(item, "document_md")
         # Ids are random: a collision would be a bug, never an overwrite.
         self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
 

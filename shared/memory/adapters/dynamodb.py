@@ -9,8 +9,9 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
+from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Memory, MemoryFlag
-from shared.memory.ports import KeyTaken
+from shared.memory.ports import KeyTaken, MemoryGone
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -39,15 +40,18 @@ def _item(team: str, memory: Memory) -> dict[str, Any]:
         "pk": _pk(team),
         "sk": _memory_sk(memory.id),
         "team": team,
-        **memory.model_dump(mode="json", exclude_none=True),
+        **to_dynamo(memory.model_dump(mode="json", exclude_none=True), "metadata"),
     }
     if memory.expires_at is not None:
         item[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
+    check_item_size(item, "content")
     return item
 
 
 def _memory(item: dict[str, Any]) -> Memory:
-    return Memory.model_validate({k: v for k, v in item.items() if k in Memory.model_fields})
+    return Memory.model_validate(
+        {k: from_dynamo(v) for k, v in item.items() if k in Memory.model_fields}
+    )
 
 
 class DynamoMemoryStore:
@@ -101,7 +105,14 @@ class DynamoMemoryStore:
             raise
 
     def replace(self, team: str, memory: Memory) -> None:
-        self._table.put_item(Item=_item(team, memory), ConditionExpression="attribute_exists(pk)")
+        try:
+            self._table.put_item(
+                Item=_item(team, memory), ConditionExpression="attribute_exists(pk)"
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise MemoryGone(memory.id) from exc
+            raise
         if memory.key is not None:
             alias: dict[str, Any] = {
                 "pk": _pk(team),
@@ -139,6 +150,17 @@ class DynamoMemoryStore:
             if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
             self._table.delete_item(Key={"pk": _pk(team), "sk": _memory_sk(memory.id)})
+
+    def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
+        try:
+            self._table.delete_item(
+                Key={"pk": _pk(team), "sk": _key_sk(key, wallet)},
+                ConditionExpression="memory_id = :id",
+                ExpressionAttributeValues={":id": memory_id},
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
 
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
         try:

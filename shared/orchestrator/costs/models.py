@@ -27,13 +27,13 @@ class CostReportInput(_Input):
     workflow_id: str | None = Field(default=None, min_length=1, max_length=128)
     model: str = Field(min_length=1, max_length=128)
     provider: str = Field(min_length=1, max_length=64)
-    tokens_input: int = Field(default=0, ge=0)
-    tokens_output: int = Field(default=0, ge=0)
-    tokens_cache_read: int = Field(default=0, ge=0)
-    tokens_cache_write: int = Field(default=0, ge=0)
-    estimated_cost_usd: float | None = Field(default=None, ge=0)
-    input_price_per_mtok: float | None = Field(default=None, ge=0)
-    output_price_per_mtok: float | None = Field(default=None, ge=0)
+    tokens_input: int = Field(default=0, ge=0, le=10**15)
+    tokens_output: int = Field(default=0, ge=0, le=10**15)
+    tokens_cache_read: int = Field(default=0, ge=0, le=10**15)
+    tokens_cache_write: int = Field(default=0, ge=0, le=10**15)
+    estimated_cost_usd: float | None = Field(default=None, ge=0, le=1e9)
+    input_price_per_mtok: float | None = Field(default=None, ge=0, le=1e6)
+    output_price_per_mtok: float | None = Field(default=None, ge=0, le=1e6)
 
 
 class CostSummaryInput(_Input):

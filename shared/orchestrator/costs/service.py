@@ -21,8 +21,8 @@ from boto3.dynamodb.conditions import Key
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config import names
+from shared.dynamo_values import from_dynamo, to_dynamo
 from shared.orchestrator.costs.models import BudgetLine, CostGroup, CostRecord
-from shared.orchestrator.tasks.adapters import from_dynamo, to_dynamo
 from shared.tools.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -121,7 +121,9 @@ class CostService:
             Item={
                 "pk": f"TEAM#{principal.team}",
                 "sk": f"COST#{_stamp(now)}#{secrets.token_hex(6)}",
-                **to_dynamo(record.model_dump(mode="json", exclude_none=True)),
+                **to_dynamo(
+                    record.model_dump(mode="json", exclude_none=True), "estimated_cost_usd"
+                ),
             }
         )
         return cost

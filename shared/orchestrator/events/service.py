@@ -19,8 +19,8 @@ from boto3.dynamodb.conditions import Attr, Key
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config import names
+from shared.dynamo_values import from_dynamo, to_dynamo
 from shared.orchestrator.events.models import Event
-from shared.orchestrator.tasks.adapters import from_dynamo, to_dynamo
 from shared.tools.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class EventService:
                 "sk": f"EVENT#{_stamp(now)}#{event_id}",
                 "event_id": event_id,
                 "event_type": event_type,
-                "payload": to_dynamo(payload),
+                "payload": to_dynamo(payload, "payload"),
                 "published_by": principal.actor,
                 "published_at": now.isoformat(),
                 names.TTL_ATTRIBUTE: int((now + RETENTION).timestamp()),
@@ -72,10 +72,14 @@ class EventService:
     ) -> list[Event]:
         now = datetime.fromtimestamp(self._clock(), tz=UTC)
         oldest = now - RETENTION
-        if since is None or since.replace(tzinfo=since.tzinfo or UTC) < oldest:
-            since = oldest
-        elif since.tzinfo is None:
+        if since is not None and since.tzinfo is None:
             since = since.replace(tzinfo=UTC)
+        # Nothing is older than the retention or newer than now: clamp (also keeps far-future
+        # dates, which cannot be converted to UTC near year 9999, out of the arithmetic).
+        if since is None or since < oldest:
+            since = oldest
+        elif since > now:
+            return []
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(f"TEAM#{principal.team}")
             & Key("sk").between(f"EVENT#{_stamp(since)}#{_AFTER_ALL_IDS}", "EVENT#~"),

@@ -8,10 +8,8 @@ and learns why it lost without a second read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
@@ -19,6 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from shared.config.tables import OPEN_TASKS_INDEX
+from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.orchestrator.tasks.models import Task
 
 if TYPE_CHECKING:
@@ -48,22 +47,6 @@ def _queue_sk(task: Task) -> str:
     return f"{PRIORITY_OFFSET - task.priority:05d}#{task.created_at.isoformat()}#{task.id}"
 
 
-def to_dynamo(value: Any) -> Any:
-    """JSON-shaped data as DynamoDB accepts it (floats as Decimal)."""
-    return json.loads(json.dumps(value), parse_float=Decimal)
-
-
-def from_dynamo(value: Any) -> Any:
-    """DynamoDB data back to JSON shapes (Decimal as int or float)."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_dynamo(v) for v in value]
-    return value
-
-
 def _task(item: dict[str, Any]) -> Task:
     return Task.model_validate(
         {k: from_dynamo(v) for k, v in item.items() if k in Task.model_fields}
@@ -81,8 +64,9 @@ class DynamoTaskStore:
             "team": team,
             "queue_pk": _pk(team),
             "queue_sk": _queue_sk(task),
-            **to_dynamo(task.model_dump(mode="json", exclude_none=True)),
+            **to_dynamo(task.model_dump(mode="json", exclude_none=True), "input_data"),
         }
+        check_item_size(item, "input_data")
         self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
 
     def get(self, team: str, task_id: str) -> Task | None:

@@ -44,8 +44,9 @@ class TaskCreateInput(_Input):
     @classmethod
     def _each_names_a_task(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for item in value:
-            if not isinstance(item.get("task_id"), str) or not item["task_id"]:
-                raise ValueError('each entry must be an object with a string "task_id"')
+            task_id = item.get("task_id")
+            if not isinstance(task_id, str) or not 0 < len(task_id) <= 64:
+                raise ValueError('each entry must be an object with a "task_id" string of 1-64')
         return value
 
 

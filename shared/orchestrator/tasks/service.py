@@ -5,8 +5,10 @@ Every transition is one conditional write on the task item:
   agent's task returns to the pool when it is next claimed — expiry is decided at read time),
   sets a `LEASE_SECONDS` lease and adds one to `fence`;
 - **start** needs the caller's live claim and extends the lease;
-- **complete** / **fail** need the caller's claim *and the fence it was claimed with*: if the
-  lease ran out and another agent claimed the task since, the stale holder is refused;
+- **complete** / **fail** need the caller's claim, checked in the same write as the fence read
+  with it: if the lease ran out and another agent claimed the task since, the stale holder is
+  refused. (The seed's tools carry no fence argument, so two workers sharing one agent
+  identity are one holder to cairn.)
 - **cancel** closes any open task.
 """
 
