@@ -6,7 +6,7 @@ RUN := $(UV) run --frozen
 BENCH_DATA ?= ../shared/bench/scifact
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench node clean
+.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench bench-gateway node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -52,8 +52,12 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, then tool-call latency
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
+	$(RUN) cairn bench gateway
+
+bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
+	$(RUN) cairn bench gateway
 
 clean:
 	rm -rf .venv node_modules cdk.out .pytest_cache .mypy_cache .ruff_cache

@@ -91,7 +91,11 @@ class _Server:
 
 
 def run(
-    calls: int = 200, clients: int = 8, seconds: float = 5.0, progress: bool = True
+    calls: int = 200,
+    clients: int = 8,
+    seconds: float = 5.0,
+    progress: bool = True,
+    memories: int = 200,
 ) -> dict[str, Any]:
     """Serve, measure, stop; returns the figures `main` prints."""
 
@@ -119,8 +123,8 @@ def run(
             def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
                 return rpc("tools/call", {"name": name, "arguments": arguments})
 
-            # Something to find: 200 memories and 50 handoffs.
-            for n in range(200):
+            # Something to find: `memories` stored memories.
+            for n in range(memories):
                 tool(
                     "memory_put",
                     {
