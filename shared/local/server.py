@@ -23,6 +23,24 @@ def client_config(url: str, secret: str) -> dict[str, object]:
     }
 
 
+def loopback_listener(port: int) -> socket.socket:
+    """A TCP socket bound to 127.0.0.1:`port` (0: any free port) for uvicorn to serve on.
+
+    proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only for sockets
+    that say they are TCP. Without it a small response's body waits behind Nagle's algorithm for
+    the client's delayed ACK — about 40 ms on every keep-alive request (measured: ping 52 ms →
+    9 ms).
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def serve() -> int:
     """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C."""
     raw_port = os.environ.get(names.Env.PORT, str(names.DEFAULT_PORT))
@@ -39,10 +57,8 @@ def serve() -> int:
         except DevTokenUnusable as exc:
             print(f"cairn: {exc}", file=sys.stderr)
             return 2
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("127.0.0.1", port))
+            sock = loopback_listener(port)
         except OSError as exc:
             print(f"cairn: cannot listen on 127.0.0.1:{port}: {exc}", file=sys.stderr)
             return 1
