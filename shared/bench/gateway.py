@@ -4,7 +4,8 @@ Starts a real `cairn serve` (moto, embedded index, MiniLM) on a free loopback po
 throw-away data folder, then drives it as an MCP client would: JSON-RPC over HTTP POST with a
 bearer token. For each operation it runs `--calls` sequential requests over one keep-alive
 connection and reports p50/p99 in ms; then `--clients` threads call `memory_get` for
-`--seconds` and it reports requests per second. One JSON object on stdout; progress on stderr. Only 127.0.0.1 is ever contacted.
+`--seconds` and it reports requests per second. One JSON object on stdout; progress on
+stderr. Only 127.0.0.1 is ever contacted.
 """
 
 from __future__ import annotations
