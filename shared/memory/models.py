@@ -8,6 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.dynamo_values import utf8_at_most
+from shared.tools.inputs import SeedToolInput
+from shared.tools.inputs import is_empty as _is_empty
+from shared.tools.inputs import is_none as _is_none
 
 MAX_CONTENT_CHARS = 100_000
 MAX_TAGS = 50
@@ -17,15 +20,7 @@ KeyText = Annotated[str, utf8_at_most(512)]
 WalletText = Annotated[str, utf8_at_most(128)]
 
 
-class _ToolInput(BaseModel):
-    # Seed 000 lists a `token` argument for clients that cannot send headers. cairn authenticates
-    # by the Authorization header only, so the argument is accepted and ignored: the identity of
-    # a call never comes from its arguments.
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_ToolInput = SeedToolInput
 
 
 class MemoryPutInput(_ToolInput):
@@ -63,14 +58,6 @@ class MemoryFlag(BaseModel):
 
 CurationStatus = Literal["filed", "pending"]
 EngramType = Literal["persona", "preference", "strategy", "knowledge", "compliance"]
-
-
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-def _is_empty(value: object) -> bool:
-    return not value
 
 
 def _is_filed(value: object) -> bool:

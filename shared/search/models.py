@@ -12,14 +12,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.tools.inputs import SeedToolInput
+from shared.tools.inputs import is_none as _is_none
+
 ResultType = Literal["entity", "memory"]
 SearchMode = Literal["hybrid", "bm25", "vector"]
 RESULT_TYPES: tuple[ResultType, ...] = ("entity", "memory")
 MAX_QUERY_CHARS = 4096
-
-
-def _is_none(value: object) -> bool:
-    return value is None
 
 
 # --------------------------------------------------------------------------- domain records
@@ -182,14 +181,7 @@ def parse_chunk_id(chunk_id: str) -> tuple[str, int] | None:
 # --------------------------------------------------------------------------- tool inputs
 
 
-class _ToolInput(BaseModel):
-    # Seed 000 lists a `token` argument for clients that cannot send headers. cairn authenticates
-    # by the Authorization header only, so the argument is accepted and ignored.
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_ToolInput = SeedToolInput
 
 
 class SearchInput(_ToolInput):

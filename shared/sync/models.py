@@ -5,23 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from shared.tools.inputs import SeedToolInput
+from shared.tools.inputs import is_none as _is_none
 
 MAX_INBOX_CHARS = 1_000_000
 INBOX_EXTENSIONS = ("md", "txt", "json")
 
 
-def _is_none(value: object) -> bool:
-    return value is None
-
-
-class _ToolInput(BaseModel):
-    # Seed 000's `token` argument is accepted and ignored: cairn authenticates by header only.
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_ToolInput = SeedToolInput
 
 
 class SyncInput(_ToolInput):

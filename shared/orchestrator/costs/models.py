@@ -7,16 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.tools.inputs import SeedToolInput
+
 Period = Literal["24h", "7d", "30d", "day", "week", "month", "all"]
 GroupBy = Literal["agent", "model", "provider", "workflow"]
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_Input = SeedToolInput
 
 
 class CostReportInput(_Input):

@@ -5,15 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from shared.tools.inputs import SeedToolInput
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_Input = SeedToolInput
 
 
 class EventPublishInput(_Input):

@@ -5,19 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
+
+from shared.tools.inputs import SeedToolInput
 
 TaskStatus = Literal["pending", "claimed", "running", "completed", "failed", "cancelled"]
 OPEN_STATUSES: frozenset[str] = frozenset({"pending", "claimed", "running"})
 MAX_TEXT = 10_000
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+_Input = SeedToolInput
 
 
 class TaskCreateInput(_Input):

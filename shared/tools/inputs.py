@@ -1,0 +1,31 @@
+"""What every seed 000 tool input shares, and helpers for fields left out of the JSON."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SeedToolInput(BaseModel):
+    """Base of seed 000 tool inputs.
+
+    Seed 000 lists a `token` argument for clients that cannot send headers. cairn authenticates
+    by the Authorization header only, so the argument is accepted and ignored: the identity of a
+    call never comes from its arguments. Any other unknown argument is refused, so a typo never
+    passes silently.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str | None = Field(
+        default=None, description="Ignored: cairn authenticates by the Authorization header."
+    )
+
+
+def is_none(value: object) -> bool:
+    """`Field(exclude_if=is_none)`: a field the JSON leaves out while unset."""
+    return value is None
+
+
+def is_empty(value: object) -> bool:
+    """`Field(exclude_if=is_empty)`: a collection the JSON leaves out while empty."""
+    return not value
