@@ -43,8 +43,11 @@ from shared.tools.validation import describe_validation_error
 SERVER_NAME = "cairn"
 SERVER_VERSION = "0.1.0"
 INSTRUCTIONS = (
-    "cairn is your team's shared memory. Store durable facts with memory_put, find them with "
-    "memory_search or memory_get before answering questions that may have prior context."
+    "cairn is your team's shared memory and coordination server. Before answering anything "
+    "that may have prior context, recall (or memory_search) first; save durable facts with "
+    "remember (or memory_put under a key). search covers indexed documents too. Hand unfinished "
+    "work off with store_handoff; pick it up with list_handoffs and claim_handoff. Coordinate "
+    "with task.create, task.poll and task.claim. You only see the tools your token allows."
 )
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 NAME_BEARING_METHODS = {"tools/call": "name"}
