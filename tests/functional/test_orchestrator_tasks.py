@@ -22,11 +22,17 @@ NOW = 1_800_000_000.0
 class Directory:
     """The agent registry as the task service sees it (`AgentDirectory`)."""
 
-    def __init__(self, capabilities: dict[str, frozenset[str]]) -> None:
+    def __init__(
+        self, capabilities: dict[str, frozenset[str]], limits: dict[str, int] | None = None
+    ) -> None:
         self._capabilities = capabilities
+        self._limits = limits or {}
 
     def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
         return self._capabilities.get(f"{team}/{agent_id}")
+
+    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
+        return self._limits.get(f"{team}/{agent_id}")
 
 
 def agent(name: str, team: str = "alpha") -> Principal:
@@ -47,7 +53,10 @@ def clock() -> list[float]:
 @pytest.fixture
 def tasks(aws: Settings, clock: list[float]) -> TaskService:
     table = boto3.resource("dynamodb").Table(aws.table(names.TABLE_COORDINATION))
-    directory = Directory({"alpha/coder": frozenset({"python"}), "alpha/writer": frozenset()})
+    directory = Directory(
+        {"alpha/coder": frozenset({"python"}), "alpha/writer": frozenset()},
+        limits={"alpha/solo": 1},
+    )
     return TaskService(DynamoTaskStore(table), directory, clock=lambda: clock[0])
 
 
@@ -132,6 +141,25 @@ def test_poll_orders_by_priority_then_age_and_matches_capabilities(
     with pytest.raises(InvalidArgument, match="requires capability 'python'"):
         tasks.claim(agent("writer"), python)
     assert [t.id for t in tasks.poll(agent("coder"), limit=2)] == [urgent, first]
+
+
+def test_an_agent_holds_at_most_its_max_concurrent_tasks(
+    tasks: TaskService, clock: list[float]
+) -> None:
+    first = create(tasks)
+    second = create(tasks)
+    tasks.claim(agent("solo"), first)
+
+    with pytest.raises(Conflict, match="max_concurrent_tasks") as full:
+        tasks.claim(agent("solo"), second)
+    assert full.value.holder == {"held": [first]}
+
+    tasks.finish(agent("solo"), first, "completed", {})
+    assert tasks.claim(agent("solo"), second).claimed_by == "solo"
+    # A lease that ran out no longer counts against the agent.
+    clock[0] += LEASE_SECONDS + 1
+    third = create(tasks)
+    assert tasks.claim(agent("solo"), third).claimed_by == "solo"
 
 
 def test_a_dependent_task_waits_until_its_dependencies_complete(tasks: TaskService) -> None:
@@ -285,3 +313,24 @@ def test_a_token_without_task_execute_cannot_complete(harness: Harness) -> None:
     assert reply.status == 403
     assert reply.body is not None
     assert reply.body["error"]["message"] == "Token missing required scope: task.execute"
+
+
+def test_a_registered_agent_is_held_to_its_limit_through_the_gateway(harness: Harness) -> None:
+    registrar = harness.token(team="alpha", scopes=("agent.register",))
+    boss = harness.token(team="alpha")
+    registered = harness.call(
+        registrar,
+        "agent.register",
+        {"name": "solo", "agent_type": "codex", "max_concurrent_tasks": 1},
+    )
+    agent_token = registered["token"]
+    first = harness.call(boss, "task.create", {"name": "one"})["id"]
+    second = harness.call(boss, "task.create", {"name": "two"})["id"]
+
+    claimed = harness.call(agent_token, "task.claim", {"task_id": first})  # type: ignore[arg-type]
+    refused = harness.call(agent_token, "task.claim", {"task_id": second})  # type: ignore[arg-type]
+
+    assert claimed["isError"] is False
+    assert refused["isError"] is True
+    assert refused["error"]["status"] == 409  # type: ignore[index]
+    assert "max_concurrent_tasks" in refused["error"]["message"]  # type: ignore[index]

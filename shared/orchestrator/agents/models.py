@@ -92,8 +92,8 @@ class RegisterAgentInput(_Input):
         default=1,
         ge=1,
         le=MAX_CONCURRENT_TASKS,
-        description="How many tasks the agent means to hold at once (1-100, default 1); "
-        "recorded for schedulers, not enforced by task.claim yet.",
+        description="How many tasks the agent may hold at once (1-100, default 1): task.claim "
+        "refuses another while it holds this many live claims.",
     )
     default_model: str | None = Field(
         default=None, min_length=1, max_length=MAX_FIELD_CHARS, description="The agent's model."

@@ -56,6 +56,13 @@ class AgentService:
             return None
         return frozenset(agent.capabilities)
 
+    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
+        """The task limit an active agent of `team` registered with; None when there is none."""
+        agent = self._store.get(team, agent_id)
+        if agent is None or not agent.is_active:
+            return None
+        return agent.max_concurrent_tasks
+
     # --- tools ------------------------------------------------------------------------------
 
     def register(

@@ -156,6 +156,7 @@ class TaskService:
                 field="task_id",
                 holder={"waiting_on": waiting},
             )
+        self._check_capacity(principal, now)
         expires = now + timedelta(seconds=LEASE_SECONDS)
         try:
             return self._store.update(
@@ -253,6 +254,32 @@ class TaskService:
         if principal.agent_id is None:
             return frozenset()
         return self._agents.capabilities(principal.team, principal.agent_id) or frozenset()
+
+    def _check_capacity(self, principal: Principal, now: datetime) -> None:
+        """A registered agent holds at most its `max_concurrent_tasks` live claims.
+
+        Counted from the open-task index just before the claim: two claims racing each other
+        can overshoot by one each, so the limit is a guard, not a guarantee.
+        """
+        if principal.agent_id is None:
+            return
+        limit = self._agents.max_concurrent_tasks(principal.team, principal.agent_id)
+        if limit is None:
+            return
+        held = [
+            t.id
+            for t in self._store.iter_open(principal.team)
+            if t.claimed_by == principal.actor
+            and t.status in ("claimed", "running")
+            and not t.lease_expired(now)
+        ]
+        if len(held) >= limit:
+            raise Conflict(
+                f"the calling agent already holds {len(held)} task(s), its max_concurrent_tasks "
+                f"({limit}); complete or fail one first",
+                field="task_id",
+                holder={"held": held},
+            )
 
     def _waiting_on(self, team: str, task: Task) -> list[str]:
         waiting = []
