@@ -9,6 +9,7 @@ too large; both would surface as an internal error. These helpers convert, and r
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -90,3 +91,16 @@ def utf8_at_most(limit: int) -> Any:
         return value
 
     return AfterValidator(check)
+
+
+def query_all(table: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item a `Table.query(**kwargs)` matches, following `LastEvaluatedKey` page by page.
+
+    >>> items = query_all(table, KeyConditionExpression=Key("pk").eq("TEAM#a"))  # doctest: +SKIP
+    """
+    while True:
+        page = table.query(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

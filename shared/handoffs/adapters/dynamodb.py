@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from shared.config.tables import OPEN_HANDOFFS_INDEX
-from shared.dynamo_values import check_item_size
+from shared.dynamo_values import check_item_size, query_all
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, UnknownHandoff
 
@@ -90,15 +90,10 @@ class DynamoHandoffStore:
             "ExpressionAttributeValues": {":pk": _pk(team)},
             "ScanIndexForward": False,
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                # A sparse index is eventually consistent: skip an item claimed meanwhile.
-                if item.get("status") == "open":
-                    yield _handoff(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            # A sparse index is eventually consistent: skip an item claimed meanwhile.
+            if item.get("status") == "open":
+                yield _handoff(item)
 
 
 def _deserialize(item: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo, query_all, to_dynamo
 from shared.memory.models import Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone
 
@@ -184,10 +184,5 @@ class DynamoMemoryStore:
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with("MEMORY#"),
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                yield _memory(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            yield _memory(item)

@@ -23,6 +23,7 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
+from shared.dynamo_values import query_all
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
 from shared.orchestrator.agents.ports import NameTaken, UnknownAgent
 
@@ -225,10 +226,5 @@ class DynamoAgentStore:
             "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with(AGENT_PREFIX),
             "ConsistentRead": True,
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                yield _record(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            yield _record(item)

@@ -20,6 +20,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from shared.config import names
+from shared.dynamo_values import query_all
 from shared.orchestrator.artifacts.models import Artifact
 from shared.orchestrator.artifacts.ports import BlobExists, BlobMissing
 
@@ -94,13 +95,8 @@ class DynamoArtifactRecords:
             for condition in conditions[1:]:
                 combined = combined & condition
             kwargs["FilterExpression"] = combined
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                yield _artifact(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            yield _artifact(item)
 
 
 class S3ArtifactBlobs:

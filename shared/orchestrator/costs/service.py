@@ -21,7 +21,7 @@ from boto3.dynamodb.conditions import Key
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config import names
-from shared.dynamo_values import from_dynamo, to_dynamo
+from shared.dynamo_values import from_dynamo, query_all, to_dynamo
 from shared.orchestrator.costs.models import BudgetLine, CostGroup, CostRecord
 from shared.tools.errors import InvalidArgument
 
@@ -131,17 +131,12 @@ class CostService:
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
         span = PERIODS[period]
         start = "COST#" if span is None else f"COST#{_stamp(self._now() - span)}"
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(f"TEAM#{principal.team}")
-            & Key("sk").between(start, "COST#~")
-        }
-        found: list[CostRecord] = []
-        while True:
-            page = self._table.query(**kwargs)
-            found += [CostRecord.model_validate(from_dynamo(dict(i))) for i in page["Items"]]
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(f"TEAM#{principal.team}")
+            & Key("sk").between(start, "COST#~"),
+        )
+        return [CostRecord.model_validate(from_dynamo(dict(i))) for i in items]
 
     def summary(
         self, principal: Principal, period: str, group_by: str | None

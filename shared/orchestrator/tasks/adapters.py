@@ -17,7 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from shared.config.tables import OPEN_TASKS_INDEX
-from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo, query_all, to_dynamo
 from shared.orchestrator.tasks.models import Task
 
 if TYPE_CHECKING:
@@ -123,25 +123,15 @@ class DynamoTaskStore:
             "IndexName": OPEN_TASKS_INDEX,
             "KeyConditionExpression": Key("queue_pk").eq(_pk(team)),
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                yield _task(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            yield _task(item)
 
     def iter_team(self, team: str) -> Iterator[Task]:
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with("TASK#")
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                yield _task(item)
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for item in query_all(self._table, **kwargs):
+            yield _task(item)
 
 
 def iso(moment: datetime) -> str:

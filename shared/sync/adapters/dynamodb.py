@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
+from shared.dynamo_values import query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -70,14 +71,10 @@ class DynamoSyncState:
         )
 
     def last_syncs(self, team: str) -> dict[str, datetime]:
-        found: dict[str, datetime] = {}
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with("CONNECTOR#")
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(_pk(team)) & Key("sk").begins_with("CONNECTOR#"),
+        )
+        return {
+            str(item["source"]): datetime.fromisoformat(str(item["last_sync"])) for item in items
         }
-        while True:
-            page = self._table.query(**kwargs)
-            for item in page.get("Items", []):
-                found[str(item["source"])] = datetime.fromisoformat(str(item["last_sync"]))
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
