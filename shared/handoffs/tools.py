@@ -17,7 +17,7 @@ from shared.handoffs.models import (
     StoreHandoffOutput,
 )
 from shared.handoffs.service import HandoffService
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 SCOPE = "handoff"
 
@@ -44,7 +44,7 @@ GROUP: ToolGroup[HandoffService] = ToolGroup(name=names.GROUP_HANDOFFS, build_se
     output_model=StoreHandoffOutput,
     scopes=(SCOPE,),
     # Each call files a new handoff: not idempotent, but nothing existing is overwritten.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+    annotations=APPEND,
 )
 def store_handoff(ctx: ToolContext[HandoffService], args: StoreHandoffInput) -> StoreHandoffOutput:
     return StoreHandoffOutput(
@@ -99,7 +99,7 @@ def list_handoffs(ctx: ToolContext[HandoffService], args: ListHandoffsInput) -> 
     output_model=ClaimHandoffOutput,
     scopes=(SCOPE,),
     # A claim succeeds once; a second call gets 409. It adds a claim, it erases nothing.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+    annotations=APPEND,
 )
 def claim_handoff(ctx: ToolContext[HandoffService], args: ClaimHandoffInput) -> ClaimHandoffOutput:
     return ClaimHandoffOutput(

@@ -27,9 +27,8 @@ from shared.memory.models import (
     UserProfileUpdateInput,
 )
 from shared.memory.service import PROFILE_PREFIX, MemoryService
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
-WRITE = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
 # Replaces content (destructive to the old value); the same call twice leaves the same state.
 REPLACE = Annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
 
@@ -61,7 +60,7 @@ def register(group: ToolGroup[MemoryService]) -> None:
         input_model=EngramCreateInput,
         output_model=EngramOutput,
         scopes=("memory.write",),
-        annotations=WRITE,
+        annotations=APPEND,  # each call creates a new engram
     )
     def engram_create(ctx: ToolContext[MemoryService], args: EngramCreateInput) -> EngramOutput:
         memory = ctx.service.engram_create(

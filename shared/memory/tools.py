@@ -28,7 +28,7 @@ from shared.memory.models import (
 )
 from shared.memory.service import MemoryService
 from shared.search.memory_index import SearchMemoryIndex
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
 
 @runtime.cached
@@ -115,7 +115,7 @@ def memory_search(ctx: ToolContext[MemoryService], args: MemorySearchInput) -> M
     output_model=RememberOutput,
     scopes=("memory.write",),
     # Each call submits a new memory (the curator may merge it): not idempotent, erases nothing.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+    annotations=APPEND,
 )
 def remember(ctx: ToolContext[MemoryService], args: RememberInput) -> RememberOutput:
     memory = ctx.service.remember(
@@ -181,7 +181,7 @@ def recall(ctx: ToolContext[MemoryService], args: RecallInput) -> RecallOutput:
     output_model=FlagMemoryOutput,
     scopes=("memory.write",),
     # Adds a flag record; the memory itself is never edited. Flagging twice records two flags.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+    annotations=APPEND,
 )
 def flag_memory(ctx: ToolContext[MemoryService], args: FlagMemoryInput) -> FlagMemoryOutput:
     memory = ctx.service.flag(ctx.principal, memory_id=args.memory_id, reason=args.reason)

@@ -14,7 +14,7 @@ from shared.sync.models import (
     SyncStatusInput,
     SyncStatusOutput,
 )
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
     from shared.sync.service import SyncService
@@ -103,7 +103,7 @@ def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncSta
     output_model=InboxPutOutput,
     scopes=("ingest",),
     # Each call files a new file; nothing is overwritten.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
+    annotations=APPEND,
 )
 def inbox_put(ctx: ToolContext[SyncService], args: InboxPutInput) -> InboxPutOutput:
     path, synced = ctx.service.inbox_put(

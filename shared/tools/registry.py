@@ -36,6 +36,9 @@ class Annotations:
 
 
 READ_ONLY = Annotations(read_only=True, destructive=False, idempotent=True, open_world=False)
+# Each call adds a new record (or makes a one-time transition) and erases nothing: repeating
+# it is not a no-op, so not idempotent.
+APPEND = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ from shared.orchestrator.artifacts.models import (
     ArtifactOutput,
     ArtifactPutInput,
 )
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.tools import Orchestrator
 
 # Each call stores a new artifact under a new id: not idempotent; nothing existing changes.
 # Closed world: a content_url is recorded, never fetched.
-PUT = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+PUT = APPEND
 # artifact.get and artifact.list read records and bytes only: READ_ONLY.
 
 

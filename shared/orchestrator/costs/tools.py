@@ -12,7 +12,7 @@ from shared.orchestrator.costs.models import (
     CostSummaryInput,
     CostSummaryOutput,
 )
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.tools import Orchestrator
@@ -30,9 +30,7 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         output_model=CostReportOutput,
         scopes=("cost.write",),
         # Each call adds a report (two identical calls count twice).
-        annotations=Annotations(
-            read_only=False, destructive=False, idempotent=False, open_world=False
-        ),
+        annotations=APPEND,
     )
     def cost_report(ctx: ToolContext[Orchestrator], args: CostReportInput) -> CostReportOutput:
         cost = ctx.service.costs.report(

@@ -10,7 +10,7 @@ from shared.orchestrator.events.models import (
     EventPublishInput,
     EventPublishOutput,
 )
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.tools import Orchestrator
@@ -27,9 +27,7 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         output_model=EventPublishOutput,
         scopes=("event.write",),
         # Each call appends a new event.
-        annotations=Annotations(
-            read_only=False, destructive=False, idempotent=False, open_world=False
-        ),
+        annotations=APPEND,
     )
     def event_publish(
         ctx: ToolContext[Orchestrator], args: EventPublishInput

@@ -18,15 +18,15 @@ from shared.orchestrator.tasks.models import (
     TaskOutput,
     TaskPollInput,
 )
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
     from shared.orchestrator.tools import Orchestrator
 
 # Each call creates a new task: not idempotent; nothing existing changes.
-CREATE = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+CREATE = APPEND
 # A transition succeeds once; repeating it is refused (409), so not idempotent.
-TRANSITION = Annotations(read_only=False, destructive=False, idempotent=False, open_world=False)
+TRANSITION = APPEND
 
 
 def register(group: ToolGroup[Orchestrator]) -> None:
