@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import boto3
 
 from shared.config.settings import Settings
+from shared.storage.sqlite import Database, open_database
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import DynamoDBServiceResource, Table
@@ -33,6 +34,8 @@ def configure(settings: Settings) -> None:
     """Use `settings` from now on and forget every client and service built before."""
     global _settings
     _settings = settings
+    if database.cache_info().currsize:  # type: ignore[attr-defined]
+        database().close()
     for cache in _caches:
         cache.cache_clear()  # type: ignore[attr-defined]
 
@@ -47,6 +50,15 @@ def settings() -> Settings:
 @cached
 def dynamodb() -> DynamoDBServiceResource:
     return boto3.resource("dynamodb", region_name=settings().region)
+
+
+@cached
+def database() -> Database:
+    """The embedded default's database in the data folder (`storage = "sqlite"`)."""
+    data_dir = settings().data_dir
+    if data_dir is None:
+        raise RuntimeError("the sqlite storage needs a data folder (Settings.data_dir)")
+    return open_database(data_dir)
 
 
 def table(logical_id: str) -> Table:

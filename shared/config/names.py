@@ -64,6 +64,7 @@ class Env:
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"
     COST_BUDGET_USD: Final = "CAIRN_COST_BUDGET_USD"
+    STORAGE: Final = "CAIRN_STORAGE"  # dynamodb (AWS) | sqlite (the embedded default)
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"
     DATA_DIR: Final = "CAIRN_DATA_DIR"

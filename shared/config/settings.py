@@ -43,6 +43,9 @@ class Settings(BaseModel):
     # Where remembered memories are curated: right after the write ("inline": local mode and
     # tests) or by the curator function on the memories table's stream ("stream": AWS).
     curation: Literal["inline", "stream"] = "inline"
+    # Where the stores live: DynamoDB (AWS, and the functional tests on moto) or the embedded
+    # database in `data_dir` (`make serve`).
+    storage: Literal["dynamodb", "sqlite"] = "dynamodb"
     # The team's spending limit per cost.budget period (USD); none configured → spend only.
     cost_budget_usd: float | None = None
 
@@ -90,6 +93,7 @@ class Settings(BaseModel):
             ),
             data_dir=Path(data_dir) if data_dir else None,
             curation=env.get(Env.CURATION, defaults.curation),
+            storage=env.get(Env.STORAGE, defaults.storage),
             cost_budget_usd=float(env[Env.COST_BUDGET_USD])
             if env.get(Env.COST_BUDGET_USD)
             else None,

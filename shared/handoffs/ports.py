@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from shared.handoffs.models import Claim, Handoff
+from shared.storage.pages import Page
+
+
+@dataclass(frozen=True)
+class OpenHandoffFilter:
+    """Which open handoffs a listing keeps: every field given must match exactly."""
+
+    project_key: str | None = None
+    cwd: str | None = None
+    harness: str | None = None
+
+    def matches(self, handoff: Handoff) -> bool:
+        return all(
+            wanted is None or getattr(handoff, name) == wanted
+            for name, wanted in (
+                ("project_key", self.project_key),
+                ("cwd", self.cwd),
+                ("harness", self.harness),
+            )
+        )
 
 
 class HandoffStore(Protocol):
     """Handoffs of one team at a time; a claim is one conditional write."""
 
-    def create(self, team: str, handoff: Handoff) -> None: ...
+    def create(self, team: str, handoff: Handoff) -> None:
+        """Insert a new handoff (ids are random: an existing id is a bug, never overwritten)."""
+        ...
 
     def get(self, team: str, handoff_id: str) -> Handoff | None: ...
 
@@ -19,8 +41,15 @@ class HandoffStore(Protocol):
         """Mark an open handoff claimed: `UnknownHandoff` or `AlreadyClaimed` when it is not."""
         ...
 
-    def iter_open(self, team: str) -> Iterator[Handoff]:
-        """The team's unclaimed handoffs, newest first."""
+    def list_open(
+        self,
+        team: str,
+        wanted: OpenHandoffFilter,
+        *,
+        limit: int,
+        cursor: str | None = None,
+    ) -> Page[Handoff]:
+        """The team's unclaimed handoffs matching `wanted`, newest first (then by id)."""
         ...
 
 

@@ -9,12 +9,9 @@ from datetime import UTC, datetime
 
 from shared.auth.principal import Principal
 from shared.handoffs.models import Claim, Handoff, HandoffSummary
-from shared.handoffs.ports import AlreadyClaimed, HandoffStore, UnknownHandoff
+from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilter, UnknownHandoff
 from shared.handoffs.sections import REQUIRED_SECTIONS, section_problem
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
-
-# How many open handoffs one list call examines at most when filters discard most of them.
-MAX_EXAMINED = 2_000
 
 
 def new_handoff_id() -> str:
@@ -75,16 +72,9 @@ class HandoffService:
         limit: int = 20,
     ) -> list[HandoffSummary]:
         """The team's unclaimed handoffs matching every filter given, newest first."""
-        wanted = {"project_key": project_key, "cwd": cwd, "harness": harness}
-        found: list[HandoffSummary] = []
-        for examined, handoff in enumerate(self._store.iter_open(principal.team), start=1):
-            if all(v is None or getattr(handoff, k) == v for k, v in wanted.items()):
-                found.append(handoff.summary())
-                if len(found) == limit:
-                    break
-            if examined >= MAX_EXAMINED:
-                break
-        return found
+        wanted = OpenHandoffFilter(project_key=project_key, cwd=cwd, harness=harness)
+        page = self._store.list_open(principal.team, wanted, limit=limit)
+        return [handoff.summary() for handoff in page.items]
 
     def claim(
         self,

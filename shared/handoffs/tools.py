@@ -5,9 +5,7 @@ Descriptions are seed 002's text verbatim ("the exact text an agent receives at 
 
 from __future__ import annotations
 
-from shared import runtime
 from shared.config import names
-from shared.handoffs.adapters.dynamodb import DynamoHandoffStore
 from shared.handoffs.models import (
     ClaimHandoffInput,
     ClaimHandoffOutput,
@@ -17,17 +15,15 @@ from shared.handoffs.models import (
     StoreHandoffOutput,
 )
 from shared.handoffs.service import HandoffService
+from shared.handoffs.wiring import build_handoff_service
 from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
 
 SCOPE = "handoff"
 
 
-@runtime.cached
-def build_service() -> HandoffService:
-    return HandoffService(DynamoHandoffStore(runtime.table(names.TABLE_HANDOFFS)))
-
-
-GROUP: ToolGroup[HandoffService] = ToolGroup(name=names.GROUP_HANDOFFS, build_service=build_service)
+GROUP: ToolGroup[HandoffService] = ToolGroup(
+    name=names.GROUP_HANDOFFS, build_service=build_handoff_service
+)
 
 
 @GROUP.tool(

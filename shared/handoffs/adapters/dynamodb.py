@@ -7,22 +7,19 @@ removes the attribute in the same conditional write that records the claim.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from shared.config.tables import OPEN_HANDOFFS_INDEX
-from shared.dynamo_values import check_item_size, query_all
+from shared.dynamo_values import check_item_size
 from shared.handoffs.models import Claim, Handoff
-from shared.handoffs.ports import AlreadyClaimed, UnknownHandoff
+from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
+from shared.storage.dynamo import ConditionLost, put_if, query_page, team_pk, update_if
+from shared.storage.pages import Page
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
-
-
-def _pk(team: str) -> str:
-    return f"TEAM#{team}"
 
 
 def _sk(handoff_id: str) -> str:
@@ -41,64 +38,78 @@ class DynamoHandoffStore:
 
     def create(self, team: str, handoff: Handoff) -> None:
         item: dict[str, Any] = {
-            "pk": _pk(team),
+            "pk": team_pk(team),
             "sk": _sk(handoff.id),
             "team": team,
-            "open_pk": _pk(team),
+            "open_pk": team_pk(team),
             **handoff.model_dump(mode="json", exclude_none=True),
         }
         check_item_size(item, "document_md")
-        # Ids are random: a collision would be a bug, never an overwrite.
-        self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        put_if(self._table, item, "attribute_not_exists(pk)")
 
     def get(self, team: str, handoff_id: str) -> Handoff | None:
         item = self._table.get_item(
-            Key={"pk": _pk(team), "sk": _sk(handoff_id)}, ConsistentRead=True
+            Key={"pk": team_pk(team), "sk": _sk(handoff_id)}, ConsistentRead=True
         ).get("Item")
         return _handoff(item) if item else None
 
     def claim(self, team: str, handoff_id: str, claim: Claim) -> Handoff:
         try:
-            response = self._table.update_item(
-                Key={"pk": _pk(team), "sk": _sk(handoff_id)},
-                UpdateExpression="SET #status = :claimed, #claim = :claim REMOVE open_pk",
-                ConditionExpression="attribute_exists(pk) AND #status = :open",
-                ExpressionAttributeNames={"#status": "status", "#claim": "claim"},
-                ExpressionAttributeValues={
+            item = update_if(
+                self._table,
+                {"pk": team_pk(team), "sk": _sk(handoff_id)},
+                "SET #status = :claimed, #claim = :claim REMOVE open_pk",
+                "attribute_exists(pk) AND #status = :open",
+                names={"#status": "status", "#claim": "claim"},
+                values={
                     ":claimed": "claimed",
                     ":open": "open",
                     ":claim": claim.model_dump(mode="json", exclude_none=True),
                 },
-                ReturnValues="ALL_NEW",
-                # The loser learns who holds the claim from the same call: no second read.
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            old: dict[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]
-            if not old:
-                raise UnknownHandoff(handoff_id) from exc
-            current = _deserialize(old)
-            raise AlreadyClaimed(_handoff(current).claim) from exc
-        return _handoff(response["Attributes"])
+        except ConditionLost as lost:
+            # The loser learns who holds the claim from the same call: no second read.
+            if lost.item is None:
+                raise UnknownHandoff(handoff_id) from lost
+            raise AlreadyClaimed(_handoff(lost.item).claim) from lost
+        return _handoff(item)
 
-    def iter_open(self, team: str) -> Iterator[Handoff]:
+    def list_open(
+        self,
+        team: str,
+        wanted: OpenHandoffFilter,
+        *,
+        limit: int,
+        cursor: str | None = None,
+    ) -> Page[Handoff]:
         kwargs: dict[str, Any] = {
             "IndexName": OPEN_HANDOFFS_INDEX,
-            "KeyConditionExpression": "open_pk = :pk",
-            "ExpressionAttributeValues": {":pk": _pk(team)},
+            "KeyConditionExpression": Key("open_pk").eq(team_pk(team)),
             "ScanIndexForward": False,
         }
-        for item in query_all(self._table, **kwargs):
+        conditions = [
+            Attr(name).eq(value)
+            for name, value in (
+                ("project_key", wanted.project_key),
+                ("cwd", wanted.cwd),
+                ("harness", wanted.harness),
+            )
+            if value is not None
+        ]
+        if conditions:
+            expression: ConditionBase = conditions[0]
+            for condition in conditions[1:]:
+                expression = expression & condition
+            kwargs["FilterExpression"] = expression
+        return query_page(
+            self._table,
+            team,
+            _handoff,
+            limit=limit,
+            cursor=cursor,
             # A sparse index is eventually consistent: skip an item claimed meanwhile.
-            if item.get("status") == "open":
-                yield _handoff(item)
-
-
-def _deserialize(item: dict[str, Any]) -> dict[str, Any]:
-    """`ReturnValuesOnConditionCheckFailure` items come back in the low-level wire format."""
-    from boto3.dynamodb.types import TypeDeserializer
-
-    deserializer = TypeDeserializer()
-    return {key: deserializer.deserialize(value) for key, value in item.items()}
+            keep=lambda handoff: handoff.status == "open",
+            key_attributes=("pk", "sk", "open_pk", "created_at"),
+            partition_attribute="open_pk",
+            **kwargs,
+        )

@@ -1,0 +1,128 @@
+"""Handoffs in the embedded database: one row per handoff, the record as JSON beside the columns
+that listings filter and sort on.
+
+A claim is one `UPDATE … WHERE status = 'open'` whose row count decides the race (inside a
+`BEGIN IMMEDIATE` transaction, so it holds across threads and processes); the loser reads the
+winner's claim in the same transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.handoffs.models import Claim, Handoff
+from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
+from shared.storage.pages import Page, decode_cursor, encode_cursor
+from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.times import sortable
+
+MIGRATIONS = (
+    Migration(
+        "handoffs",
+        1,
+        (
+            "CREATE TABLE handoffs ("
+            " team TEXT NOT NULL, id TEXT NOT NULL, status TEXT NOT NULL,"
+            " created_at TEXT NOT NULL, project_key TEXT, cwd TEXT, harness TEXT,"
+            " record TEXT NOT NULL, PRIMARY KEY (team, id))",
+            # Exactly the open handoffs, newest first: what list_handoffs reads.
+            "CREATE INDEX handoffs_open ON handoffs (team, created_at DESC, id DESC)"
+            " WHERE status = 'open'",
+        ),
+    ),
+)
+
+
+def _handoff(row: Any) -> Handoff:
+    return Handoff.model_validate(from_json(row["record"]))
+
+
+class SqliteHandoffStore:
+    """`HandoffStore` on the embedded database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate(MIGRATIONS)
+
+    def create(self, team: str, handoff: Handoff) -> None:
+        with self._db.write() as tx:
+            tx.execute(
+                "INSERT INTO handoffs (team, id, status, created_at, project_key, cwd, harness,"
+                " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    team,
+                    handoff.id,
+                    handoff.status,
+                    sortable(handoff.created_at),
+                    handoff.project_key,
+                    handoff.cwd,
+                    handoff.harness,
+                    to_json(handoff.model_dump(mode="json", exclude_none=True)),
+                ),
+            )
+
+    def get(self, team: str, handoff_id: str) -> Handoff | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT record FROM handoffs WHERE team = ? AND id = ?", (team, handoff_id))
+            .fetchone()
+        )
+        return _handoff(row) if row else None
+
+    def claim(self, team: str, handoff_id: str, claim: Claim) -> Handoff:
+        with self._db.write() as tx:
+            row = tx.execute(
+                "SELECT record, status FROM handoffs WHERE team = ? AND id = ?",
+                (team, handoff_id),
+            ).fetchone()
+            if row is None:
+                raise UnknownHandoff(handoff_id)
+            current = _handoff(row)
+            claimed = current.model_copy(update={"status": "claimed", "claim": claim})
+            updated = tx.execute(
+                "UPDATE handoffs SET status = 'claimed', record = ?"
+                " WHERE team = ? AND id = ? AND status = 'open'",
+                (to_json(claimed.model_dump(mode="json", exclude_none=True)), team, handoff_id),
+            ).rowcount
+            if updated != 1:
+                raise AlreadyClaimed(current.claim)
+        return claimed
+
+    def list_open(
+        self,
+        team: str,
+        wanted: OpenHandoffFilter,
+        *,
+        limit: int,
+        cursor: str | None = None,
+    ) -> Page[Handoff]:
+        clauses = ["team = ?", "status = 'open'"]
+        parameters: list[Any] = [team]
+        for column, value in (
+            ("project_key", wanted.project_key),
+            ("cwd", wanted.cwd),
+            ("harness", wanted.harness),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                parameters.append(value)
+        if cursor is not None:
+            position = decode_cursor(team, cursor)
+            clauses.append("(created_at, id) < (?, ?)")
+            parameters += [position["created_at"], position["id"]]
+        rows = (
+            self._db.connection()
+            .execute(
+                f"SELECT id, created_at, record FROM handoffs WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
+                " ORDER BY created_at DESC, id DESC LIMIT ?",
+                (*parameters, limit + 1),
+            )
+            .fetchall()
+        )
+        found = [_handoff(row) for row in rows[:limit]]
+        if len(rows) <= limit:
+            return Page(found)
+        last = rows[limit - 1]
+        return Page(
+            found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
+        )

@@ -1,0 +1,168 @@
+"""The embedded default's database: one SQLite file in the data folder, shared by every store.
+
+Why the standard library's `sqlite3` and no ORM: each adapter issues a handful of fixed
+statements whose row counts it checks (a conditional update is `UPDATE … WHERE <condition>` and
+`rowcount == 1`), which is exactly what `sqlite3` gives without a layer in between.
+
+Guarantees the adapters build on:
+- **WAL with `synchronous=FULL`**: a transaction is on disk when `commit` returns, so a write is
+  durable before the tool call that made it is acknowledged (a SIGKILL loses nothing).
+- **`BEGIN IMMEDIATE` for every write**: the transaction holds SQLite's write lock from its first
+  statement, so a read-check-write inside it cannot interleave with another writer — in this
+  process (other threads) or another (`cairn index`, `cairn tokens`). `busy_timeout` makes the
+  second writer wait instead of failing.
+- **One connection per thread** (sqlite3 connections must not be shared across threads without
+  care): opened lazily, closed by `close`.
+- **Versioned schema, forward migrations per store**: each adapter declares its `Migration`s;
+  `migrate` applies the ones a database lacks, in one write transaction, so two processes
+  starting together apply each exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DATABASE_FILE = "cairn.db"
+BUSY_TIMEOUT_MS = 30_000
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One forward step of one store's schema: `version` counts up from 1 per store."""
+
+    store: str
+    version: int
+    statements: tuple[str, ...]
+
+
+class Database:
+    """A SQLite database file opened for many threads (and processes) at once.
+
+    >>> db = Database(Path("/tmp/cairn.db"))  # doctest: +SKIP
+    >>> with db.write() as tx:  # doctest: +SKIP
+    ...     tx.execute("UPDATE t SET v = 1 WHERE k = ?", ("a",))
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._migrated: set[tuple[str, int]] = set()
+        with self.write() as tx:
+            tx.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " store TEXT NOT NULL, version INTEGER NOT NULL, applied_at TEXT NOT NULL,"
+                " PRIMARY KEY (store, version))"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: autocommit unless we BEGIN ourselves, so every transaction's
+        # extent is explicit in `write` and nothing is left open by an implicit BEGIN.
+        connection = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        connection.execute("PRAGMA foreign_keys=ON")
+        with self._guard:
+            self._connections.append(connection)
+        return connection
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit: each statement outside `write` is its own)."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._connect()
+            self._local.connection = connection
+        return connection
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction holding the database's write lock from its first statement.
+
+        Commits when the block ends, rolls back if it raises. Not re-entrant: a store method
+        opens exactly one.
+        """
+        connection = self.connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement in the block sees one snapshot (WAL readers
+        never block the writer, nor it them)."""
+        connection = self.connection()
+        connection.execute("BEGIN DEFERRED")
+        try:
+            yield connection
+        finally:
+            connection.execute("COMMIT")
+
+    def migrate(self, migrations: Sequence[Migration]) -> None:
+        """Apply the migrations this database has not seen yet, in version order per store."""
+        pending = [m for m in migrations if (m.store, m.version) not in self._migrated]
+        if not pending:
+            return
+        with self.write() as tx:
+            applied = {
+                (row["store"], row["version"])
+                for row in tx.execute("SELECT store, version FROM schema_migrations")
+            }
+            for migration in sorted(pending, key=lambda m: (m.store, m.version)):
+                key = (migration.store, migration.version)
+                if key in applied:
+                    continue
+                for statement in migration.statements:
+                    tx.execute(statement)
+                tx.execute(
+                    "INSERT INTO schema_migrations (store, version, applied_at) VALUES (?, ?, ?)",
+                    (migration.store, migration.version, datetime.now(UTC).isoformat()),
+                )
+        with self._guard:
+            self._migrated.update((m.store, m.version) for m in pending)
+
+    def schema_versions(self) -> dict[str, int]:
+        """The newest applied version of each store's schema."""
+        rows = self.connection().execute(
+            "SELECT store, MAX(version) AS version FROM schema_migrations GROUP BY store"
+        )
+        return {row["store"]: row["version"] for row in rows}
+
+    def close(self) -> None:
+        """Close every thread's connection (the file stays; reopen with a new `Database`)."""
+        with self._guard:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+
+def to_json(value: Any) -> str:
+    """A JSON column's text. ASCII-only escapes: whatever a record holds, the text is storable."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def from_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def open_database(data_dir: Path) -> Database:
+    """The data folder's database (`cairn.db`), created on first use."""
+    return Database(data_dir / DATABASE_FILE)

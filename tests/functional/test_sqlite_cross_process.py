@@ -1,0 +1,65 @@
+"""Two processes racing on one SQLite file through the adapters: exactly one winner each time.
+
+This is what `cairn serve`, `cairn index` and `cairn tokens` do when they write at the same
+moment. Each worker is a real process (spawned, so nothing is shared but the file).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shared.handoffs.adapters.sqlite import SqliteHandoffStore
+from shared.handoffs.models import Claim, Handoff
+from shared.handoffs.ports import AlreadyClaimed
+from shared.storage.sqlite import Database
+
+HANDOFFS = 60
+
+
+def _claim_all(path: str, agent: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    store = SqliteHandoffStore(Database(Path(path)))
+    start.wait()
+    won = []
+    for number in range(HANDOFFS):
+        try:
+            store.claim(
+                "alpha",
+                f"hof_{number}",
+                Claim(agent_id=agent, claimed_at=datetime.now(UTC)),
+            )
+            won.append(f"hof_{number}")
+        except AlreadyClaimed:
+            pass
+    return won
+
+
+def test_two_processes_claiming_the_same_handoffs_win_each_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "cairn.db"
+    store = SqliteHandoffStore(Database(path))
+    for number in range(HANDOFFS):
+        store.create(
+            "alpha",
+            Handoff(
+                id=f"hof_{number}",
+                title="t",
+                document_md="d",
+                created_by="a",
+                created_at=datetime.now(UTC),
+                status="open",
+            ),
+        )
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    start = manager.Event()
+    with context.Pool(2) as pool:
+        results = [
+            pool.apply_async(_claim_all, (str(path), agent, start)) for agent in ("one", "two")
+        ]
+        start.set()
+        won_one, won_two = (r.get(timeout=120) for r in results)
+    assert sorted(won_one + won_two) == sorted(f"hof_{n}" for n in range(HANDOFFS))
+    assert not set(won_one) & set(won_two)
+    holders = {h: store.get("alpha", h) for h in won_one}
+    assert all(h is not None and h.claim and h.claim.agent_id == "one" for h in holders.values())

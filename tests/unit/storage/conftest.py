@@ -1,0 +1,58 @@
+"""Backends for the storage contract suites: every store's adapters against the same tests.
+
+`backend` is parametrized: `dynamodb` (the AWS adapter on moto, its tables created from the CDK's
+definitions) and `sqlite` (the embedded adapter on a database file in tmp_path). A contract test
+asks `backend.open(...)` for the store under test, so the same inputs run on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import runtime
+from shared.config.settings import Settings
+from shared.config.tables import create_tables
+from shared.storage.sqlite import Database
+
+
+@dataclass
+class Backend:
+    """One storage backend, configured for `shared.runtime` (what the wiring modules read)."""
+
+    name: str
+    settings: Settings
+    path: Path
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.name == "sqlite"
+
+    def database(self) -> Database:
+        """A fresh connection set on the same file: what a second process would open."""
+        return Database(self.path / "cairn.db")
+
+    def table(self, logical_id: str) -> Any:
+        return runtime.table(logical_id)
+
+
+@pytest.fixture(params=["dynamodb", "sqlite"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        settings = Settings(environment="test", storage="sqlite", data_dir=tmp_path)
+        runtime.configure(settings)
+        yield Backend("sqlite", settings, tmp_path)
+        runtime.configure(Settings())
+        return
+    with mock_aws():
+        settings = Settings(environment="test", storage="dynamodb", data_dir=tmp_path)
+        runtime.configure(settings)
+        create_tables(boto3.client("dynamodb", region_name=settings.region))
+        yield Backend("dynamodb", settings, tmp_path)
+        runtime.configure(Settings())

@@ -1,0 +1,145 @@
+"""The HandoffStore contract, on DynamoDB (moto) and SQLite alike."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.handoffs.models import Claim, Handoff
+from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilter, UnknownHandoff
+from shared.handoffs.wiring import build_handoff_store
+from shared.storage.pages import BadCursor
+from tests.unit.storage.conftest import Backend
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+ANY = OpenHandoffFilter()
+
+
+def handoff(number: int, **fields: object) -> Handoff:
+    values: dict[str, object] = {
+        "id": f"hof_{number:04d}",
+        "title": f"handoff {number}",
+        "document_md": "# doc",
+        "created_by": "agent-a",
+        "created_at": T0 + timedelta(seconds=number),
+        "status": "open",
+    }
+    values.update(fields)
+    return Handoff.model_validate(values)
+
+
+def claim(agent: str) -> Claim:
+    return Claim(agent_id=agent, claimed_at=T0 + timedelta(hours=1))
+
+
+@pytest.fixture
+def store(backend: Backend) -> HandoffStore:
+    return build_handoff_store()
+
+
+def test_a_created_handoff_reads_back_whole(store: HandoffStore) -> None:
+    created = handoff(1, project_key="p", tags=["x", "y"], cwd="/w")
+    store.create("alpha", created)
+    assert store.get("alpha", created.id) == created
+
+
+def test_reads_are_confined_to_the_team(store: HandoffStore) -> None:
+    store.create("alpha", handoff(1))
+    assert store.get("beta", "hof_0001") is None
+    assert store.list_open("beta", ANY, limit=10).items == []
+    with pytest.raises(UnknownHandoff):
+        store.claim("beta", "hof_0001", claim("b"))
+
+
+def test_a_claim_is_won_once_and_the_loser_learns_the_holder(store: HandoffStore) -> None:
+    store.create("alpha", handoff(1))
+    won = store.claim("alpha", "hof_0001", claim("first"))
+    assert won.status == "claimed"
+    assert won.claim is not None and won.claim.agent_id == "first"
+    with pytest.raises(AlreadyClaimed) as lost:
+        store.claim("alpha", "hof_0001", claim("second"))
+    assert lost.value.claim is not None and lost.value.claim.agent_id == "first"
+    stored = store.get("alpha", "hof_0001")
+    assert stored is not None and stored.claim is not None and stored.claim.agent_id == "first"
+
+
+def test_claiming_an_unknown_handoff_says_so(store: HandoffStore) -> None:
+    with pytest.raises(UnknownHandoff):
+        store.claim("alpha", "hof_nope", claim("a"))
+
+
+def test_open_handoffs_list_newest_first_and_drop_claimed_ones(store: HandoffStore) -> None:
+    for number in range(1, 6):
+        store.create("alpha", handoff(number))
+    store.claim("alpha", "hof_0004", claim("a"))
+    ids = [h.id for h in store.list_open("alpha", ANY, limit=10).items]
+    assert ids == ["hof_0005", "hof_0003", "hof_0002", "hof_0001"]
+
+
+def test_filters_keep_only_exact_matches(store: HandoffStore) -> None:
+    store.create("alpha", handoff(1, project_key="p", cwd="/a", harness="codex"))
+    store.create("alpha", handoff(2, project_key="p", cwd="/b", harness="codex"))
+    store.create("alpha", handoff(3, project_key="q", cwd="/a", harness="codex"))
+    page = store.list_open("alpha", OpenHandoffFilter(project_key="p", cwd="/a"), limit=10)
+    assert [h.id for h in page.items] == ["hof_0001"]
+    page = store.list_open("alpha", OpenHandoffFilter(harness="codex"), limit=10)
+    assert [h.id for h in page.items] == ["hof_0003", "hof_0002", "hof_0001"]
+
+
+def test_pages_chain_without_gaps_or_repeats(store: HandoffStore) -> None:
+    for number in range(1, 12):
+        store.create("alpha", handoff(number, project_key="p" if number % 2 else "q"))
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = store.list_open("alpha", OpenHandoffFilter(project_key="p"), limit=2, cursor=cursor)
+        seen += [h.id for h in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == [f"hof_{n:04d}" for n in (11, 9, 7, 5, 3, 1)]
+
+
+def test_the_last_page_has_no_cursor(store: HandoffStore) -> None:
+    for number in range(1, 5):
+        store.create("alpha", handoff(number))
+    first = store.list_open("alpha", ANY, limit=2)
+    assert first.next_cursor is not None
+    second = store.list_open("alpha", ANY, limit=2, cursor=first.next_cursor)
+    assert [h.id for h in second.items] == ["hof_0002", "hof_0001"]
+    assert second.next_cursor is None
+
+
+def test_a_cursor_of_another_team_is_refused(store: HandoffStore) -> None:
+    for number in range(1, 4):
+        store.create("alpha", handoff(number))
+    cursor = store.list_open("alpha", ANY, limit=1).next_cursor
+    assert cursor is not None
+    with pytest.raises(BadCursor):
+        store.list_open("beta", ANY, limit=1, cursor=cursor)
+
+
+def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: HandoffStore) -> None:
+    if not backend.is_sqlite:
+        pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
+    store.create("alpha", handoff(1))
+    winners: list[str] = []
+    losers: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def race(agent: str) -> None:
+        barrier.wait()
+        try:
+            store.claim("alpha", "hof_0001", claim(agent))
+            winners.append(agent)
+        except AlreadyClaimed:
+            losers.append(agent)
+
+    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(winners) == 1 and len(losers) == 7
