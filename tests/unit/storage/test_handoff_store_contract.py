@@ -57,12 +57,16 @@ def test_a_claim_is_won_once_and_the_loser_learns_the_holder(store: HandoffStore
     store.create("alpha", handoff(1))
     won = store.claim("alpha", "hof_0001", claim("first"))
     assert won.status == "claimed"
-    assert won.claim is not None and won.claim.agent_id == "first"
+    assert won.claim is not None
+    assert won.claim.agent_id == "first"
     with pytest.raises(AlreadyClaimed) as lost:
         store.claim("alpha", "hof_0001", claim("second"))
-    assert lost.value.claim is not None and lost.value.claim.agent_id == "first"
+    assert lost.value.claim is not None
+    assert lost.value.claim.agent_id == "first"
     stored = store.get("alpha", "hof_0001")
-    assert stored is not None and stored.claim is not None and stored.claim.agent_id == "first"
+    assert stored is not None
+    assert stored.claim is not None
+    assert stored.claim.agent_id == "first"
 
 
 def test_claiming_an_unknown_handoff_says_so(store: HandoffStore) -> None:
@@ -142,4 +146,5 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Hand
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(winners) == 1 and len(losers) == 7
+    assert len(winners) == 1
+    assert len(losers) == 7
