@@ -8,8 +8,10 @@ winner's claim in the same transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from shared.dynamo_values import from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page, decode_cursor, encode_cursor
@@ -49,17 +51,39 @@ class SqliteHandoffStore:
             tx.execute(
                 "INSERT INTO handoffs (team, id, status, created_at, project_key, cwd, harness,"
                 " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    team,
-                    handoff.id,
-                    handoff.status,
-                    sortable(handoff.created_at),
-                    handoff.project_key,
-                    handoff.cwd,
-                    handoff.harness,
-                    to_json(handoff.model_dump(mode="json", exclude_none=True)),
-                ),
+                self._row(team, handoff),
             )
+
+    def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
+        """Import handoff items of the old DynamoDB-shaped snapshot (other items are ignored)."""
+        imported = 0
+        with self._db.write() as tx:
+            for item in items:
+                if not str(item.get("sk", "")).startswith("HANDOFF#"):
+                    continue
+                handoff = Handoff.model_validate(
+                    {k: from_dynamo(v) for k, v in item.items() if k in Handoff.model_fields}
+                )
+                tx.execute(
+                    "INSERT OR IGNORE INTO handoffs (team, id, status, created_at, project_key,"
+                    " cwd, harness, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    self._row(str(item["team"]), handoff),
+                )
+                imported += 1
+        return imported
+
+    @staticmethod
+    def _row(team: str, handoff: Handoff) -> tuple[Any, ...]:
+        return (
+            team,
+            handoff.id,
+            handoff.status,
+            sortable(handoff.created_at),
+            handoff.project_key,
+            handoff.cwd,
+            handoff.harness,
+            to_json(handoff.model_dump(mode="json", exclude_none=True)),
+        )
 
     def get(self, team: str, handoff_id: str) -> Handoff | None:
         row = (

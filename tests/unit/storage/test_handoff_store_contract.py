@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,26 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Hand
         thread.join()
     assert len(winners) == 1
     assert len(losers) == 7
+
+
+def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) -> None:
+    """Items the DynamoDB adapter wrote read back the same from SQLite after `migrate_items`."""
+    if backend.is_sqlite:
+        pytest.skip("the source of a migration is the DynamoDB layout")
+    from shared.config import names
+    from shared.handoffs.adapters.sqlite import SqliteHandoffStore
+    from shared.storage.sqlite import Database
+
+    dynamo = build_handoff_store()
+    for number in range(1, 4):
+        dynamo.create("alpha", handoff(number, project_key="p"))
+    dynamo.claim("alpha", "hof_0002", claim("a"))
+    items = list(backend.table(names.TABLE_HANDOFFS).scan()["Items"])
+    sqlite = SqliteHandoffStore(Database(tmp_path / "migrated.db"))
+    assert sqlite.migrate_items([*items, {"pk": "TEAM#alpha", "sk": "OTHER#x"}]) == 3
+    for number in range(1, 4):
+        assert sqlite.get("alpha", f"hof_{number:04d}") == dynamo.get("alpha", f"hof_{number:04d}")
+    assert [h.id for h in sqlite.list_open("alpha", ANY, limit=10).items] == [
+        "hof_0003",
+        "hof_0001",
+    ]
