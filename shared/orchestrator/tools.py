@@ -37,7 +37,7 @@ def build_service() -> Orchestrator:
     from shared.orchestrator.artifacts.service import build_artifact_service
     from shared.orchestrator.costs.service import build_cost_service
     from shared.orchestrator.events.service import build_event_service
-    from shared.orchestrator.tasks.service import build_task_service
+    from shared.orchestrator.tasks.wiring import build_task_service
 
     agents = build_agent_service()
     return Orchestrator(

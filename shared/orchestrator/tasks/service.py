@@ -1,6 +1,6 @@
 """The task service: create, poll, claim (a lease), start, complete, fail, cancel, delegate.
 
-Every transition is one conditional write on the task item:
+Every transition is one conditional write on the task (the `TaskStore` enforces its condition):
 - **claim** succeeds when the task is pending, or claimed/running under an expired lease (a dead
   agent's task returns to the pool when it is next claimed — expiry is decided at read time),
   sets a `LEASE_SECONDS` lease and adds one to `fence`;
@@ -20,16 +20,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared import runtime
 from shared.auth.principal import Principal
-from shared.config import names
 from shared.orchestrator.ports import AgentDirectory
-from shared.orchestrator.tasks.adapters import ConditionFailed, DynamoTaskStore
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
+from shared.orchestrator.tasks.ports import (
+    AlreadyClosed,
+    ClaimLost,
+    ClaimNotHeld,
+    FinalStatus,
+    TaskFilter,
+    TaskStore,
+)
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 LEASE_SECONDS = 900
-_OPEN = {":pending": "pending", ":claimed": "claimed", ":running": "running"}
 
 
 def new_task_id() -> str:
@@ -37,13 +41,17 @@ def new_task_id() -> str:
 
 
 def build_task_service(agents: AgentDirectory) -> TaskService:
-    return TaskService(DynamoTaskStore(runtime.table(names.TABLE_COORDINATION)), agents)
+    """The service on the configured storage (kept here for callers of the old name; the
+    builder lives in `shared.orchestrator.tasks.wiring`)."""
+    from shared.orchestrator.tasks.wiring import build_task_service as build
+
+    return build(agents)
 
 
 class TaskService:
     def __init__(
         self,
-        store: DynamoTaskStore,
+        store: TaskStore,
         agents: AgentDirectory,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -109,22 +117,15 @@ class TaskService:
         limit: int,
     ) -> list[Task]:
         """The team's tasks matching every filter, newest first."""
-        found = [
-            t
-            for t in self._store.iter_team(principal.team)
-            if (status is None or t.status == status)
-            and (workflow_id is None or t.workflow_id == workflow_id)
-            and (agent_id is None or t.claimed_by == agent_id)
-        ]
-        found.sort(key=lambda t: (t.created_at, t.id), reverse=True)
-        return found[:limit]
+        wanted = TaskFilter(status=status, workflow_id=workflow_id, claimed_by=agent_id)
+        return self._store.list_team(principal.team, wanted, limit=limit).items
 
     def poll(self, principal: Principal, *, limit: int) -> list[Task]:
         """Tasks the caller could claim now: claimable, its capability held, dependencies done."""
         team, now = principal.team, self._now()
         held = self._capabilities(principal)
         found: list[Task] = []
-        for task in self._store.iter_open(team):
+        for task in self._store.list_open(team):
             if (
                 task.claimable(now)
                 and (task.requires_capability is None or task.requires_capability in held)
@@ -159,93 +160,41 @@ class TaskService:
         self._check_capacity(principal, now)
         expires = now + timedelta(seconds=LEASE_SECONDS)
         try:
-            return self._store.update(
-                team,
-                task_id,
-                {
-                    "status": "claimed",
-                    "claimed_by": principal.actor,
-                    "claimed_at": now.isoformat(),
-                    "lease_expires_at": expires.isoformat(),
-                    "lease_epoch": int(expires.timestamp()),
-                    "fence": task.fence + 1,
-                    "updated_at": now.isoformat(),
-                },
-                "attribute_exists(pk) AND #fence = :fence AND (#status = :pending OR "
-                "((#status = :claimed OR #status = :running) AND #lease_epoch <= :now))",
-                {":fence": task.fence, ":now": int(now.timestamp()), **_OPEN},
-            )
-        except ConditionFailed as lost:
-            raise self._claim_lost(task_id, lost.task) from lost
+            return self._store.claim(team, task_id, principal.actor, now, expires, task.fence)
+        except ClaimLost as lost:
+            raise self._claim_lost(task_id, lost.current) from lost
 
     def start(self, principal: Principal, task_id: str) -> None:
         now = self._now()
         expires = now + timedelta(seconds=LEASE_SECONDS)
         try:
-            self._store.update(
-                principal.team,
-                task_id,
-                {
-                    "status": "running",
-                    "started_at": now.isoformat(),
-                    "lease_expires_at": expires.isoformat(),
-                    "lease_epoch": int(expires.timestamp()),
-                    "updated_at": now.isoformat(),
-                },
-                "#claimed_by = :me AND #status = :claimed AND #lease_epoch > :now",
-                {":me": principal.actor, ":claimed": "claimed", ":now": int(now.timestamp())},
-            )
-        except ConditionFailed as lost:
-            raise self._not_yours(task_id, principal, lost.task, "start") from lost
+            self._store.start(principal.team, task_id, principal.actor, now, expires)
+        except ClaimNotHeld as lost:
+            raise self._not_yours(task_id, principal, lost.current, "start") from lost
 
     def finish(
-        self, principal: Principal, task_id: str, status: str, outcome: dict[str, Any]
+        self, principal: Principal, task_id: str, status: FinalStatus, outcome: dict[str, Any]
     ) -> None:
         """Complete or fail the caller's task, fenced by the claim it holds."""
         team = principal.team
         task = self._store.get(team, task_id)
         if task is None:
             raise NotFound(f"no task with id {task_id!r}", field="task_id")
-        now = self._now()
-        changes = {k: v for k, v in outcome.items() if v is not None}
-        changes.update(status=status, finished_at=now.isoformat(), updated_at=now.isoformat())
         try:
-            self._store.update(
-                team,
-                task_id,
-                changes,
-                "#claimed_by = :me AND #fence = :fence AND (#status = :claimed OR "
-                "#status = :running)",
-                {
-                    ":me": principal.actor,
-                    ":fence": task.fence,
-                    ":claimed": "claimed",
-                    ":running": "running",
-                },
-                close=True,
+            self._store.finish(
+                team, task_id, principal.actor, task.fence, status, outcome, self._now()
             )
-        except ConditionFailed as lost:
-            raise self._not_yours(task_id, principal, lost.task, status) from lost
+        except ClaimNotHeld as lost:
+            raise self._not_yours(task_id, principal, lost.current, status) from lost
 
     def cancel(self, principal: Principal, task_id: str, reason: str | None) -> None:
-        now = self._now()
-        changes: dict[str, Any] = {"status": "cancelled", "updated_at": now.isoformat()}
-        if reason:
-            changes["cancel_reason"] = reason
         try:
-            self._store.update(
-                principal.team,
-                task_id,
-                changes,
-                "#status = :pending OR #status = :claimed OR #status = :running",
-                dict(_OPEN),
-                close=True,
-            )
-        except ConditionFailed as lost:
-            if lost.task is None:
+            self._store.cancel(principal.team, task_id, reason, self._now())
+        except AlreadyClosed as lost:
+            if lost.current is None:
                 raise NotFound(f"no task with id {task_id!r}", field="task_id") from lost
             raise Conflict(
-                f"task {task_id!r} is already {lost.task.status}", field="task_id"
+                f"task {task_id!r} is already {lost.current.status}", field="task_id"
             ) from lost
 
     # ------------------------------------------------------------------ helpers
@@ -258,7 +207,7 @@ class TaskService:
     def _check_capacity(self, principal: Principal, now: datetime) -> None:
         """A registered agent holds at most its `max_concurrent_tasks` live claims.
 
-        Counted from the open-task index just before the claim: two claims racing each other
+        Counted from the store's live claims just before the claim: two claims racing each other
         can overshoot by one each, so the limit is a guard, not a guarantee.
         """
         if principal.agent_id is None:
@@ -266,13 +215,7 @@ class TaskService:
         limit = self._agents.max_concurrent_tasks(principal.team, principal.agent_id)
         if limit is None:
             return
-        held = [
-            t.id
-            for t in self._store.iter_open(principal.team)
-            if t.claimed_by == principal.actor
-            and t.status in ("claimed", "running")
-            and not t.lease_expired(now)
-        ]
+        held = [t.id for t in self._store.claims_held(principal.team, principal.actor, now)]
         if len(held) >= limit:
             raise Conflict(
                 f"the calling agent already holds {len(held)} task(s), its max_concurrent_tasks "
