@@ -2,7 +2,7 @@
 
 AWS (`settings.search_endpoint` set): OpenSearch index + Bedrock Titan embedder. Otherwise the
 embedded default: SQLite/numpy index and the MiniLM embedder under `<data_dir>/search/`.
-The documents table is DynamoDB in both (moto locally).
+The documents store is chosen by `Settings.storage` (`shared.search.wiring`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import tempfile
 from pathlib import Path
 
 from shared import runtime
-from shared.config import names
 from shared.config.settings import Settings
-from shared.search.adapters.dynamodb import DynamoDocumentStore
 from shared.search.service import SearchService
+from shared.search.wiring import build_document_store
 
 SEARCH_DIR = "search"
 EMBEDDING_CACHE_FILE = "embeddings.sqlite3"
@@ -27,7 +26,7 @@ def search_dir(settings: Settings) -> Path:
 
 
 def build_embedded_service(settings: Settings) -> SearchService:
-    """The embedded default: documents in (moto) DynamoDB, index and cache in the data folder."""
+    """The embedded default: index and embedding cache in the data folder."""
     from shared.search.adapters.embedded import EmbeddedIndex
     from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
     from shared.search.embedding.minilm import DIMENSIONS, MiniLMEmbedder
@@ -37,14 +36,14 @@ def build_embedded_service(settings: Settings) -> SearchService:
         MiniLMEmbedder(), SqliteEmbeddingCache(directory / EMBEDDING_CACHE_FILE)
     )
     return SearchService(
-        DynamoDocumentStore(runtime.table(names.TABLE_DOCUMENTS)),
+        build_document_store(),
         EmbeddedIndex(directory, DIMENSIONS),
         embedder,
     )
 
 
 def build_aws_service(settings: Settings) -> SearchService:
-    """OpenSearch (SigV4) + Bedrock Titan v2, documents in DynamoDB."""
+    """OpenSearch (SigV4) + Bedrock Titan v2."""
     import boto3
 
     from shared.search.adapters.opensearch import OpenSearchIndex, signed_client
@@ -68,7 +67,7 @@ def build_aws_service(settings: Settings) -> SearchService:
     )
     # Once per cold start: a HEAD on the index, a create with the mapping the first time ever.
     index.ensure_index()
-    return SearchService(DynamoDocumentStore(runtime.table(names.TABLE_DOCUMENTS)), index, embedder)
+    return SearchService(build_document_store(), index, embedder)
 
 
 @runtime.cached

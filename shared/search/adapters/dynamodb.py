@@ -8,13 +8,15 @@ contiguous, ordered key range (a single Query reads them, or any window of them)
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.search.models import ChunkItem, EntityItem
+from shared.storage.dynamo import query_all, team_pk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -23,13 +25,12 @@ if TYPE_CHECKING:
 # collects it.
 TOMBSTONE_SECONDS = 30 * 24 * 3600
 
-
-def team_pk(team: str) -> str:
-    return f"TEAM#{team}"
+ENTITY_PREFIX = "ENTITY#"
+CHUNK_PREFIX = "CHUNK#"
 
 
 def entity_sk(entity_id: str) -> str:
-    return f"ENTITY#{entity_id}"
+    return f"{ENTITY_PREFIX}{entity_id}"
 
 
 def chunk_sk(entity_id: str, index: int) -> str:
@@ -38,7 +39,7 @@ def chunk_sk(entity_id: str, index: int) -> str:
     >>> chunk_sk("abc", 2)
     'CHUNK#abc#00002'
     """
-    return f"CHUNK#{entity_id}#{index:05d}"
+    return f"{CHUNK_PREFIX}{entity_id}#{index:05d}"
 
 
 _ITEM_KEYS = ("pk", "sk", TTL_ATTRIBUTE)
@@ -50,24 +51,35 @@ def _strip(item: dict[str, Any]) -> dict[str, Any]:
 
 def _plain(value: Any) -> Any:
     # boto3 returns numbers as Decimal; the models want int.
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return int(value)
     return value
 
 
-class DynamoDocumentStore:
-    """`DocumentStore` on the documents table (boto3 resource `Table` injected)."""
+def tombstone_expired(item: dict[str, Any], now: float) -> bool:
+    """Whether a tombstone's TTL has passed (DynamoDB deletes expired items only eventually,
+    so reads check it themselves)."""
+    expires = item.get(TTL_ATTRIBUTE)
+    return expires is not None and int(expires) <= now
 
-    def __init__(self, table: Table) -> None:
+
+class DynamoDocumentStore:
+    """`DocumentStore` on the documents table (boto3 resource `Table` injected).
+
+    `clock` (seconds since the epoch) dates tombstones and decides their expiry.
+    """
+
+    def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
         self._table = table
+        self._clock = clock
 
     def get_entity(self, team: str, entity_id: str) -> EntityItem | None:
-        """The entity item (tombstones included), or None."""
+        """The entity item (tombstones included until they expire), or None."""
         response = self._table.get_item(Key={"pk": team_pk(team), "sk": entity_sk(entity_id)})
         item = response.get("Item")
-        return EntityItem.model_validate(_strip(dict(item))) if item else None
+        if not item or tombstone_expired(dict(item), self._clock()):
+            return None
+        return EntityItem.model_validate(_strip(dict(item)))
 
     def put_entity(self, team: str, entity: EntityItem, chunks: Sequence[ChunkItem]) -> None:
         """Write the entity and its chunks; chunks beyond the new count are removed."""
@@ -93,7 +105,7 @@ class DynamoDocumentStore:
     def chunks(self, team: str, entity_id: str) -> list[ChunkItem]:
         """Every chunk of the entity, in order."""
         return self._query_chunks(
-            Key("pk").eq(team_pk(team)) & Key("sk").begins_with(f"CHUNK#{entity_id}#")
+            Key("pk").eq(team_pk(team)) & Key("sk").begins_with(f"{CHUNK_PREFIX}{entity_id}#")
         )
 
     def chunk_range(self, team: str, entity_id: str, first: int, last: int) -> list[ChunkItem]:
@@ -107,14 +119,10 @@ class DynamoDocumentStore:
         )
 
     def _query_chunks(self, condition: Any) -> list[ChunkItem]:
-        items: list[ChunkItem] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": condition}
-        while True:
-            response = self._table.query(**kwargs)
-            items.extend(ChunkItem.model_validate(_strip(dict(i))) for i in response["Items"])
-            if "LastEvaluatedKey" not in response:
-                return items
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return [
+            ChunkItem.model_validate(_strip(dict(item)))
+            for item in query_all(self._table, KeyConditionExpression=condition)
+        ]
 
     def mark_deleted(self, team: str, entity_id: str, when: str) -> None:
         """Tombstone the entity (TTL collects it later) and delete its chunks."""
@@ -133,23 +141,19 @@ class DynamoDocumentStore:
                 "pk": pk,
                 "sk": entity_sk(entity_id),
                 **tombstone.model_dump(exclude_none=True),
-                TTL_ATTRIBUTE: int(time.time()) + TOMBSTONE_SECONDS,
+                TTL_ATTRIBUTE: int(self._clock()) + TOMBSTONE_SECONDS,
             }
         )
 
     def iter_entities(self, team: str, source: str | None = None) -> Iterator[EntityItem]:
         """Live entities of `team` (optionally of one `source`), in id order."""
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(team_pk(team)) & Key("sk").begins_with("ENTITY#")
-        }
         condition: Any = Attr("deleted").ne(True)
         if source is not None:
             condition = condition & Attr("source").eq(source)
-        kwargs["FilterExpression"] = condition
-        while True:
-            response = self._table.query(**kwargs)
-            for item in response["Items"]:
-                yield EntityItem.model_validate(_strip(dict(item)))
-            if "LastEvaluatedKey" not in response:
-                return
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        for item in query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(ENTITY_PREFIX),
+            FilterExpression=condition,
+        ):
+            yield EntityItem.model_validate(_strip(dict(item)))
