@@ -63,3 +63,55 @@ def test_two_processes_claiming_the_same_handoffs_win_each_exactly_once(tmp_path
     assert not set(won_one) & set(won_two)
     holders = {h: store.get("alpha", h) for h in won_one}
     assert all(h is not None and h.claim and h.claim.agent_id == "one" for h in holders.values())
+
+
+TASKS = 32
+
+
+def _claim_tasks(path: str, agent: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    from datetime import timedelta
+
+    from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
+    from shared.orchestrator.tasks.ports import ClaimLost
+
+    store = SqliteTaskStore(Database(Path(path)))
+    start.wait()
+    won = []
+    for number in range(TASKS):
+        now = datetime.now(UTC)
+        try:
+            # Fence 0: both processes read the pending task; only one write may take it.
+            store.claim("alpha", f"tsk_{number}", agent, now, now + timedelta(minutes=15), 0)
+            won.append(f"tsk_{number}")
+        except ClaimLost:
+            pass
+    return won
+
+
+def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: Path) -> None:
+    from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
+    from shared.orchestrator.tasks.models import Task
+
+    path = tmp_path / "cairn.db"
+    store = SqliteTaskStore(Database(path))
+    now = datetime.now(UTC)
+    for number in range(TASKS):
+        store.create(
+            "alpha",
+            Task(id=f"tsk_{number}", name="t", created_by="boss", created_at=now, updated_at=now),
+        )
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    start = manager.Event()
+    with context.Pool(2) as pool:
+        results = [
+            pool.apply_async(_claim_tasks, (str(path), agent, start)) for agent in ("one", "two")
+        ]
+        start.set()
+        won_one, won_two = (r.get(timeout=120) for r in results)
+    assert sorted(won_one + won_two) == sorted(f"tsk_{n}" for n in range(TASKS))
+    assert not set(won_one) & set(won_two)
+    for task_id, agent in [*((t, "one") for t in won_one), *((t, "two") for t in won_two)]:
+        stored = store.get("alpha", task_id)
+        assert stored is not None
+        assert (stored.claimed_by, stored.fence) == (agent, 1)
