@@ -56,7 +56,12 @@ def _tokens(args: argparse.Namespace) -> int:
                 print(json.dumps(record))
         else:
             record = admin.revoke(args.token_id)
-            _stderr(f"revoked {record['token_id']} ({record['name']}) of team {record['team']}")
+            also = record.get("also_revoked", [])
+            _stderr(
+                f"revoked {record['token_id']} ({record['name']}) of team {record['team']}, "
+                f"and {len(also)} token(s) it issued with it"
+                + (f": {', '.join(also)}" if also else "")
+            )
     except TokenAdminError as exc:
         _stderr(f"error: {exc}")
         return 2

@@ -22,7 +22,9 @@ class TokenAdmin(Protocol):
 
     def list(self, team: str) -> list[dict[str, Any]]: ...
 
-    def revoke(self, token_id: str) -> dict[str, Any]: ...
+    def revoke(self, token_id: str) -> dict[str, Any]:
+        """The revoked record, with `also_revoked`: the ids of the tokens it issued."""
+        ...
 
 
 class LocalServerAdmin:
@@ -124,7 +126,7 @@ class StackAdmin:
         from shared.auth.errors import UnknownToken
 
         try:
-            return self._service.revoke(token_id).model_dump(mode="json")
+            return self._service.revoke(token_id).to_wire()
         except UnknownToken as exc:
             raise TokenAdminError(str(exc)) from exc
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,6 +27,8 @@ class TokenRecord(BaseModel):
     expires_at: datetime | None = None
     rate_limit_per_minute: int = DEFAULT_RATE_LIMIT_PER_MINUTE
     revoked_at: datetime | None = None
+    # The token that minted this one (`agent.register`); revoking the issuer revokes this too.
+    issued_by: str | None = None
 
     def is_active(self, now: datetime) -> bool:
         if self.revoked_at is not None:
@@ -58,3 +61,17 @@ class IssuedToken(BaseModel):
 
     secret: str
     record: TokenRecord
+
+
+class Revocation(BaseModel):
+    """A revoked token and the tokens revoked with it (those it issued, and theirs)."""
+
+    record: TokenRecord
+    also_revoked: tuple[TokenRecord, ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The record's fields plus `also_revoked`: the ids revoked with it."""
+        return {
+            **self.record.model_dump(mode="json"),
+            "also_revoked": [r.token_id for r in self.also_revoked],
+        }

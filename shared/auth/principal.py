@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict
 
 # Seed 000's scope names plus `admin`. `memory` implies `memory.read` and `memory.write`;
@@ -68,6 +70,9 @@ class Principal(BaseModel):
     scopes: frozenset[str]
     allowed_tools: frozenset[str] | None = None
     agent_id: str | None = None
+    # The token's own limits: a token it mints (agent.register) may not outlive or outpace it.
+    token_expires_at: datetime | None = None
+    rate_limit_per_minute: int | None = None
 
     @property
     def effective_scopes(self) -> frozenset[str]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from shared.auth.errors import InvalidToken, RateLimited, UnknownToken
-from shared.auth.models import IssuedToken, TokenRecord, TokenRequest
+from shared.auth.models import IssuedToken, Revocation, TokenRecord, TokenRequest
 from shared.auth.ports import TokenStore
 from shared.auth.principal import Principal
 
@@ -40,10 +40,33 @@ class TokenService:
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
 
-    def issue(self, request: TokenRequest, secret: str | None = None) -> IssuedToken:
-        """Create a token. `secret` is only given for the local dev token (`CAIRN_DEV_TOKEN`)."""
+    def issue(
+        self,
+        request: TokenRequest,
+        secret: str | None = None,
+        *,
+        issuer: Principal | None = None,
+    ) -> IssuedToken:
+        """Create a token. `secret` is only given for the local dev token (`CAIRN_DEV_TOKEN`).
+
+        With `issuer` (the token calling `agent.register`) the new token expires no later and
+        allows no more requests per minute than the issuer, records `issued_by`, and is revoked
+        when the issuer is.
+        """
         secret = secret or SECRET_PREFIX + secrets.token_urlsafe(32)
         now = self._now()
+        expires_at = now + timedelta(days=request.expires_days) if request.expires_days else None
+        rate_limit = request.rate_limit_per_minute
+        issued_by = None
+        if issuer is not None:
+            if issuer.team != request.team:
+                raise ValueError(
+                    f"a token of team {issuer.team!r} cannot mint for team {request.team!r}"
+                )
+            expires_at = _earliest(expires_at, issuer.token_expires_at)
+            if issuer.rate_limit_per_minute is not None:
+                rate_limit = min(rate_limit, issuer.rate_limit_per_minute)
+            issued_by = issuer.token_id
         record = TokenRecord(
             token_id="tok_" + secrets.token_hex(8),
             team=request.team,
@@ -52,8 +75,9 @@ class TokenService:
             allowed_tools=request.allowed_tools,
             agent_id=request.agent_id,
             created_at=now,
-            expires_at=now + timedelta(days=request.expires_days) if request.expires_days else None,
-            rate_limit_per_minute=request.rate_limit_per_minute,
+            expires_at=expires_at,
+            rate_limit_per_minute=rate_limit,
+            issued_by=issued_by,
         )
         self._store.put(hash_secret(self._pepper, secret), record)
         return IssuedToken(secret=secret, record=record)
@@ -80,6 +104,8 @@ class TokenService:
             scopes=frozenset(record.scopes),
             allowed_tools=frozenset(record.allowed_tools) if record.allowed_tools else None,
             agent_id=record.agent_id,
+            token_expires_at=record.expires_at,
+            rate_limit_per_minute=record.rate_limit_per_minute,
         )
         return principal, record
 
@@ -100,8 +126,36 @@ class TokenService:
     def list_team(self, team: str) -> list[TokenRecord]:
         return sorted(self._store.list_team(team), key=lambda r: r.created_at)
 
-    def revoke(self, token_id: str) -> TokenRecord:
-        record = self._store.revoke(token_id, self._now().isoformat())
+    def revoke(self, token_id: str) -> Revocation:
+        """Revoke a token and, with it, every token it issued (and theirs, all the way down).
+
+        `also_revoked` lists the issued tokens this call revoked (ones revoked before are left
+        out). `UnknownToken` when no token has the id.
+        """
+        revoked_at = self._now().isoformat()
+        record = self._store.revoke(token_id, revoked_at)
         if record is None:
             raise UnknownToken(f"no token with id {token_id!r}")
-        return record
+        also_revoked: list[TokenRecord] = []
+        seen = {record.token_id}
+        issuers = [record.token_id]
+        while issuers:
+            for child in self._store.list_issued_by(record.team, issuers.pop()):
+                if child.token_id in seen:
+                    continue
+                seen.add(child.token_id)
+                issuers.append(child.token_id)
+                if child.revoked_at is None:
+                    revoked = self._store.revoke(child.token_id, revoked_at)
+                    if revoked is not None:
+                        also_revoked.append(revoked)
+        return Revocation(record=record, also_revoked=tuple(also_revoked))
+
+
+def _earliest(first: datetime | None, second: datetime | None) -> datetime | None:
+    """The earlier of two expiry times, where None means never."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    return min(first, second)

@@ -30,6 +30,9 @@ class SerializedTokenStore:
     def list_team(self, team: str) -> list[TokenRecord]:
         return self._store.list_team(team)
 
+    def list_issued_by(self, team: str, token_id: str) -> list[TokenRecord]:
+        return self._store.list_issued_by(team, token_id)
+
     def revoke(self, token_id: str, revoked_at_iso: str) -> TokenRecord | None:
         with self._lock:
             return self._store.revoke(token_id, revoked_at_iso)

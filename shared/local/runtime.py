@@ -211,16 +211,16 @@ class LocalRuntime:
         @router.delete("/tokens/{token_id}")
         def revoke(
             token_id: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> TokenRecord:
+        ) -> dict[str, Any]:
             guard(x_cairn_admin_key)
             assert self.tokens is not None
             assert self._writer is not None
             try:
-                record = self.tokens.revoke(token_id)
+                revocation = self.tokens.revoke(token_id)
             except UnknownToken as exc:
                 raise HTTPException(status_code=404, detail=str(exc)) from exc
             self._writer.mark_dirty()
-            return record
+            return revocation.to_wire()  # the record, plus the ids revoked with it
 
         @router.post("/index")
         def index(body: IndexRequest, x_cairn_admin_key: str | None = Header(default=None)) -> Any:

@@ -11,7 +11,7 @@ import base64
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,17 +42,53 @@ from shared.tools.validation import describe_validation_error
 
 SERVER_NAME = "cairn"
 SERVER_VERSION = "0.1.0"
-INSTRUCTIONS = (
-    "cairn is your team's shared memory and coordination server. Before answering anything "
-    "that may have prior context, recall (or memory_search) first; save durable facts with "
-    "remember (or memory_put under a key). search covers indexed documents too. Hand unfinished "
-    "work off with store_handoff; pick it up with list_handoffs and claim_handoff. Coordinate "
-    "with task.create, task.poll and task.claim. You only see the tools your token allows."
-)
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 NAME_BEARING_METHODS = {"tools/call": "name"}
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list"})
 CACHE_TTL_MS = 60_000
+
+# The server's instructions: one sentence per surface, naming only the tools of it the token may
+# call; a sentence with none of them is left out, so an agent is never told to call a tool it
+# cannot see.
+_INSTRUCTION_SENTENCES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "Before answering anything that may have prior context, look it up with {} first.",
+        ("recall", "memory_search"),
+        "or",
+    ),
+    ("Save durable facts with {}.", ("remember", "memory_put"), "or"),
+    ("Find indexed documents and memories with {}.", ("search",), "and"),
+    ("Hand unfinished work off with {}.", ("store_handoff",), "and"),
+    ("Pick handed-off work up with {}.", ("list_handoffs", "claim_handoff"), "and"),
+    (
+        "Coordinate work with {}.",
+        ("task.create", "task.poll", "task.claim", "task.complete"),
+        "and",
+    ),
+)
+
+
+def instructions_for(callable_tools: Collection[str]) -> str:
+    """The server instructions for a token that may call `callable_tools`.
+
+    >>> "store_handoff" in instructions_for({"recall", "store_handoff"})
+    True
+    >>> "store_handoff" in instructions_for({"recall"})
+    False
+    """
+    sentences = ["cairn is your team's shared memory and coordination server."]
+    for template, tools, conjunction in _INSTRUCTION_SENTENCES:
+        named = [tool for tool in tools if tool in callable_tools]
+        if named:
+            sentences.append(template.format(_joined(named, conjunction)))
+    sentences.append("You only see the tools your token allows.")
+    return " ".join(sentences)
+
+
+def _joined(names: list[str], conjunction: str) -> str:
+    if len(names) == 1:
+        return names[0]
+    return f"{', '.join(names[:-1])} {conjunction} {names[-1]}"
 
 
 @dataclass
@@ -218,7 +254,7 @@ class McpGateway:
         params = params or {}
         header_version = headers.get("mcp-protocol-version")
         if method == "initialize":
-            return self._initialize(params)
+            return self._initialize(params, principal)
         modern = method == "server/discover" or (
             header_version is not None and versions.is_modern(header_version)
         )
@@ -242,7 +278,7 @@ class McpGateway:
             return {
                 "supportedVersions": list(versions.SUPPORTED_VERSIONS),
                 "capabilities": _capabilities(),
-                "instructions": INSTRUCTIONS,
+                "instructions": self._instructions(principal),
             }
         if method == "ping":
             return {}
@@ -256,13 +292,16 @@ class McpGateway:
             http_status=404 if modern else 200,
         )
 
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _initialize(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
         return {
             "protocolVersion": versions.negotiate_handshake(params.get("protocolVersion")),
             "capabilities": _capabilities(),
             "serverInfo": _server_info(),
-            "instructions": INSTRUCTIONS,
+            "instructions": self._instructions(principal),
         }
+
+    def _instructions(self, principal: Principal) -> str:
+        return instructions_for({spec.name for spec in self._catalog.visible_to(principal)})
 
     def _tools_list(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
         visible = self._catalog.visible_to(principal)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import timedelta
 
 import boto3
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from shared.auth.adapters.dynamodb import DynamoTokenStore
 from shared.auth.errors import InvalidToken, RateLimited, UnknownToken
 from shared.auth.models import TokenRequest
+from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
@@ -73,3 +75,82 @@ def test_the_rate_limit_trips_after_the_configured_count_and_resets_next_window(
 def test_unknown_scopes_are_rejected_when_creating_a_token() -> None:
     with pytest.raises(ValueError, match="unknown scope"):
         TokenRequest(team="t", name="n", scopes=("memory", "root"))
+
+
+def _issuer(service: TokenService, **extra: object) -> tuple[str, Principal]:
+    request = TokenRequest.model_validate(
+        {"team": "t", "name": "registrar", "scopes": ("agent.register",), **extra}
+    )
+    secret = service.issue(request).secret
+    return secret, service.authenticate(secret)[0]
+
+
+def test_a_minted_token_inherits_its_issuers_earlier_expiry_and_lower_rate_limit(
+    aws: Settings,
+) -> None:
+    clock = [time.time()]
+    service = _service(aws, clock)
+    _, issuer = _issuer(service, expires_days=2, rate_limit_per_minute=30)
+
+    minted = service.issue(
+        TokenRequest(team="t", name="agent:a", scopes=("memory",), rate_limit_per_minute=600),
+        issuer=issuer,
+    )
+
+    assert minted.record.issued_by == issuer.token_id
+    assert minted.record.expires_at == issuer.token_expires_at
+    assert minted.record.rate_limit_per_minute == 30
+    assert service.find(minted.secret) == minted.record
+    clock[0] += 2 * 86_400 + 1
+    with pytest.raises(InvalidToken):
+        service.authenticate(minted.secret)
+
+
+def test_a_minted_token_keeps_its_own_limits_when_they_are_tighter(aws: Settings) -> None:
+    service = _service(aws, [time.time()])
+    _, issuer = _issuer(service)  # no expiry, 600 a minute
+
+    minted = service.issue(
+        TokenRequest(
+            team="t", name="agent:a", scopes=("memory",), expires_days=1, rate_limit_per_minute=5
+        ),
+        issuer=issuer,
+    )
+
+    assert minted.record.expires_at == minted.record.created_at + timedelta(days=1)
+    assert minted.record.rate_limit_per_minute == 5
+
+
+def test_revoking_an_issuer_revokes_what_it_issued_and_theirs_but_nothing_else(
+    aws: Settings,
+) -> None:
+    service = _service(aws, [time.time()])
+    issuer_secret, issuer = _issuer(service)
+    child = service.issue(TokenRequest(team="t", name="c", scopes=("memory",)), issuer=issuer)
+    child_principal = service.authenticate(child.secret)[0]
+    grandchild = service.issue(
+        TokenRequest(team="t", name="g", scopes=("memory",)), issuer=child_principal
+    )
+    bystander = service.issue(TokenRequest(team="t", name="b", scopes=("memory",)))
+    already = service.issue(TokenRequest(team="t", name="r", scopes=("memory",)), issuer=issuer)
+    service.revoke(already.record.token_id)
+
+    revocation = service.revoke(issuer.token_id)
+
+    assert revocation.record.token_id == issuer.token_id
+    assert sorted(r.token_id for r in revocation.also_revoked) == sorted(
+        [child.record.token_id, grandchild.record.token_id]
+    )
+    assert revocation.to_wire()["also_revoked"] == [r.token_id for r in revocation.also_revoked]
+    for secret in (issuer_secret, child.secret, grandchild.secret):
+        with pytest.raises(InvalidToken):
+            service.authenticate(secret)
+    assert service.authenticate(bystander.secret)[0].token_id == bystander.record.token_id
+
+
+def test_a_token_cannot_mint_for_another_team(aws: Settings) -> None:
+    service = _service(aws, [time.time()])
+    _, issuer = _issuer(service)
+
+    with pytest.raises(ValueError, match="cannot mint"):
+        service.issue(TokenRequest(team="other", name="x", scopes=("memory",)), issuer=issuer)

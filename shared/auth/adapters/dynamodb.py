@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, Key
 
 from shared.auth.models import TokenRecord
+from shared.storage.dynamo import query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -58,6 +59,16 @@ class DynamoTokenStore:
             if "LastEvaluatedKey" not in page:
                 return records
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def list_issued_by(self, team: str, token_id: str) -> list[TokenRecord]:
+        # A filter on the team's index: a team holds few tokens, so no index of its own is needed.
+        items = query_all(
+            self._table,
+            IndexName="by_team",
+            KeyConditionExpression=Key("team").eq(team),
+            FilterExpression=Attr("issued_by").eq(token_id),
+        )
+        return [_record(item) for item in items]
 
     def revoke(self, token_id: str, revoked_at_iso: str) -> TokenRecord | None:
         page = self._table.query(

@@ -22,9 +22,13 @@ MAX_STATUS_CHARS = 64
 MAX_METADATA_BYTES = 8_192
 MAX_CONCURRENT_TASKS = 100
 
-# What an agent token holds when `agent.register` is not given `scopes`: enough to run tasks
-# (claim, execute, report, delegate), exchange artifacts and events, report cost, and use the
-# team's memory and search. Never `admin`, never `agent.register`: an agent cannot mint agents.
+# What an agent token holds when `agent.register` is not given `scopes`: every surface an agent
+# working for the team is meant to use — run tasks (claim, execute, report, delegate), hand
+# unfinished work off and pick it up, exchange artifacts and events, report cost and check its
+# budget, follow workflows, use the team's memory and search. Left out: `admin`,
+# `agent.register` (an agent cannot mint agents), `task.manage` (cancelling others' work),
+# `workflow.create`/`workflow.manage`, `sync`/`ingest` (feeding the index is an operator's job),
+# `knowledge` and `sessions`. docs/orchestrator.md ("Agent tokens") says the same.
 DEFAULT_AGENT_SCOPES: tuple[str, ...] = (
     "agent.self",
     "agent.read",
@@ -32,11 +36,14 @@ DEFAULT_AGENT_SCOPES: tuple[str, ...] = (
     "task.execute",
     "task.read",
     "task.create",
+    "handoff",
     "artifact.read",
     "artifact.write",
     "event.read",
     "event.write",
     "cost.write",
+    "cost.read",
+    "workflow.read",
     "memory",
     "search",
     "get",

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Protocol
 
-from shared.auth.models import IssuedToken, TokenRecord, TokenRequest
+from shared.auth.models import IssuedToken, Revocation, TokenRequest
+from shared.auth.principal import Principal
 from shared.orchestrator.agents.models import AgentRecord
 
 
@@ -57,9 +58,17 @@ class AgentStore(Protocol):
 class AgentTokens(Protocol):
     """The part of `shared.auth.service.TokenService` that mints and revokes agent tokens."""
 
-    def issue(self, request: TokenRequest, secret: str | None = None) -> IssuedToken: ...
+    def issue(
+        self,
+        request: TokenRequest,
+        secret: str | None = None,
+        *,
+        issuer: Principal | None = None,
+    ) -> IssuedToken:
+        """Mint a token; with `issuer`, no longer-lived or faster than it, revoked with it."""
+        ...
 
-    def revoke(self, token_id: str) -> TokenRecord: ...
+    def revoke(self, token_id: str) -> Revocation: ...
 
 
 class UnknownAgent(Exception):

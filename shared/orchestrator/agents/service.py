@@ -95,7 +95,8 @@ class AgentService:
                 name=f"agent:{name}",
                 scopes=granted,
                 agent_id=agent_id,
-            )
+            ),
+            issuer=principal,
         )
         agent = AgentRecord(
             agent_id=agent_id,
