@@ -9,16 +9,24 @@ from shared.memory.models import Memory, MemoryFlag
 
 
 class MemoryStore(Protocol):
-    """Source of truth for memories, always scoped by team."""
+    """Source of truth for memories, always scoped by team.
 
-    def get(self, team: str, memory_id: str) -> Memory | None: ...
+    A memory with an `expires_at` in the past is gone for `get` and `id_for_key` (whether or
+    not the backend has collected it yet); `iter_team` still yields it, so its owner can prune
+    it from the search index too.
+    """
+
+    def get(self, team: str, memory_id: str) -> Memory | None:
+        """The memory, unless it does not exist or has expired."""
+        ...
 
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
-        """The memory under `key` (an engram's key when `wallet` is given)."""
+        """The memory under `key` (an engram's key when `wallet` is given); None once expired."""
         ...
 
     def create(self, team: str, memory: Memory) -> None:
-        """Insert a new memory (and its key alias); `KeyTaken` if the key exists."""
+        """Insert a new memory and its key alias in one transaction; `KeyTaken` if a live
+        memory holds the key (an expired holder's alias is taken over)."""
         ...
 
     def replace(self, team: str, memory: Memory) -> None:
@@ -29,9 +37,13 @@ class MemoryStore(Protocol):
         """Remove a key alias, only while it still points at `memory_id` (a dangling one)."""
         ...
 
-    def delete(self, team: str, memory: Memory) -> None: ...
+    def delete(self, team: str, memory: Memory) -> None:
+        """Delete the record, and its key alias while that still points at it."""
+        ...
 
-    def iter_team(self, team: str) -> Iterator[Memory]: ...
+    def iter_team(self, team: str) -> Iterator[Memory]:
+        """Every memory record of the team in id order, expired ones included (see above)."""
+        ...
 
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
         """Append a flag in one atomic write; None when the memory does not exist."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 from shared import runtime
 from shared.config import names
 from shared.memory import engram_tools
-from shared.memory.adapters.dynamodb import DynamoMemoryStore
 from shared.memory.curator import Curator, InlineCuration
 from shared.memory.models import (
     FlagMemoryInput,
@@ -27,6 +26,7 @@ from shared.memory.models import (
     RememberOutput,
 )
 from shared.memory.service import MemoryService
+from shared.memory.wiring import build_memory_store
 from shared.search.memory_index import SearchMemoryIndex
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
@@ -34,13 +34,13 @@ from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, T
 @runtime.cached
 def build_curator() -> Curator:
     index = SearchMemoryIndex()
-    return Curator(DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES)), index, index)
+    return Curator(build_memory_store(), index, index)
 
 
 @runtime.cached
 def build_service() -> MemoryService:
     # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
-    store = DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES))
+    store = build_memory_store()
     inline = runtime.settings().curation == "inline"
     return MemoryService(
         store, SearchMemoryIndex(), curation=InlineCuration(build_curator()) if inline else None

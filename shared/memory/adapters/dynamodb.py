@@ -1,33 +1,42 @@
-"""Memories in DynamoDB: the record under `MEMORY#<id>`, a key alias under `KEY#<key>`."""
+"""Memories in DynamoDB: the record under `MEMORY#<id>`, a key alias under `KEY#<key>` (a
+`memory_put` key, unique per team) or `ENGRAM#<wallet>#<key>` (an engram key, unique per wallet).
+
+A memory with `expires_at` carries the TTL attribute, and so does its alias. DynamoDB's TTL
+collects items hours to days late, so expiry is decided at read time: an expired record is
+never returned by `get`, an expired alias never by `id_for_key`, and `create` takes over an
+expired alias (the old record is left to TTL).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import check_item_size, from_dynamo, query_all, to_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone
+from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-
-def _pk(team: str) -> str:
-    return f"TEAM#{team}"
+MEMORY_PREFIX = "MEMORY#"
+KEY_PREFIX = "KEY#"
+ENGRAM_PREFIX = "ENGRAM#"
 
 
 def _memory_sk(memory_id: str) -> str:
-    return f"MEMORY#{memory_id}"
+    return MEMORY_PREFIX + memory_id
 
 
 def _key_sk(key: str, wallet: str | None = None) -> str:
     # An engram's key is unique per wallet (seed 004), a memory_put key per team: two namespaces.
-    return f"ENGRAM#{wallet}#{key}" if wallet is not None else f"KEY#{key}"
+    return f"{ENGRAM_PREFIX}{wallet}#{key}" if wallet is not None else KEY_PREFIX + key
 
 
 def _alias_sk(memory: Memory) -> str:
@@ -35,17 +44,32 @@ def _alias_sk(memory: Memory) -> str:
     return _key_sk(memory.key, memory.wallet_address)
 
 
+def _epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def _now_epoch() -> int:
+    return _epoch(datetime.now(UTC))
+
+
 def _item(team: str, memory: Memory) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "pk": _pk(team),
+        "pk": team_pk(team),
         "sk": _memory_sk(memory.id),
         "team": team,
         **to_dynamo(memory.model_dump(mode="json", exclude_none=True), "metadata"),
     }
     if memory.expires_at is not None:
-        item[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
+        item[TTL_ATTRIBUTE] = _epoch(memory.expires_at)
     check_item_size(item, "content")
     return item
+
+
+def _alias(team: str, memory: Memory) -> dict[str, Any]:
+    alias: dict[str, Any] = {"pk": team_pk(team), "sk": _alias_sk(memory), "memory_id": memory.id}
+    if memory.expires_at is not None:
+        alias[TTL_ATTRIBUTE] = _epoch(memory.expires_at)
+    return alias
 
 
 def _memory(item: dict[str, Any]) -> Memory:
@@ -54,45 +78,52 @@ def _memory(item: dict[str, Any]) -> Memory:
     )
 
 
+def _alias_expired(alias: dict[str, Any]) -> bool:
+    # The TTL attribute is whole seconds (rounded down): "expired" once a whole second has
+    # passed it, the same test `create`'s condition makes, so reads and writes agree.
+    ttl = alias.get(TTL_ATTRIBUTE)
+    return ttl is not None and int(ttl) < _now_epoch()
+
+
 class DynamoMemoryStore:
     """`MemoryStore` on the memories table (see `shared.config.tables.MEMORIES`)."""
 
     def __init__(self, table: Table) -> None:
         self._table = table
-        self._client = table.meta.client
 
     def get(self, team: str, memory_id: str) -> Memory | None:
         response = self._table.get_item(
-            Key={"pk": _pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
+            Key={"pk": team_pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
         )
         item = response.get("Item")
-        return _memory(item) if item else None
+        if not item:
+            return None
+        memory = _memory(item)
+        return None if memory.is_expired(datetime.now(UTC)) else memory
 
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         response = self._table.get_item(
-            Key={"pk": _pk(team), "sk": _key_sk(key, wallet)}, ConsistentRead=True
+            Key={"pk": team_pk(team), "sk": _key_sk(key, wallet)}, ConsistentRead=True
         )
         item = response.get("Item")
-        return str(item["memory_id"]) if item else None
+        if not item or _alias_expired(item):
+            return None
+        return str(item["memory_id"])
 
     def create(self, team: str, memory: Memory) -> None:
         puts: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}
         ]
         if memory.key is not None:
-            alias: dict[str, Any] = {
-                "pk": _pk(team),
-                "sk": _alias_sk(memory),
-                "memory_id": memory.id,
-            }
-            if memory.expires_at is not None:
-                alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
             puts.append(
                 {
                     "Put": {
                         "TableName": self._table.name,
-                        "Item": alias,
-                        "ConditionExpression": "attribute_not_exists(pk)",
+                        "Item": _alias(team, memory),
+                        # Free, or held by an expired memory TTL has not collected yet.
+                        "ConditionExpression": "attribute_not_exists(pk) OR #ttl < :now",
+                        "ExpressionAttributeNames": {"#ttl": TTL_ATTRIBUTE},
+                        "ExpressionAttributeValues": {":now": _now_epoch()},
                     }
                 }
             )
@@ -106,29 +137,18 @@ class DynamoMemoryStore:
 
     def replace(self, team: str, memory: Memory) -> None:
         try:
-            self._table.put_item(
-                Item=_item(team, memory), ConditionExpression="attribute_exists(pk)"
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                raise MemoryGone(memory.id) from exc
-            raise
+            put_if(self._table, _item(team, memory), "attribute_exists(pk)")
+        except ConditionLost as exc:
+            raise MemoryGone(memory.id) from exc
         if memory.key is not None:
-            alias: dict[str, Any] = {
-                "pk": _pk(team),
-                "sk": _alias_sk(memory),
-                "memory_id": memory.id,
-            }
-            if memory.expires_at is not None:
-                alias[TTL_ATTRIBUTE] = int(memory.expires_at.timestamp())
-            self._table.put_item(Item=alias)
+            self._table.put_item(Item=_alias(team, memory))
 
     def delete(self, team: str, memory: Memory) -> None:
         deletes: list[dict[str, Any]] = [
             {
                 "Delete": {
                     "TableName": self._table.name,
-                    "Key": {"pk": _pk(team), "sk": _memory_sk(memory.id)},
+                    "Key": {"pk": team_pk(team), "sk": _memory_sk(memory.id)},
                 }
             }
         ]
@@ -137,7 +157,7 @@ class DynamoMemoryStore:
                 {
                     "Delete": {
                         "TableName": self._table.name,
-                        "Key": {"pk": _pk(team), "sk": _alias_sk(memory)},
+                        "Key": {"pk": team_pk(team), "sk": _alias_sk(memory)},
                         # Only drop the alias if it still points at this memory.
                         "ConditionExpression": "memory_id = :id",
                         "ExpressionAttributeValues": {":id": memory.id},
@@ -149,40 +169,36 @@ class DynamoMemoryStore:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
-            self._table.delete_item(Key={"pk": _pk(team), "sk": _memory_sk(memory.id)})
+            self._table.delete_item(Key={"pk": team_pk(team), "sk": _memory_sk(memory.id)})
 
     def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
         try:
-            self._table.delete_item(
-                Key={"pk": _pk(team), "sk": _key_sk(key, wallet)},
-                ConditionExpression="memory_id = :id",
-                ExpressionAttributeValues={":id": memory_id},
+            delete_if(
+                self._table,
+                {"pk": team_pk(team), "sk": _key_sk(key, wallet)},
+                "memory_id = :id",
+                values={":id": memory_id},
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
+        except ConditionLost:
+            return  # the key moved on to another memory (or is gone): nothing to drop
 
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
         try:
-            response = self._table.update_item(
-                Key={"pk": _pk(team), "sk": _memory_sk(memory_id)},
-                UpdateExpression="SET flags = list_append(if_not_exists(flags, :none), :flag)",
-                ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeValues={
-                    ":none": [],
-                    ":flag": [flag.model_dump(mode="json")],
-                },
-                ReturnValues="ALL_NEW",
+            updated = update_if(
+                self._table,
+                {"pk": team_pk(team), "sk": _memory_sk(memory_id)},
+                "SET flags = list_append(if_not_exists(flags, :none), :flag)",
+                "attribute_exists(pk)",
+                values={":none": [], ":flag": [flag.model_dump(mode="json")]},
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return None
-            raise
-        return _memory(response["Attributes"])
+        except ConditionLost:
+            return None
+        return _memory(updated)
 
     def iter_team(self, team: str) -> Iterator[Memory]:
         kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with("MEMORY#"),
+            "KeyConditionExpression": Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(MEMORY_PREFIX),
         }
         for item in query_all(self._table, **kwargs):
             yield _memory(item)

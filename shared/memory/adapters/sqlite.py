@@ -1,0 +1,234 @@
+"""Memories in the embedded database: one row per memory (the record as JSON beside the columns
+reads select on) and one row per key alias.
+
+An alias lives in a namespace: `KEY` for a `memory_put` key (unique per team) or
+`ENGRAM#<wallet>` for an engram key (unique per wallet) — the same two namespaces as the
+DynamoDB sort keys. `create` checks and takes the alias inside one `BEGIN IMMEDIATE`
+transaction, so two writers of one key can never both win, in this process or another.
+
+Expiry is decided at read time (`expires_at <= now`): an expired memory is never returned by
+`get`, its alias never by `id_for_key`; `create` takes over an expired alias and deletes the
+expired record it pointed at in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.dynamo_values import from_dynamo
+from shared.memory.models import Memory, MemoryFlag
+from shared.memory.ports import KeyTaken, MemoryGone
+from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.times import sortable
+
+MIGRATIONS = (
+    Migration(
+        "memories",
+        1,
+        (
+            # Primary key (team, id): `get`, and `iter_team` in id order.
+            "CREATE TABLE memories ("
+            " team TEXT NOT NULL, id TEXT NOT NULL, expires_at TEXT,"
+            " record TEXT NOT NULL, PRIMARY KEY (team, id))",
+            # Primary key (team, namespace, key): `id_for_key` and the uniqueness of a key.
+            "CREATE TABLE memory_aliases ("
+            " team TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL,"
+            " memory_id TEXT NOT NULL, expires_at TEXT,"
+            " PRIMARY KEY (team, namespace, key))",
+        ),
+    ),
+)
+
+TEAM_KEYS = "KEY"
+
+
+def _namespace(wallet: str | None) -> str:
+    return f"ENGRAM#{wallet}" if wallet is not None else TEAM_KEYS
+
+
+def _expiry(memory: Memory) -> str | None:
+    return sortable(memory.expires_at) if memory.expires_at is not None else None
+
+
+def _now() -> str:
+    return sortable(datetime.now(UTC))
+
+
+def _record(memory: Memory) -> str:
+    return to_json(memory.model_dump(mode="json", exclude_none=True))
+
+
+def _memory(row: Any) -> Memory:
+    return Memory.model_validate(from_json(row["record"]))
+
+
+class SqliteMemoryStore:
+    """`MemoryStore` on the embedded database."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate(MIGRATIONS)
+
+    def get(self, team: str, memory_id: str) -> Memory | None:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT record FROM memories WHERE team = ? AND id = ?"
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (team, memory_id, _now()),
+            )
+            .fetchone()
+        )
+        return _memory(row) if row else None
+
+    def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT memory_id FROM memory_aliases WHERE team = ? AND namespace = ?"
+                " AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                (team, _namespace(wallet), key, _now()),
+            )
+            .fetchone()
+        )
+        return str(row["memory_id"]) if row else None
+
+    def create(self, team: str, memory: Memory) -> None:
+        now = _now()
+        with self._db.write() as tx:
+            if memory.key is not None:
+                namespace = _namespace(memory.wallet_address)
+                holder = tx.execute(
+                    "SELECT memory_id, expires_at FROM memory_aliases"
+                    " WHERE team = ? AND namespace = ? AND key = ?",
+                    (team, namespace, memory.key),
+                ).fetchone()
+                if holder is not None:
+                    if holder["expires_at"] is None or holder["expires_at"] > now:
+                        raise KeyTaken(memory.key)
+                    # Expired: the key is free; its old record goes with the alias.
+                    tx.execute(
+                        "DELETE FROM memories WHERE team = ? AND id = ? AND expires_at <= ?",
+                        (team, holder["memory_id"], now),
+                    )
+                tx.execute(
+                    "INSERT OR REPLACE INTO memory_aliases"
+                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (team, namespace, memory.key, memory.id, _expiry(memory)),
+                )
+            tx.execute(
+                "INSERT OR REPLACE INTO memories (team, id, expires_at, record)"
+                " VALUES (?, ?, ?, ?)",
+                (team, memory.id, _expiry(memory), _record(memory)),
+            )
+
+    def replace(self, team: str, memory: Memory) -> None:
+        with self._db.write() as tx:
+            updated = tx.execute(
+                "UPDATE memories SET expires_at = ?, record = ? WHERE team = ? AND id = ?",
+                (_expiry(memory), _record(memory), team, memory.id),
+            ).rowcount
+            if updated != 1:
+                raise MemoryGone(memory.id)
+            if memory.key is not None:
+                tx.execute(
+                    "INSERT OR REPLACE INTO memory_aliases"
+                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        team,
+                        _namespace(memory.wallet_address),
+                        memory.key,
+                        memory.id,
+                        _expiry(memory),
+                    ),
+                )
+
+    def delete(self, team: str, memory: Memory) -> None:
+        with self._db.write() as tx:
+            tx.execute("DELETE FROM memories WHERE team = ? AND id = ?", (team, memory.id))
+            if memory.key is not None:
+                # Only while the alias still points here: the key may belong to a newer memory.
+                tx.execute(
+                    "DELETE FROM memory_aliases"
+                    " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
+                    (team, _namespace(memory.wallet_address), memory.key, memory.id),
+                )
+
+    def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
+        with self._db.write() as tx:
+            tx.execute(
+                "DELETE FROM memory_aliases"
+                " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
+                (team, _namespace(wallet), key, memory_id),
+            )
+
+    def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
+        with self._db.write() as tx:
+            row = tx.execute(
+                "SELECT record FROM memories WHERE team = ? AND id = ?", (team, memory_id)
+            ).fetchone()
+            if row is None:
+                return None
+            current = _memory(row)
+            flagged = current.model_copy(update={"flags": [*current.flags, flag]})
+            updated = tx.execute(
+                "UPDATE memories SET record = ? WHERE team = ? AND id = ?",
+                (_record(flagged), team, memory_id),
+            ).rowcount
+            if updated != 1:  # cannot happen inside the write lock; never write half
+                raise MemoryGone(memory_id)
+        return flagged
+
+    def iter_team(self, team: str) -> Iterator[Memory]:
+        rows = (
+            self._db.connection()
+            .execute("SELECT record FROM memories WHERE team = ? ORDER BY id", (team,))
+            .fetchall()
+        )
+        for row in rows:
+            yield _memory(row)
+
+    def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
+        """Import the memories and key aliases of an old DynamoDB-shaped snapshot; returns how
+        many items were taken (other record types are ignored, and so is an alias whose memory
+        is not in the snapshot: it would only dangle)."""
+        memories: dict[tuple[str, str], Memory] = {}
+        aliases: list[tuple[str, str]] = []
+        for item in items:
+            sort_key = str(item.get("sk", ""))
+            team = str(item.get("team") or str(item.get("pk", "")).removeprefix("TEAM#"))
+            if sort_key.startswith("MEMORY#"):
+                memories[(team, sort_key.removeprefix("MEMORY#"))] = Memory.model_validate(
+                    {k: from_dynamo(v) for k, v in item.items() if k in Memory.model_fields}
+                )
+            elif sort_key.startswith(("KEY#", "ENGRAM#")) and "memory_id" in item:
+                aliases.append((team, str(item["memory_id"])))
+        imported = 0
+        with self._db.write() as tx:
+            for (team, memory_id), memory in memories.items():
+                tx.execute(
+                    "INSERT OR IGNORE INTO memories (team, id, expires_at, record)"
+                    " VALUES (?, ?, ?, ?)",
+                    (team, memory_id, _expiry(memory), _record(memory)),
+                )
+                imported += 1
+            for team, memory_id in aliases:
+                owner = memories.get((team, memory_id))
+                if owner is None or owner.key is None:
+                    continue
+                # The alias's namespace and key are the record's own (a wallet could hold '#').
+                tx.execute(
+                    "INSERT OR IGNORE INTO memory_aliases"
+                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        team,
+                        _namespace(owner.wallet_address),
+                        owner.key,
+                        memory_id,
+                        _expiry(owner),
+                    ),
+                )
+                imported += 1
+        return imported
