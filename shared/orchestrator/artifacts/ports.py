@@ -36,7 +36,7 @@ class ArtifactRecords(Protocol):
 
 
 class TaskLookup(Protocol):
-    """The task store as the artifact service sees it (`DynamoTaskStore` implements it)."""
+    """The task store as the artifact service sees it (every `TaskStore` implements it)."""
 
     def get(self, team: str, task_id: str) -> Task | None: ...
 

@@ -54,7 +54,7 @@ def build_artifact_service() -> ArtifactService:
         FolderArtifactBlobs,
         S3ArtifactBlobs,
     )
-    from shared.orchestrator.tasks.adapters import DynamoTaskStore
+    from shared.orchestrator.tasks.wiring import build_task_store
 
     settings = runtime.settings()
     blobs: ArtifactBlobs
@@ -67,7 +67,7 @@ def build_artifact_service() -> ArtifactService:
             boto3.client("s3", region_name=settings.region), settings.artifacts_bucket
         )
     table = runtime.table(names.TABLE_COORDINATION)
-    return ArtifactService(DynamoArtifactRecords(table), blobs, DynamoTaskStore(table))
+    return ArtifactService(DynamoArtifactRecords(table), blobs, build_task_store())
 
 
 def is_text(mime_type: str | None) -> bool:
