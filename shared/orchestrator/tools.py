@@ -35,8 +35,8 @@ class Orchestrator:
 def build_service() -> Orchestrator:
     from shared.orchestrator.agents.service import build_agent_service
     from shared.orchestrator.artifacts.service import build_artifact_service
-    from shared.orchestrator.costs.service import build_cost_service
-    from shared.orchestrator.events.service import build_event_service
+    from shared.orchestrator.costs.wiring import build_cost_service
+    from shared.orchestrator.events.wiring import build_event_service
     from shared.orchestrator.tasks.wiring import build_task_service
 
     agents = build_agent_service()

@@ -20,15 +20,25 @@ class Inbox(Protocol):
 
 
 class SyncState(Protocol):
+    """Per team: when each connector last synced, and the lease that keeps syncs one at a time."""
+
     def acquire_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
-        """Take the team's sync lock (one conditional write); False while another holds it."""
+        """Take the team's sync lock for `lease_seconds` from `now` (one conditional write):
+        True when it was free or its lease had expired (taken over), False while another holds
+        it. Exactly one of concurrent callers wins."""
         ...
 
-    def release_lock(self, team: str, holder: str) -> None: ...
+    def release_lock(self, team: str, holder: str) -> None:
+        """Free the lock if `holder` still holds it (a lock taken over meanwhile is left)."""
+        ...
 
-    def record_sync(self, team: str, source: str, finished_at: datetime) -> None: ...
+    def record_sync(self, team: str, source: str, finished_at: datetime) -> None:
+        """Remember that `source` finished syncing at `finished_at` (replaces the last time)."""
+        ...
 
-    def last_syncs(self, team: str) -> dict[str, datetime]: ...
+    def last_syncs(self, team: str) -> dict[str, datetime]:
+        """Each recorded source of the team with its last sync time."""
+        ...
 
 
 class FileExists(Exception):

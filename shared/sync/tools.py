@@ -26,10 +26,10 @@ def build_service() -> SyncService:
 
     from shared.memory.tools import build_service as build_memory_service
     from shared.search.factory import build_service as build_search_service
-    from shared.sync.adapters.dynamodb import DynamoSyncState
     from shared.sync.adapters.inbox import FolderInbox, S3Inbox
     from shared.sync.ports import Inbox
     from shared.sync.service import SyncService
+    from shared.sync.wiring import build_sync_state
 
     settings = runtime.settings()
     inbox: Inbox
@@ -40,7 +40,7 @@ def build_service() -> SyncService:
     return SyncService(
         build_search_service(),
         build_memory_service(),
-        DynamoSyncState(runtime.table(names.TABLE_SYNC)),
+        build_sync_state(),
         inbox,
     )
 

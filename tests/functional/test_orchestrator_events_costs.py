@@ -161,10 +161,11 @@ def test_budget_reports_spend_per_scope_against_no_limit_by_default(harness: Har
 
 def test_a_configured_limit_gives_the_remaining_budget(aws: Settings) -> None:
     from shared.auth.principal import Principal
+    from shared.orchestrator.costs.adapters.dynamodb import DynamoCostLedger
     from shared.orchestrator.costs.service import CostService
 
     table = boto3.resource("dynamodb").Table(aws.table(names.TABLE_COORDINATION))
-    costs = CostService(table, budget_usd=10.0)
+    costs = CostService(DynamoCostLedger(table), budget_usd=10.0)
     agent = Principal(team="alpha", token_id="t", token_name="t", scopes=frozenset(), agent_id="a1")
     costs.report(agent, agent_id="a1", model="m", provider="p", estimated_cost_usd=4.0)
 

@@ -1,32 +1,24 @@
-"""Cost reports in the coordination table (`TEAM#<team>` / `COST#<time>#<id>`) and their sums.
+"""Cost reports and their sums; the reports live in a `CostLedger` port.
 
 A report's cost is `estimated_cost_usd` when given, else computed from the token counts and the
 per-million-token prices (0 when neither is given). Summaries and budgets read the period's
-reports of the team with one Query on the time-ordered sort key. Budget limits are deployment
+reports of the team from the ledger (one time-ordered range read). Budget limits are deployment
 configuration (`CAIRN_COST_BUDGET_USD`, the team's limit per period); the seed has no tool that
 sets one, so without it a budget line reports spend only.
 """
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from boto3.dynamodb.conditions import Key
-
-from shared import runtime
 from shared.auth.principal import Principal
-from shared.config import names
-from shared.dynamo_values import from_dynamo, query_all, to_dynamo
 from shared.orchestrator.costs.models import BudgetLine, CostGroup, CostRecord
+from shared.orchestrator.costs.ports import CostLedger
 from shared.tools.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.service_resource import Table
 
 PERIODS: dict[str, timedelta | None] = {
     "24h": timedelta(days=1),
@@ -45,10 +37,6 @@ GROUP_KEYS: dict[str, Callable[[CostRecord], str | None]] = {
     "provider": lambda r: r.provider,
     "workflow": lambda r: r.workflow_id,
 }
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def cost_of(
@@ -88,9 +76,12 @@ def _groups(
 
 class CostService:
     def __init__(
-        self, table: Table, budget_usd: float | None = None, clock: Callable[[], float] = time.time
+        self,
+        ledger: CostLedger,
+        budget_usd: float | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._table = table
+        self._ledger = ledger
         self._budget_usd = budget_usd
         self._clock = clock
 
@@ -117,26 +108,15 @@ class CostService:
         record = CostRecord(
             agent_id=agent_id, cost_usd=cost, reported_by=principal.actor, reported_at=now, **fields
         )
-        self._table.put_item(
-            Item={
-                "pk": f"TEAM#{principal.team}",
-                "sk": f"COST#{_stamp(now)}#{secrets.token_hex(6)}",
-                **to_dynamo(
-                    record.model_dump(mode="json", exclude_none=True), "estimated_cost_usd"
-                ),
-            }
-        )
+        self._ledger.record(principal.team, record)
         return cost
 
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
+        """The team's reports of the period ending now, oldest first."""
         span = PERIODS[period]
-        start = "COST#" if span is None else f"COST#{_stamp(self._now() - span)}"
-        items = query_all(
-            self._table,
-            KeyConditionExpression=Key("pk").eq(f"TEAM#{principal.team}")
-            & Key("sk").between(start, "COST#~"),
+        return self._ledger.reports_since(
+            principal.team, None if span is None else self._now() - span
         )
-        return [CostRecord.model_validate(from_dynamo(dict(i))) for i in items]
 
     def summary(
         self, principal: Principal, period: str, group_by: str | None
@@ -175,9 +155,3 @@ class CostService:
             else None
         )
         return overall, agent, workflow
-
-
-def build_cost_service() -> CostService:
-    return CostService(
-        runtime.table(names.TABLE_COORDINATION), budget_usd=runtime.settings().cost_budget_usd
-    )

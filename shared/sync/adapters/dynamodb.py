@@ -3,23 +3,21 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Key
-from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import query_all
+from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
 _LOCK_SK = "LOCK#sync"
-
-
-def _pk(team: str) -> str:
-    return f"TEAM#{team}"
+# DynamoDB's TTL only collects a lock a crashed sync never released, an hour after its lease.
+LOCK_TTL_GRACE_SECONDS = 3_600
 
 
 class DynamoSyncState:
@@ -31,39 +29,36 @@ class DynamoSyncState:
     def acquire_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
         expires = int(now.timestamp()) + lease_seconds
         try:
-            self._table.put_item(
-                Item={
-                    "pk": _pk(team),
+            put_if(
+                self._table,
+                {
+                    "pk": team_pk(team),
                     "sk": _LOCK_SK,
                     "holder": holder,
                     "lease_expires": expires,
-                    # DynamoDB TTL only collects a lock a crashed sync never released.
-                    TTL_ATTRIBUTE: expires + 3_600,
+                    TTL_ATTRIBUTE: expires + LOCK_TTL_GRACE_SECONDS,
                 },
-                ConditionExpression="attribute_not_exists(pk) OR lease_expires < :now",
-                ExpressionAttributeValues={":now": int(now.timestamp())},
+                "attribute_not_exists(pk) OR lease_expires < :now",
+                values={":now": int(now.timestamp())},
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
+        except ConditionLost:
+            return False
         return True
 
     def release_lock(self, team: str, holder: str) -> None:
-        try:
-            self._table.delete_item(
-                Key={"pk": _pk(team), "sk": _LOCK_SK},
-                ConditionExpression="holder = :me",  # never release a lock taken over meanwhile
-                ExpressionAttributeValues={":me": holder},
+        # Never release a lock taken over meanwhile: losing the condition is the expected no-op.
+        with suppress(ConditionLost):
+            delete_if(
+                self._table,
+                {"pk": team_pk(team), "sk": _LOCK_SK},
+                "holder = :me",
+                values={":me": holder},
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
 
     def record_sync(self, team: str, source: str, finished_at: datetime) -> None:
         self._table.put_item(
             Item={
-                "pk": _pk(team),
+                "pk": team_pk(team),
                 "sk": f"CONNECTOR#{source}",
                 "source": source,
                 "last_sync": finished_at.isoformat(),
@@ -73,7 +68,8 @@ class DynamoSyncState:
     def last_syncs(self, team: str) -> dict[str, datetime]:
         items = query_all(
             self._table,
-            KeyConditionExpression=Key("pk").eq(_pk(team)) & Key("sk").begins_with("CONNECTOR#"),
+            KeyConditionExpression=Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with("CONNECTOR#"),
         )
         return {
             str(item["source"]): datetime.fromisoformat(str(item["last_sync"])) for item in items

@@ -1,0 +1,23 @@
+"""Builds the cost ledger and service on the configured storage (the one place adapters are
+chosen)."""
+
+from __future__ import annotations
+
+from shared import runtime
+from shared.config import names
+from shared.orchestrator.costs.ports import CostLedger
+from shared.orchestrator.costs.service import CostService
+
+
+def build_cost_ledger() -> CostLedger:
+    if runtime.settings().storage == "sqlite":
+        from shared.orchestrator.costs.adapters.sqlite import SqliteCostLedger
+
+        return SqliteCostLedger(runtime.database())
+    from shared.orchestrator.costs.adapters.dynamodb import DynamoCostLedger
+
+    return DynamoCostLedger(runtime.table(names.TABLE_COORDINATION))
+
+
+def build_cost_service() -> CostService:
+    return CostService(build_cost_ledger(), budget_usd=runtime.settings().cost_budget_usd)

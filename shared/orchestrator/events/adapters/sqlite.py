@@ -1,0 +1,114 @@
+"""The event log in the embedded database: one row per event, the event as JSON beside the
+columns reads filter and sort on.
+
+Expiry mirrors the DynamoDB item's TTL (`expires_epoch`, whole seconds): reads skip expired
+rows, and each append deletes the team's expired ones (lazily, as DynamoDB's TTL does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.config.names import TTL_ATTRIBUTE
+from shared.dynamo_values import from_dynamo
+from shared.orchestrator.events.models import Event
+from shared.orchestrator.events.ports import RETENTION, expires_at
+from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.times import sortable
+
+MIGRATIONS = (
+    Migration(
+        "events",
+        1,
+        (
+            "CREATE TABLE events ("
+            " team TEXT NOT NULL, id TEXT NOT NULL, event_type TEXT NOT NULL,"
+            " published_at TEXT NOT NULL, expires_epoch INTEGER NOT NULL, record TEXT NOT NULL,"
+            " PRIMARY KEY (team, id))",
+            # A poll of every type, oldest first; also what the lazy expiry deletes by.
+            "CREATE INDEX events_by_time ON events (team, published_at, id)",
+            # A poll of one event_type, oldest first.
+            "CREATE INDEX events_by_type ON events (team, event_type, published_at, id)",
+        ),
+    ),
+)
+
+_INSERT = (
+    "INSERT OR IGNORE INTO events (team, id, event_type, published_at, expires_epoch, record)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _row(team: str, event: Event, expires_epoch: int) -> tuple[Any, ...]:
+    return (
+        team,
+        event.event_id,
+        event.event_type,
+        sortable(event.published_at),
+        expires_epoch,
+        to_json(event.model_dump(mode="json")),
+    )
+
+
+class SqliteEventLog:
+    """`EventLog` on the embedded database."""
+
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
+        self._clock = clock
+        db.migrate(MIGRATIONS)
+
+    def append(self, team: str, event: Event) -> None:
+        oldest_kept = datetime.fromtimestamp(self._clock(), tz=UTC) - RETENTION
+        with self._db.write() as tx:
+            tx.execute(
+                "DELETE FROM events WHERE team = ? AND published_at < ?",
+                (team, sortable(oldest_kept)),
+            )
+            inserted = tx.execute(
+                _INSERT, _row(team, event, int(expires_at(event).timestamp()))
+            ).rowcount
+            if inserted != 1:  # ids are random: a repeat is a bug, never an overwrite
+                raise ValueError(f"event {event.event_id} already exists")
+
+    def read_after(
+        self, team: str, since: datetime, event_type: str | None, limit: int
+    ) -> list[Event]:
+        clauses = ["team = ?", "published_at > ?", "expires_epoch >= ?"]
+        parameters: list[Any] = [team, sortable(since), int(self._clock())]
+        if event_type is not None:
+            clauses.append("event_type = ?")
+            parameters.append(event_type)
+        rows = (
+            self._db.connection()
+            .execute(
+                f"SELECT record FROM events WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
+                " ORDER BY published_at, id LIMIT ?",
+                (*parameters, limit),
+            )
+            .fetchall()
+        )
+        return [Event.model_validate(from_json(row["record"])) for row in rows]
+
+    def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
+        """Import the event items of the old DynamoDB-shaped snapshot (other items are ignored)."""
+        imported = 0
+        with self._db.write() as tx:
+            for item in items:
+                if not str(item.get("sk", "")).startswith("EVENT#"):
+                    continue
+                event = Event.model_validate(from_dynamo(item))
+                expires = item.get(TTL_ATTRIBUTE)
+                tx.execute(
+                    _INSERT,
+                    _row(
+                        str(item["pk"]).removeprefix("TEAM#"),
+                        event,
+                        int(expires) if expires is not None else int(expires_at(event).timestamp()),
+                    ),
+                )
+                imported += 1
+        return imported

@@ -1,0 +1,32 @@
+"""What the event service needs from storage: the team's append-only, time-ordered log."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from shared.orchestrator.events.models import Event
+
+# How long the log keeps an event: a read never returns an older one (DynamoDB's TTL collects
+# them lazily, the embedded database deletes them lazily).
+RETENTION = timedelta(days=7)
+
+
+def expires_at(event: Event) -> datetime:
+    """When `event` leaves the log."""
+    return event.published_at + RETENTION
+
+
+class EventLog(Protocol):
+    """Events of one team at a time, oldest first."""
+
+    def append(self, team: str, event: Event) -> None:
+        """Add `event` (its id is new); it is kept `RETENTION` after `published_at`."""
+        ...
+
+    def read_after(
+        self, team: str, since: datetime, event_type: str | None, limit: int
+    ) -> list[Event]:
+        """Up to `limit` unexpired events published strictly after `since`, oldest first (then
+        by id), only of `event_type` when given."""
+        ...
