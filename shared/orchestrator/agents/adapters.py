@@ -9,23 +9,24 @@
   never both win.
 
 A deregistered record stays (so a task's history still names a known agent) with a TTL of
-`RETIRED_DAYS`; its alias is deleted.
+`RETIRED_DAYS`; its alias is deleted. DynamoDB's TTL collects late, so a record whose TTL has
+passed is treated as gone at read time.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import query_all
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
 from shared.orchestrator.agents.ports import NameTaken, UnknownAgent
+from shared.storage.dynamo import ConditionLost, delete_if, query_all, team_pk, update_if
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -37,16 +38,12 @@ RETIRED_DAYS = 30
 _ACTIVE = "attribute_exists(pk) AND attribute_not_exists(deregistered_at)"
 
 
-def _pk(team: str) -> str:
-    return f"TEAM#{team}"
-
-
 def _agent_key(team: str, agent_id: str) -> dict[str, str]:
-    return {"pk": _pk(team), "sk": AGENT_PREFIX + agent_id}
+    return {"pk": team_pk(team), "sk": AGENT_PREFIX + agent_id}
 
 
 def _name_key(team: str, name: str) -> dict[str, str]:
-    return {"pk": _pk(team), "sk": NAME_PREFIX + name}
+    return {"pk": team_pk(team), "sk": NAME_PREFIX + name}
 
 
 def _retired_epoch(at: datetime) -> int:
@@ -63,18 +60,18 @@ def _item(team: str, agent: AgentRecord) -> dict[str, Any]:
     }
 
 
-def _record(item: dict[str, Any]) -> AgentRecord:
+def agent_from_item(item: dict[str, Any]) -> AgentRecord:
+    """The agent record of a stored item (also what the SQLite store's migration reads)."""
     fields = {k: v for k, v in item.items() if k in AgentRecord.model_fields}
     fields["max_concurrent_tasks"] = int(item["max_concurrent_tasks"])
     fields["metadata"] = json.loads(str(item.get("metadata_json") or "{}"))
     return AgentRecord.model_validate(fields)
 
 
-def _is_condition_failure(exc: ClientError) -> bool:
-    return exc.response["Error"]["Code"] in {
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-    }
+def _collected(item: dict[str, Any]) -> bool:
+    """Whether the item's TTL has passed (TTL deletes hours to days late)."""
+    ttl = item.get(TTL_ATTRIBUTE)
+    return ttl is not None and int(ttl) < int(datetime.now(UTC).timestamp())
 
 
 class DynamoAgentStore:
@@ -85,7 +82,7 @@ class DynamoAgentStore:
 
     def get(self, team: str, agent_id: str) -> AgentRecord | None:
         item = self._table.get_item(Key=_agent_key(team, agent_id), ConsistentRead=True).get("Item")
-        return _record(item) if item else None
+        return agent_from_item(item) if item and not _collected(item) else None
 
     def get_by_name(self, team: str, name: str) -> AgentRecord | None:
         holder = self._alias_holder(team, name)
@@ -100,14 +97,11 @@ class DynamoAgentStore:
     def _release_name(self, team: str, name: str, agent_id: str) -> None:
         """Delete the name alias if it still points at `agent_id` (else leave it)."""
         try:
-            self._table.delete_item(
-                Key=_name_key(team, name),
-                ConditionExpression="agent_id = :me",
-                ExpressionAttributeValues={":me": agent_id},
+            delete_if(
+                self._table, _name_key(team, name), "agent_id = :me", values={":me": agent_id}
             )
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
+        except ConditionLost:
+            return
 
     def _alias_holder(self, team: str, name: str) -> str | None:
         alias = self._table.get_item(Key=_name_key(team, name), ConsistentRead=True).get("Item")
@@ -161,7 +155,7 @@ class DynamoAgentStore:
             # The record, its name and the retirement of the agent it replaces: all or nothing.
             self._table.meta.client.transact_write_items(TransactItems=writes)  # type: ignore[arg-type]
         except ClientError as exc:
-            if not _is_condition_failure(exc):
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
             raise NameTaken(self._alias_holder(team, agent.name)) from exc
 
@@ -184,47 +178,48 @@ class DynamoAgentStore:
         if not values:
             return
         try:
-            self._table.update_item(
-                Key=_agent_key(team, agent_id),
-                UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in values),
-                ConditionExpression=_ACTIVE,
-                ExpressionAttributeNames={f"#{k}": k for k in values},
-                ExpressionAttributeValues={f":{k}": v for k, v in values.items()},
+            update_if(
+                self._table,
+                _agent_key(team, agent_id),
+                "SET " + ", ".join(f"#{k} = :{k}" for k in values),
+                _ACTIVE,
+                names={f"#{k}": k for k in values},
+                values={f":{k}": v for k, v in values.items()},
             )
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
+        except ConditionLost as exc:
             raise UnknownAgent(agent_id) from exc
 
     def deregister(self, team: str, agent_id: str, at: datetime) -> AgentRecord:
         try:
-            response = self._table.update_item(
-                Key=_agent_key(team, agent_id),
-                UpdateExpression="SET #status = :dereg, "
+            updated = update_if(
+                self._table,
+                _agent_key(team, agent_id),
+                "SET #status = :dereg, "
                 "deregistered_at = if_not_exists(deregistered_at, :at), "
                 "#ttl = if_not_exists(#ttl, :ttl)",
-                ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeNames={"#status": "status", "#ttl": TTL_ATTRIBUTE},
-                ExpressionAttributeValues={
+                # A record whose TTL has passed is gone, even before TTL collects it.
+                "attribute_exists(pk) AND (attribute_not_exists(#ttl) OR #ttl >= :now)",
+                names={"#status": "status", "#ttl": TTL_ATTRIBUTE},
+                values={
                     ":dereg": DEREGISTERED,
                     ":at": at.isoformat(),
                     ":ttl": _retired_epoch(at),
+                    ":now": int(datetime.now(UTC).timestamp()),
                 },
-                ReturnValues="ALL_NEW",
             )
-        except ClientError as exc:
-            if not _is_condition_failure(exc):
-                raise
+        except ConditionLost as exc:
             raise UnknownAgent(agent_id) from exc
-        record = _record(response["Attributes"])
+        record = agent_from_item(updated)
         # Free the name only if it still points here (an overwrite may have moved it on).
         self._release_name(team, record.name, agent_id)
         return record
 
     def iter_team(self, team: str) -> Iterator[AgentRecord]:
         kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(_pk(team)) & Key("sk").begins_with(AGENT_PREFIX),
+            "KeyConditionExpression": Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(AGENT_PREFIX),
             "ConsistentRead": True,
         }
         for item in query_all(self._table, **kwargs):
-            yield _record(item)
+            if not _collected(item):
+                yield agent_from_item(item)

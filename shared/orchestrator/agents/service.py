@@ -221,13 +221,12 @@ def _name_conflict(name: str, holder: str | None) -> Conflict:
 
 
 def build_agent_service() -> AgentService:
-    """The agent service on the coordination and tokens tables (built once per container)."""
+    """The agent service on the configured agent store and the tokens (built once per container)."""
     from shared import runtime
-    from shared.config import names
-    from shared.orchestrator.agents.adapters import DynamoAgentStore
+    from shared.orchestrator.agents.wiring import build_agent_store
     from shared.protocol.wiring import build_token_service
 
     return AgentService(
-        DynamoAgentStore(runtime.table(names.TABLE_COORDINATION)),
+        build_agent_store(),
         build_token_service(runtime.settings()),
     )
