@@ -115,3 +115,50 @@ def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: P
         stored = store.get("alpha", task_id)
         assert stored is not None
         assert (stored.claimed_by, stored.fence) == (agent, 1)
+
+
+SYNC_TEAMS = 60
+
+
+def _acquire_all(path: str, holder: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    from shared.sync.adapters.sqlite import SqliteSyncState
+
+    state = SqliteSyncState(Database(Path(path)))
+    start.wait()
+    now = datetime.now(UTC)
+    return [
+        f"team-{number}"
+        for number in range(SYNC_TEAMS)
+        if state.acquire_lock(f"team-{number}", holder, now, 900)
+    ]
+
+
+def test_two_processes_taking_the_same_sync_locks_win_each_exactly_once(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from shared.sync.adapters.sqlite import SqliteSyncState
+
+    path = tmp_path / "cairn.db"
+    state = SqliteSyncState(Database(path))
+    # Half the teams' locks are held by a sync that crashed an hour ago: taken over, once.
+    for number in range(0, SYNC_TEAMS, 2):
+        assert state.acquire_lock(
+            f"team-{number}", "crashed", datetime.now(UTC) - timedelta(hours=1), 900
+        )
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    start = manager.Event()
+    with context.Pool(2) as pool:
+        results = [
+            pool.apply_async(_acquire_all, (str(path), holder, start)) for holder in ("one", "two")
+        ]
+        start.set()
+        won_one, won_two = (r.get(timeout=120) for r in results)
+    assert sorted(won_one + won_two) == sorted(f"team-{n}" for n in range(SYNC_TEAMS))
+    assert not set(won_one) & set(won_two)
+    now = datetime.now(UTC)
+    for holder, teams in (("one", won_one), ("two", won_two)):
+        for team in teams:
+            assert not state.acquire_lock(team, "probe", now, 900)
+            state.release_lock(team, holder)  # the winner holds it: releasing frees it
+            assert state.acquire_lock(team, "probe", now, 900)

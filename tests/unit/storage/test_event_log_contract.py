@@ -1,0 +1,163 @@
+"""The EventLog contract, on DynamoDB (moto) and SQLite alike."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.orchestrator.events.models import Event
+from shared.orchestrator.events.ports import EventLog
+from shared.orchestrator.events.wiring import build_event_log
+from tests.unit.storage.conftest import Backend
+
+# Relative to the wall clock: the log's retention is checked against it at read time.
+NOW = datetime.now(UTC).replace(microsecond=0)
+T0 = NOW - timedelta(days=1)
+LONG_AGO = NOW - timedelta(days=30)
+
+
+def event(number: int, event_type: str = "build.done", **fields: Any) -> Event:
+    values: dict[str, Any] = {
+        "event_id": f"evt-{number:04d}",
+        "event_type": event_type,
+        "payload": {"n": number},
+        "published_by": "agent-a",
+        "published_at": T0 + timedelta(seconds=number),
+    }
+    values.update(fields)
+    return Event.model_validate(values)
+
+
+def ids(events: list[Event]) -> list[str]:
+    return [e.event_id for e in events]
+
+
+@pytest.fixture
+def log(backend: Backend) -> EventLog:
+    return build_event_log()
+
+
+def test_an_appended_event_reads_back_whole(log: EventLog) -> None:
+    appended = event(1, payload={"nested": {"list": [1, "two", None, True]}, "ratio": 1.5})
+    log.append("alpha", appended)
+    assert log.read_after("alpha", LONG_AGO, None, 10) == [appended]
+
+
+def test_events_read_oldest_first_then_by_id(log: EventLog) -> None:
+    log.append("alpha", event(3))
+    log.append("alpha", event(1))
+    log.append("alpha", event(2))
+    log.append("alpha", event(9, published_at=T0 + timedelta(seconds=2)))  # same time as 2
+    assert ids(log.read_after("alpha", LONG_AGO, None, 10)) == [
+        "evt-0001",
+        "evt-0002",
+        "evt-0009",
+        "evt-0003",
+    ]
+
+
+def test_since_is_exclusive_and_continues_where_the_last_read_ended(log: EventLog) -> None:
+    for number in range(1, 6):
+        log.append("alpha", event(number))
+    first = log.read_after("alpha", LONG_AGO, None, 2)
+    rest = log.read_after("alpha", first[-1].published_at, None, 10)
+    assert ids(first) == ["evt-0001", "evt-0002"]
+    assert ids(rest) == ["evt-0003", "evt-0004", "evt-0005"]
+    assert log.read_after("alpha", rest[-1].published_at, None, 10) == []
+
+
+def test_since_compares_microseconds(log: EventLog) -> None:
+    log.append("alpha", event(1, published_at=T0 + timedelta(microseconds=1)))
+    assert ids(log.read_after("alpha", T0, None, 10)) == ["evt-0001"]
+    assert log.read_after("alpha", T0 + timedelta(microseconds=1), None, 10) == []
+
+
+def test_a_type_keeps_only_its_events_up_to_the_limit(log: EventLog) -> None:
+    for number in range(1, 9):
+        log.append("alpha", event(number, "even" if number % 2 == 0 else "odd"))
+    assert ids(log.read_after("alpha", LONG_AGO, "even", 10)) == [
+        "evt-0002",
+        "evt-0004",
+        "evt-0006",
+        "evt-0008",
+    ]
+    assert ids(log.read_after("alpha", LONG_AGO, "odd", 2)) == ["evt-0001", "evt-0003"]
+    assert log.read_after("alpha", LONG_AGO, "none-such", 10) == []
+
+
+def test_reads_are_confined_to_the_team(log: EventLog) -> None:
+    log.append("alpha", event(1))
+    log.append("beta", event(2))
+    assert ids(log.read_after("alpha", LONG_AGO, None, 10)) == ["evt-0001"]
+    assert ids(log.read_after("beta", LONG_AGO, None, 10)) == ["evt-0002"]
+    assert log.read_after("gamma", LONG_AGO, None, 10) == []
+
+
+def test_an_event_past_the_retention_is_never_returned(log: EventLog) -> None:
+    log.append("alpha", event(1, published_at=NOW - timedelta(days=8)))
+    log.append("alpha", event(2, published_at=NOW - timedelta(days=6)))
+    assert ids(log.read_after("alpha", LONG_AGO, None, 10)) == ["evt-0002"]
+    assert ids(log.read_after("alpha", LONG_AGO, "build.done", 10)) == ["evt-0002"]
+
+
+def test_sqlite_deletes_expired_events_lazily(backend: Backend, log: EventLog) -> None:
+    if not backend.is_sqlite:
+        pytest.skip("DynamoDB's TTL collects expired items on its own schedule")
+    log.append("alpha", event(1, published_at=NOW - timedelta(days=8)))
+    log.append("beta", event(2, published_at=NOW - timedelta(days=8)))
+    log.append("alpha", event(3))
+    rows = backend.database().connection().execute("SELECT team, id FROM events ORDER BY id")
+    # The append of alpha's fresh event removed alpha's expired one; beta's waits for beta.
+    assert [tuple(row) for row in rows] == [("beta", "evt-0002"), ("alpha", "evt-0003")]
+
+
+def test_concurrent_appends_all_land(backend: Backend, log: EventLog) -> None:
+    if not backend.is_sqlite:
+        pytest.skip("moto's writes are not atomic across threads (DynamoDB's are)")
+    barrier = threading.Barrier(8)
+
+    def append(worker: int) -> None:
+        barrier.wait()
+        for number in range(10):
+            log.append("alpha", event(worker * 100 + number))
+
+    threads = [threading.Thread(target=append, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(log.read_after("alpha", LONG_AGO, None, 500)) == 80
+
+
+def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) -> None:
+    """Items the DynamoDB adapter wrote read back the same from SQLite after `migrate_items`."""
+    if backend.is_sqlite:
+        pytest.skip("the source of a migration is the DynamoDB layout")
+    from shared.config import names
+    from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
+    from shared.storage.sqlite import Database
+
+    dynamo = build_event_log()
+    for number in range(1, 4):
+        dynamo.append("alpha", event(number, payload={"n": number, "ratio": 0.25}))
+    dynamo.append("beta", event(4, "deploy"))
+    dynamo.append("alpha", event(5, published_at=NOW - timedelta(days=8)))  # expired, TTL kept
+    items = list(backend.table(names.TABLE_COORDINATION).scan()["Items"])
+    sqlite = SqliteEventLog(Database(tmp_path / "migrated.db"))
+    other = {"pk": "TEAM#alpha", "sk": "COST#2026-01-01T00:00:00.000000Z#ab", "model": "m"}
+    assert sqlite.migrate_items([*items, other]) == 5
+    for team in ("alpha", "beta"):
+        assert sqlite.read_after(team, LONG_AGO, None, 10) == dynamo.read_after(
+            team, LONG_AGO, None, 10
+        )
+    assert ids(sqlite.read_after("alpha", LONG_AGO, None, 10)) == [
+        "evt-0001",
+        "evt-0002",
+        "evt-0003",
+    ]
+    assert sqlite.migrate_items(items) == 5  # a repeated migration adds nothing
+    assert len(sqlite.read_after("alpha", LONG_AGO, None, 10)) == 3

@@ -1,0 +1,127 @@
+"""The SyncState contract (connector times and the team's sync lease), on DynamoDB (moto) and
+SQLite alike."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from shared.sync.ports import SyncState
+from shared.sync.wiring import build_sync_state
+from tests.unit.storage.conftest import Backend
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+LEASE = 900
+
+
+@pytest.fixture
+def state(backend: Backend) -> SyncState:
+    return build_sync_state()
+
+
+def test_a_free_lock_is_taken_once_until_released(state: SyncState) -> None:
+    assert state.acquire_lock("alpha", "first", T0, LEASE)
+    assert not state.acquire_lock("alpha", "second", T0 + timedelta(seconds=1), LEASE)
+    assert not state.acquire_lock("alpha", "first", T0 + timedelta(seconds=1), LEASE)
+    state.release_lock("alpha", "first")
+    assert state.acquire_lock("alpha", "second", T0 + timedelta(seconds=2), LEASE)
+
+
+def test_only_the_holder_releases_the_lock(state: SyncState) -> None:
+    assert state.acquire_lock("alpha", "holder", T0, LEASE)
+    state.release_lock("alpha", "someone-else")
+    assert not state.acquire_lock("alpha", "third", T0, LEASE)
+
+
+def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_release_it(
+    state: SyncState,
+) -> None:
+    assert state.acquire_lock("alpha", "crashed", T0, LEASE)
+    # Still held at the last second of the lease, free the second after.
+    assert not state.acquire_lock("alpha", "second", T0 + timedelta(seconds=LEASE), LEASE)
+    after = T0 + timedelta(seconds=LEASE + 1)
+    assert state.acquire_lock("alpha", "second", after, LEASE)
+    state.release_lock("alpha", "crashed")  # no longer the holder: no effect
+    assert not state.acquire_lock("alpha", "third", after, LEASE)
+    state.release_lock("alpha", "second")
+    assert state.acquire_lock("alpha", "third", after, LEASE)
+
+
+def test_each_team_has_its_own_lock(state: SyncState) -> None:
+    assert state.acquire_lock("alpha", "a", T0, LEASE)
+    assert state.acquire_lock("beta", "b", T0, LEASE)
+    state.release_lock("beta", "a")  # alpha's holder names nothing in beta
+    assert not state.acquire_lock("beta", "c", T0, LEASE)
+
+
+def test_the_last_sync_of_each_source_replaces_the_previous(state: SyncState) -> None:
+    assert state.last_syncs("alpha") == {}
+    state.record_sync("alpha", "inbox", T0)
+    state.record_sync("alpha", "github", T0 + timedelta(minutes=1))
+    state.record_sync("alpha", "inbox", T0 + timedelta(minutes=2, microseconds=5))
+    state.record_sync("beta", "inbox", T0)
+    assert state.last_syncs("alpha") == {
+        "inbox": T0 + timedelta(minutes=2, microseconds=5),
+        "github": T0 + timedelta(minutes=1),
+    }
+    assert state.last_syncs("beta") == {"inbox": T0}
+    assert state.last_syncs("gamma") == {}
+
+
+def test_the_lock_and_the_sync_times_are_independent(state: SyncState) -> None:
+    state.record_sync("alpha", "inbox", T0)
+    assert state.acquire_lock("alpha", "holder", T0, LEASE)
+    assert state.last_syncs("alpha") == {"inbox": T0}
+
+
+@pytest.mark.parametrize("held_by_a_crashed_sync", [False, True])
+def test_concurrent_acquires_have_exactly_one_winner(
+    backend: Backend, state: SyncState, held_by_a_crashed_sync: bool
+) -> None:
+    if not backend.is_sqlite:
+        pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
+    if held_by_a_crashed_sync:
+        assert state.acquire_lock("alpha", "crashed", T0 - timedelta(hours=1), LEASE)
+    winners: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def race(holder: str) -> None:
+        barrier.wait()
+        if state.acquire_lock("alpha", holder, T0, LEASE):
+            winners.append(holder)
+
+    threads = [threading.Thread(target=race, args=(f"sync-{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(winners) == 1
+    state.release_lock("alpha", winners[0])
+    assert state.acquire_lock("alpha", "next", T0, LEASE)
+
+
+def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) -> None:
+    """Items the DynamoDB adapter wrote read back the same from SQLite after `migrate_items`."""
+    if backend.is_sqlite:
+        pytest.skip("the source of a migration is the DynamoDB layout")
+    from shared.config import names
+    from shared.storage.sqlite import Database
+    from shared.sync.adapters.sqlite import SqliteSyncState
+
+    dynamo = build_sync_state()
+    dynamo.record_sync("alpha", "inbox", T0)
+    dynamo.record_sync("alpha", "github", T0 + timedelta(minutes=1))
+    dynamo.record_sync("beta", "inbox", T0 + timedelta(minutes=2))
+    assert dynamo.acquire_lock("alpha", "running", T0, LEASE)
+    items = list(backend.table(names.TABLE_SYNC).scan()["Items"])
+    sqlite = SqliteSyncState(Database(tmp_path / "migrated.db"))
+    assert sqlite.migrate_items([*items, {"pk": "TEAM#alpha", "sk": "OTHER#x"}]) == 4
+    for team in ("alpha", "beta"):
+        assert sqlite.last_syncs(team) == dynamo.last_syncs(team)
+    # The lease came along: held until it expires, then taken over.
+    assert not sqlite.acquire_lock("alpha", "new", T0 + timedelta(seconds=1), LEASE)
+    assert sqlite.acquire_lock("alpha", "new", T0 + timedelta(seconds=LEASE + 1), LEASE)
+    assert sqlite.acquire_lock("beta", "new", T0, LEASE)
