@@ -20,9 +20,9 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from shared.config import names
-from shared.dynamo_values import query_all
 from shared.orchestrator.artifacts.models import Artifact
 from shared.orchestrator.artifacts.ports import BlobExists, BlobMissing
+from shared.storage.dynamo import query_all, team_pk
 
 if TYPE_CHECKING:
     from boto3.dynamodb.conditions import ConditionBase
@@ -34,12 +34,8 @@ ARTIFACT_PREFIX = "ARTIFACT#"
 BLOB_PREFIX = names.BUCKET_PREFIX_ARTIFACTS
 
 
-def _pk(team: str) -> str:
-    return f"TEAM#{team}"
-
-
 def _key(team: str, artifact_id: str) -> dict[str, str]:
-    return {"pk": _pk(team), "sk": ARTIFACT_PREFIX + artifact_id}
+    return {"pk": team_pk(team), "sk": ARTIFACT_PREFIX + artifact_id}
 
 
 def _part(value: str, what: str) -> str:
@@ -50,7 +46,8 @@ def _part(value: str, what: str) -> str:
     return value
 
 
-def _artifact(item: dict[str, Any]) -> Artifact:
+def artifact_from_item(item: dict[str, Any]) -> Artifact:
+    """The artifact record of a stored item (also what the SQLite records' migration reads)."""
     fields = {k: v for k, v in item.items() if k in Artifact.model_fields and k != "metadata"}
     if "size_bytes" in fields:
         fields["size_bytes"] = int(fields["size_bytes"])  # DynamoDB numbers come back Decimal
@@ -75,13 +72,13 @@ class DynamoArtifactRecords:
 
     def get(self, team: str, artifact_id: str) -> Artifact | None:
         item = self._table.get_item(Key=_key(team, artifact_id), ConsistentRead=True).get("Item")
-        return _artifact(item) if item else None
+        return artifact_from_item(item) if item else None
 
     def iter_team(
         self, team: str, *, task_id: str | None, workflow_id: str | None
     ) -> Iterator[Artifact]:
         kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(_pk(team))
+            "KeyConditionExpression": Key("pk").eq(team_pk(team))
             & Key("sk").begins_with(ARTIFACT_PREFIX),
             "ConsistentRead": True,
         }
@@ -96,7 +93,7 @@ class DynamoArtifactRecords:
                 combined = combined & condition
             kwargs["FilterExpression"] = combined
         for item in query_all(self._table, **kwargs):
-            yield _artifact(item)
+            yield artifact_from_item(item)
 
 
 class S3ArtifactBlobs:

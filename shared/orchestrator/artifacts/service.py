@@ -42,18 +42,14 @@ def new_artifact_id() -> str:
 
 
 def build_artifact_service() -> ArtifactService:
-    """The artifact service: records in the coordination table, bytes in S3 or the data dir.
+    """The artifact service: records in the configured store, bytes in S3 or the data dir.
 
     Local mode with a data dir keeps the bytes in `<data_dir>/artifacts` (moto's S3 lives in
     memory and would lose them at the next `make serve`); everywhere else, the artifacts bucket.
     """
     from shared import runtime
-    from shared.config import names
-    from shared.orchestrator.artifacts.adapters import (
-        DynamoArtifactRecords,
-        FolderArtifactBlobs,
-        S3ArtifactBlobs,
-    )
+    from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
+    from shared.orchestrator.artifacts.wiring import build_artifact_records
     from shared.orchestrator.tasks.wiring import build_task_store
 
     settings = runtime.settings()
@@ -66,8 +62,7 @@ def build_artifact_service() -> ArtifactService:
         blobs = S3ArtifactBlobs(
             boto3.client("s3", region_name=settings.region), settings.artifacts_bucket
         )
-    table = runtime.table(names.TABLE_COORDINATION)
-    return ArtifactService(DynamoArtifactRecords(table), blobs, build_task_store())
+    return ArtifactService(build_artifact_records(), blobs, build_task_store())
 
 
 def is_text(mime_type: str | None) -> bool:
