@@ -77,8 +77,8 @@ class StackAdmin:
         import boto3
 
         from shared import runtime
+        from shared.auth.wiring import build_token_service
         from shared.config.settings import Settings
-        from shared.protocol.wiring import build_token_service
 
         try:
             client = cloudformation or boto3.client("cloudformation")
@@ -100,6 +100,7 @@ class StackAdmin:
         settings = Settings.from_env().model_copy(
             update={
                 "environment": "aws",
+                "storage": "dynamodb",  # a deployed stack's tokens table, whatever CAIRN_STORAGE
                 "tables": {
                     **Settings().tables,
                     names.TABLE_TOKENS: outputs[names.Outputs.TOKENS_TABLE],

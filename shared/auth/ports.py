@@ -8,11 +8,24 @@ from shared.auth.models import TokenRecord
 
 
 class TokenStore(Protocol):
-    def put(self, secret_hash: str, record: TokenRecord) -> None: ...
+    """Team tokens by their secret's keyed hash, and per-token rate-limit windows.
 
-    def get_by_hash(self, secret_hash: str) -> TokenRecord | None: ...
+    Token ids are unique across teams (`revoke` finds a token by id alone: the CLI and admin API
+    name a token by id).
+    """
 
-    def list_team(self, team: str) -> list[TokenRecord]: ...
+    def put(self, secret_hash: str, record: TokenRecord) -> None:
+        """Store a new token; `DuplicateToken` when a token already has that hash (never
+        overwritten)."""
+        ...
+
+    def get_by_hash(self, secret_hash: str) -> TokenRecord | None:
+        """The token whose secret hashes to `secret_hash` (revoked and expired ones included)."""
+        ...
+
+    def list_team(self, team: str) -> list[TokenRecord]:
+        """Every token of `team`, revoked and expired ones included, oldest first."""
+        ...
 
     def list_issued_by(self, team: str, token_id: str) -> list[TokenRecord]:
         """The tokens of `team` that `token_id` minted (revoked ones included)."""
@@ -23,5 +36,13 @@ class TokenStore(Protocol):
         ...
 
     def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
-        """Atomically add one to the token's counter for a window and return the new count."""
+        """Atomically add one to the token's counter for a window and return the new count.
+
+        The window's counter is kept until `expires_epoch` (seconds); windows that expired by
+        `window_start` may be dropped, as a TTL would.
+        """
         ...
+
+
+class DuplicateToken(Exception):
+    """A token with that secret hash exists already (32 random bytes: in practice, a bug)."""

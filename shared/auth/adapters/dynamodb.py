@@ -1,4 +1,9 @@
-"""Token storage in DynamoDB: one item per token keyed by its secret's hash, plus rate counters."""
+"""Token storage in DynamoDB: one item per token keyed by its secret's hash, plus rate counters.
+
+Keys (the tokens table, `shared.config.tables.TOKENS`): a token is `pk = HASH#<secret hash>`,
+`sk = TOKEN`, found by id through `by_token_id` and by team through `by_team` (sort key
+`created_at`); a rate window is `pk = RATE#<token_id>#<window start>`, `sk = RATE`, with a TTL.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,17 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 
 from shared.auth.models import TokenRecord
-from shared.storage.dynamo import query_all
+from shared.auth.ports import DuplicateToken
+from shared.config.names import TTL_ATTRIBUTE
+from shared.storage.dynamo import ConditionLost, put_if, query_all, update_if
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
 TOKEN_SK = "TOKEN"
+RATE_SK = "RATE"
+TEAM_INDEX = "by_team"
+TOKEN_ID_INDEX = "by_token_id"
 
 
 def _token_pk(secret_hash: str) -> str:
@@ -38,7 +48,10 @@ class DynamoTokenStore:
         }
         if record.allowed_tools is not None:
             item["allowed_tools"] = list(record.allowed_tools)
-        self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        try:
+            put_if(self._table, item, "attribute_not_exists(pk)")
+        except ConditionLost as lost:
+            raise DuplicateToken(record.token_id) from lost
 
     def get_by_hash(self, secret_hash: str) -> TokenRecord | None:
         response = self._table.get_item(
@@ -48,23 +61,16 @@ class DynamoTokenStore:
         return _record(item) if item else None
 
     def list_team(self, team: str) -> list[TokenRecord]:
-        records: list[TokenRecord] = []
-        kwargs: dict[str, Any] = {
-            "IndexName": "by_team",
-            "KeyConditionExpression": Key("team").eq(team),
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            records.extend(_record(item) for item in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return records
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(
+            self._table, IndexName=TEAM_INDEX, KeyConditionExpression=Key("team").eq(team)
+        )
+        return [_record(item) for item in items]
 
     def list_issued_by(self, team: str, token_id: str) -> list[TokenRecord]:
         # A filter on the team's index: a team holds few tokens, so no index of its own is needed.
         items = query_all(
             self._table,
-            IndexName="by_team",
+            IndexName=TEAM_INDEX,
             KeyConditionExpression=Key("team").eq(team),
             FilterExpression=Attr("issued_by").eq(token_id),
         )
@@ -72,26 +78,29 @@ class DynamoTokenStore:
 
     def revoke(self, token_id: str, revoked_at_iso: str) -> TokenRecord | None:
         page = self._table.query(
-            IndexName="by_token_id", KeyConditionExpression=Key("token_id").eq(token_id)
+            IndexName=TOKEN_ID_INDEX, KeyConditionExpression=Key("token_id").eq(token_id)
         )
         items = page.get("Items", [])
         if not items:
             return None
-        key = {"pk": items[0]["pk"], "sk": items[0]["sk"]}
-        updated = self._table.update_item(
-            Key=key,
-            UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :at)",
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues={":at": revoked_at_iso},
-            ReturnValues="ALL_NEW",
-        )
-        return _record(updated["Attributes"])
+        try:
+            updated = update_if(
+                self._table,
+                {"pk": str(items[0]["pk"]), "sk": str(items[0]["sk"])},
+                "SET revoked_at = if_not_exists(revoked_at, :at)",
+                "attribute_exists(pk)",
+                values={":at": revoked_at_iso},
+            )
+        except ConditionLost:
+            return None
+        return _record(updated)
 
     def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
         # One atomic ADD per request: concurrent gateways never lose a count.
         response = self._table.update_item(
-            Key={"pk": _rate_pk(token_id, window_start), "sk": "RATE"},
-            UpdateExpression="ADD request_count :one SET expires_at_epoch = :ttl",
+            Key={"pk": _rate_pk(token_id, window_start), "sk": RATE_SK},
+            UpdateExpression="ADD request_count :one SET #ttl = :ttl",
+            ExpressionAttributeNames={"#ttl": TTL_ATTRIBUTE},
             ExpressionAttributeValues={":one": 1, ":ttl": expires_epoch},
             ReturnValues="UPDATED_NEW",
         )
