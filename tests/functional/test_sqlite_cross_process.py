@@ -305,3 +305,115 @@ def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
             assert holder is not None
             assert holder.agent_id == f"agt_{writer}_{name.removeprefix('agent-')}"
     assert len(list(store.iter_team("alpha"))) == AGENT_NAMES
+
+
+MEMORY_KEYS = 40
+
+
+def _create_keys(path: str, writer: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    from shared.memory.adapters.sqlite import SqliteMemoryStore
+    from shared.memory.models import Memory
+    from shared.memory.ports import KeyTaken
+
+    store = SqliteMemoryStore(Database(Path(path)))
+    start.wait()
+    won = []
+    for number in range(MEMORY_KEYS):
+        now = datetime.now(UTC)
+        memory = Memory(
+            id=f"mem_{writer}_{number}",
+            key=f"key-{number}",
+            content=writer,
+            created_at=now,
+            updated_at=now,
+            created_by=writer,
+        )
+        try:
+            store.create("alpha", memory)
+            won.append(f"key-{number}")
+        except KeyTaken:
+            pass
+    return won
+
+
+def test_two_processes_creating_the_same_memory_keys_win_each_exactly_once(
+    tmp_path: Path,
+) -> None:
+    from shared.memory.adapters.sqlite import SqliteMemoryStore
+
+    path = tmp_path / "cairn.db"
+    store = SqliteMemoryStore(Database(path))
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    start = manager.Event()
+    with context.Pool(2) as pool:
+        results = [
+            pool.apply_async(_create_keys, (str(path), writer, start)) for writer in ("one", "two")
+        ]
+        start.set()
+        won_one, won_two = (r.get(timeout=120) for r in results)
+    assert sorted(won_one + won_two) == sorted(f"key-{n}" for n in range(MEMORY_KEYS))
+    assert not set(won_one) & set(won_two)
+    for writer, keys in (("one", won_one), ("two", won_two)):
+        for key in keys:
+            assert store.id_for_key("alpha", key) == f"mem_{writer}_{key.removeprefix('key-')}"
+    # The losers wrote nothing: one record per key.
+    assert len(list(store.iter_team("alpha"))) == MEMORY_KEYS
+
+
+AGENT_NAMES = 40
+
+
+def _register_names(path: str, writer: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    from shared.orchestrator.agents.models import AgentRecord
+    from shared.orchestrator.agents.ports import NameTaken
+    from shared.orchestrator.agents.sqlite import SqliteAgentStore
+
+    store = SqliteAgentStore(Database(Path(path)))
+    start.wait()
+    won = []
+    for number in range(AGENT_NAMES):
+        agent = AgentRecord(
+            agent_id=f"agt_{writer}_{number}",
+            name=f"agent-{number}",
+            agent_type="codex",
+            status="active",
+            max_concurrent_tasks=1,
+            created_at=datetime.now(UTC),
+            created_by=writer,
+            token_id=f"tok_{writer}_{number}",
+            scopes=[],
+        )
+        try:
+            store.create("alpha", agent)
+            won.append(f"agent-{number}")
+        except NameTaken:
+            pass
+    return won
+
+
+def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
+    tmp_path: Path,
+) -> None:
+    from shared.orchestrator.agents.sqlite import SqliteAgentStore
+
+    path = tmp_path / "cairn.db"
+    store = SqliteAgentStore(Database(path))
+    context = multiprocessing.get_context("spawn")
+    manager = context.Manager()
+    start = manager.Event()
+    with context.Pool(2) as pool:
+        results = [
+            pool.apply_async(_register_names, (str(path), writer, start))
+            for writer in ("one", "two")
+        ]
+        start.set()
+        won_one, won_two = (r.get(timeout=120) for r in results)
+    assert sorted(won_one + won_two) == sorted(f"agent-{n}" for n in range(AGENT_NAMES))
+    assert not set(won_one) & set(won_two)
+    for writer, names in (("one", won_one), ("two", won_two)):
+        for name in names:
+            holder = store.get_by_name("alpha", name)
+            assert holder is not None
+            assert holder.agent_id == f"agt_{writer}_{name.removeprefix('agent-')}"
+    assert len(list(store.iter_team("alpha"))) == AGENT_NAMES
