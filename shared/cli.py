@@ -85,6 +85,10 @@ def _bench(args: argparse.Namespace) -> int:
         from shared.bench.gateway import main as gateway_main
 
         return gateway_main(args.bench_args)
+    if args.bench_command == "store":
+        from shared.bench.store import main as store_main
+
+        return store_main(args.bench_args)
     from shared.bench.retrieval import main as retrieval_main
 
     return retrieval_main(args.bench_args)
@@ -148,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",
     )
     gateway.add_argument("bench_args", nargs=argparse.REMAINDER)
+    store = bench_commands.add_parser(
+        "store",
+        help="the storage layer under load through a real server (SQLite, moto reference)",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    store.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(run=_bench)
     return parser
 

@@ -1,0 +1,369 @@
+"""`cairn bench store`: the storage layer under load, through a real server over HTTP.
+
+For each size (memories and tasks in one team) it seeds a fresh data folder through the stores'
+own adapters, starts a server on a free loopback port and measures, as an MCP client would
+(JSON-RPC over HTTP POST, one keep-alive connection): p50 and p99 of `memory_put`, `memory_get`
+by key, `recall` without a query, `task.poll`, `task.claim` and `list_handoffs`. Then `--agents`
+threads, each with its own agent token, race to claim the same shuffled tasks for at most
+`--seconds`: claims per second, and whether any task was claimed twice.
+
+Two backends, in the same run:
+- `sqlite`: the real `cairn serve` on the embedded database (what `make serve` runs);
+- `moto`: the old local path for reference — the same gateway and services on DynamoDB adapters
+  over moto in one process, every call holding one lock (moto has no per-item locking), as
+  `make serve` ran before the SQLite store.
+
+One JSON object on stdout; progress on stderr. Only 127.0.0.1 is ever contacted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from shared.bench.gateway import HANDOFF, _client, _free_port, _percentile
+
+TEAM = "local"
+HANDOFFS = 200
+PEPPER_FILE = "pepper"
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """What a seeded data folder holds: the admin token's secret and the agents' secrets."""
+
+    admin: str
+    agents: list[str]
+
+
+def seed(size: int, agents: int, pepper: str) -> Seeded:
+    """Fill the configured stores (`shared.runtime`) with `size` memories and tasks of `TEAM`.
+
+    Writes go through the port adapters that the server itself uses, so what is measured is
+    what a user's data looks like.
+    """
+    from shared import runtime
+    from shared.auth.models import TokenRequest
+    from shared.handoffs.models import Handoff
+    from shared.handoffs.wiring import build_handoff_store
+    from shared.memory.models import Memory
+    from shared.memory.wiring import build_memory_store
+    from shared.orchestrator.tasks.models import Task
+    from shared.orchestrator.tasks.wiring import build_task_store
+    from shared.protocol.wiring import build_token_service
+
+    if runtime.settings().storage == "sqlite":
+        # Seeding is setup, not the measurement: skip the per-commit fsync while it runs.
+        runtime.database().connection().execute("PRAGMA synchronous=OFF")
+    memories, tasks, handoffs = build_memory_store(), build_task_store(), build_handoff_store()
+    start = datetime.now(UTC) - timedelta(days=1)
+    for n in range(size):
+        at = start + timedelta(milliseconds=n)
+        memories.create(
+            TEAM,
+            Memory(
+                id=f"mem_seed{n:07d}",
+                key=f"fact-{n}",
+                content=f"Fact {n}: service {n % 17} runs in region {n % 5}.",
+                tags=[f"t{n % 10}"],
+                created_at=at,
+                updated_at=at,
+                created_by="seed",
+            ),
+        )
+        tasks.create(
+            TEAM,
+            Task(
+                id=f"tsk_seed{n:07d}",
+                name=f"task {n}",
+                priority=n % 3,
+                created_by="seed",
+                created_at=at,
+                updated_at=at,
+            ),
+        )
+    for n in range(HANDOFFS):
+        handoffs.create(
+            TEAM,
+            Handoff(
+                id=f"hof_seed{n:05d}",
+                title=f"handoff {n}",
+                document_md=HANDOFF,
+                created_by="seed",
+                created_at=start + timedelta(seconds=n),
+                status="open",
+            ),
+        )
+    tokens = build_token_service(runtime.settings().model_copy(update={"token_pepper": pepper}))
+
+    def issue(name: str, scopes: tuple[str, ...], agent: str | None = None) -> str:
+        request = TokenRequest(
+            team=TEAM,
+            name=name,
+            scopes=scopes,
+            agent_id=agent,
+            rate_limit_per_minute=100_000,
+        )
+        return tokens.issue(request).secret
+
+    admin = issue("bench", ("admin",))
+    agent_secrets = [
+        issue(f"agent-{n}", ("task.claim", "task.read"), f"bench-agent-{n}") for n in range(agents)
+    ]
+    return Seeded(admin, agent_secrets)
+
+
+class _Process:
+    """A server process on a free loopback port: `cairn serve`, or the moto reference."""
+
+    def __init__(self, command: list[str], data_dir: Path) -> None:
+        self.port = _free_port()
+        env = {**os.environ, "CAIRN_PORT": str(self.port), "CAIRN_DATA_DIR": str(data_dir)}
+        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            command,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        deadline = time.monotonic() + 900  # the moto reference seeds inside the process
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}/.well-known/oauth-protected-resource", timeout=1
+                ):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        self.process.kill()
+        raise RuntimeError("the server did not start in time")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def _caller(url: str, secret: str) -> tuple[Any, Callable[[str, dict[str, Any]], dict[str, Any]]]:
+    http = _client(
+        {
+            "Authorization": f"Bearer {secret}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
+    )
+
+    def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        response = http.post(url, content=json.dumps(body))
+        response.raise_for_status()
+        payload: dict[str, Any] = response.json()
+        result: dict[str, Any] = payload.get("result") or {}
+        if "error" in payload:
+            raise RuntimeError(f"{name} failed: {payload}")
+        return result
+
+    return http, tool
+
+
+def _latencies(url: str, secret: str, size: int, calls: int) -> dict[str, Any]:
+    http, tool = _caller(url, secret)
+    rng = random.Random(7)  # noqa: S311 - a reproducible workload, not a secret
+    counter = iter(range(10**9))
+    claimable = iter(rng.sample(range(size), min(size, calls + 1)))
+    operations: dict[str, Callable[[], Any]] = {
+        "memory_put": lambda: tool(
+            "memory_put", {"key": f"bench-{next(counter)}", "content": "a new fact"}
+        ),
+        "memory_get": lambda: tool("memory_get", {"key": f"fact-{rng.randrange(size)}"}),
+        "recall": lambda: tool("recall", {"limit": 20}),
+        "task.poll": lambda: tool("task.poll", {"limit": 20}),
+        "task.claim": lambda: tool("task.claim", {"task_id": f"tsk_seed{next(claimable):07d}"}),
+        "list_handoffs": lambda: tool("list_handoffs", {"limit": 20}),
+    }
+    figures: dict[str, Any] = {}
+    for name, operation in operations.items():
+        operation()  # warm-up
+        timings = []
+        for _ in range(calls):
+            began = time.perf_counter()
+            result = operation()
+            timings.append((time.perf_counter() - began) * 1000)
+            if result.get("isError"):
+                raise RuntimeError(f"{name} failed: {result}")
+        figures[name] = {
+            "p50_ms": round(_percentile(timings, 0.5), 2),
+            "p99_ms": round(_percentile(timings, 0.99), 2),
+        }
+    http.close()
+    return figures
+
+
+def _claim_race(
+    url: str, agents: list[str], size: int, calls: int, seconds: float
+) -> dict[str, Any]:
+    """Every agent tries the same shuffled tasks (not the ones `_latencies` claimed)."""
+    pool = [f"tsk_seed{n:07d}" for n in range(size)]
+    random.Random(11).shuffle(pool)  # noqa: S311 - a reproducible workload
+    pool = pool[calls + 2 :]
+    won: list[list[str]] = [[] for _ in agents]
+    attempts = [0] * len(agents)
+    errors = [0] * len(agents)
+    stop_at = time.monotonic() + seconds
+    barrier = threading.Barrier(len(agents))
+
+    def agent(slot: int) -> None:
+        http, tool = _caller(url, agents[slot])
+        # Every agent walks the same tasks, the first stretch in its own order: they contend
+        # for the same tasks without moving in lockstep.
+        head = pool[: len(agents) * 50]
+        random.Random(slot).shuffle(head)  # noqa: S311 - a reproducible workload
+        order = head + pool[len(agents) * 50 :]
+        barrier.wait()
+        for task_id in order:
+            if time.monotonic() >= stop_at:  # bounded in time: the loop stops by itself
+                break
+            attempts[slot] += 1
+            try:
+                result = tool("task.claim", {"task_id": task_id})
+            except Exception:  # counted; the race goes on
+                errors[slot] += 1
+                continue
+            if not result.get("isError"):
+                won[slot].append(task_id)
+        http.close()
+
+    began = time.perf_counter()
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(len(agents))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    claimed = [task for tasks in won for task in tasks]
+    return {
+        "agents": len(agents),
+        "seconds": round(elapsed, 2),
+        "claims": len(claimed),
+        "claims_per_second": round(len(claimed) / elapsed, 1),
+        "attempts_per_second": round(sum(attempts) / elapsed, 1),
+        "errors": sum(errors),
+        "double_claims": len(claimed) - len(set(claimed)),
+    }
+
+
+def measure(backend: str, size: int, calls: int, agents: int, seconds: float) -> dict[str, Any]:
+    """Seed, serve, measure, stop, for one backend and size."""
+    with tempfile.TemporaryDirectory(prefix=f"cairn-bench-store-{backend}-") as tmp:
+        data_dir = Path(tmp)
+        pepper = secrets.token_hex(32)
+        (data_dir / PEPPER_FILE).write_text(pepper)
+        secrets_file = data_dir / "bench-secrets.json"
+        if backend == "sqlite":
+            from shared import runtime
+            from shared.config.settings import Settings
+
+            began = time.perf_counter()
+            runtime.configure(
+                Settings(
+                    environment="local", storage="sqlite", data_dir=data_dir, token_pepper=pepper
+                )
+            )
+            seeded = seed(size, agents, pepper)
+            runtime.configure(Settings())  # closes the database before the server opens it
+            seed_seconds = time.perf_counter() - began
+            command = [sys.executable, "-m", "shared.cli", "serve"]
+        else:
+            seed_seconds = 0.0
+            command = [
+                sys.executable,
+                "-m",
+                "shared.bench.moto_server",
+                "--size",
+                str(size),
+                "--agents",
+                str(agents),
+                "--secrets",
+                str(secrets_file),
+            ]
+        server = _Process(command, data_dir)
+        try:
+            if backend != "sqlite":
+                stored = json.loads(secrets_file.read_text())
+                seeded = Seeded(stored["admin"], stored["agents"])
+            figures: dict[str, Any] = {"backend": backend, "size": size}
+            if seed_seconds:
+                figures["seed_seconds"] = round(seed_seconds, 1)
+            figures.update(_latencies(server.url, seeded.admin, size, calls))
+            figures["claim_race"] = _claim_race(server.url, seeded.agents, size, calls, seconds)
+            return figures
+        finally:
+            server.stop()
+
+
+def _ratio(figures: list[dict[str, Any]], backend: str, big: int, small: int) -> dict[str, Any]:
+    by_size = {f["size"]: f for f in figures if f["backend"] == backend}
+    if big not in by_size or small not in by_size:
+        return {}
+    return {
+        name: round(by_size[big][name]["p50_ms"] / by_size[small][name]["p50_ms"], 2)
+        for name in ("memory_get", "recall", "task.poll", "task.claim", "list_handoffs")
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: `cairn bench store [--sizes 1000,10000,100000] [--moto-sizes 1000,10000] …`."""
+    parser = argparse.ArgumentParser(prog="cairn bench store", description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--moto-sizes", default="1000,10000")
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--agents", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    moto_sizes = [int(s) for s in args.moto_sizes.split(",") if s]
+    if min(sizes + moto_sizes, default=1) <= args.calls + 2 or args.agents < 1:
+        parser.error("every size must exceed --calls + 2, and --agents must be at least 1")
+    figures = []
+    for backend, backend_sizes in (("sqlite", sizes), ("moto", moto_sizes)):
+        for size in backend_sizes:
+            print(f"store bench: {backend} at {size:,} …", file=sys.stderr, flush=True)
+            result = measure(backend, size, args.calls, args.agents, args.seconds)
+            print(json.dumps(result), file=sys.stderr, flush=True)
+            figures.append(result)
+    summary: dict[str, Any] = {"runs": figures}
+    if sizes:
+        summary["sqlite_p50_ratio_largest_to_smallest"] = _ratio(
+            figures, "sqlite", max(sizes), min(sizes)
+        )
+    print(json.dumps(summary))
+    return 0
