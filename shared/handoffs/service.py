@@ -43,7 +43,8 @@ class HandoffService:
         """Persist a handoff whose document has exactly the five required sections."""
         if problem := section_problem(document_md):
             raise InvalidArgument(
-                f"`document_md` {problem} (required: {', '.join(REQUIRED_SECTIONS)})",
+                f"`document_md` {problem}; give it exactly these five sections, each as a "
+                f"Markdown heading: {', '.join(REQUIRED_SECTIONS)}",
                 field="document_md",
             )
         handoff = Handoff(
@@ -107,7 +108,11 @@ class HandoffService:
         try:
             return self._store.claim(principal.team, handoff_id, claim)
         except UnknownHandoff as exc:
-            raise NotFound(f"no handoff with id {handoff_id!r}", field="handoff_id") from exc
+            raise NotFound(
+                f"`handoff_id`: no handoff with id {handoff_id!r} in your team; use an id "
+                "from list_handoffs",
+                field="handoff_id",
+            ) from exc
         except AlreadyClaimed as exc:
             holder = exc.claim.model_dump(mode="json") if exc.claim else {}
             who = (
@@ -116,5 +121,8 @@ class HandoffService:
                 else ""
             )
             raise Conflict(
-                f"handoff {handoff_id!r} is already claimed{who}", field="handoff_id", holder=holder
+                f"`handoff_id`: handoff {handoff_id!r} is already claimed{who}; pick another "
+                "from list_handoffs (it lists only open ones)",
+                field="handoff_id",
+                holder=holder,
             ) from exc

@@ -26,7 +26,9 @@ def _require_json(content: str) -> None:
         json.loads(content)
     except ValueError as exc:
         raise InvalidArgument(
-            f"`content` must be a JSON string (JSON parse error: {exc})", field="content"
+            f"`content` must be a JSON string (JSON parse error: {exc}); encode the value as "
+            """JSON text, e.g. '{"theme": "dark"}' or '"plain text"'""",
+            field="content",
         ) from exc
 
 
@@ -68,14 +70,16 @@ class MemoryService:
         now = self.now()
         if ttl_days is not None and expires_at is not None:
             raise InvalidArgument(
-                "give either `ttl_days` or `expires_at`, not both", field="expires_at"
+                "`expires_at`: give either `ttl_days` or `expires_at`, not both; drop one of them",
+                field="expires_at",
             )
         if expires_at is not None:
             if expires_at.tzinfo is None:
                 expires_at = expires_at.replace(tzinfo=UTC)
             if expires_at <= now:
                 raise InvalidArgument(
-                    f"`expires_at` must be in the future (got {expires_at.isoformat()})",
+                    f"`expires_at` must be in the future (got {expires_at.isoformat()}); give "
+                    "a later time, or `ttl_days`",
                     field="expires_at",
                 )
         elif ttl_days is not None:
@@ -116,12 +120,18 @@ class MemoryService:
                 continue  # another writer created the key first: update theirs instead
             self._index.index(team, memory)
             return memory
-        raise InvalidArgument(f"`key` {key!r} is being written concurrently; retry", field="key")
+        raise InvalidArgument(
+            f"`key` {key!r} is being written concurrently; retry the call", field="key"
+        )
 
     def get(self, principal: Principal, *, memory_id: str | None, key: str | None) -> Memory | None:
         """The live memory by id or key, else None. Expired memories are pruned on sight."""
         if memory_id is None and key is None:
-            raise InvalidArgument("give `id` or `key`", field="key")
+            raise InvalidArgument(
+                "`key`: give `id` or `key` of the memory to read; memory_put and "
+                "memory_search return both",
+                field="key",
+            )
         team = principal.team
         if memory_id is not None:
             memory = self._live(team, self._store.get(team, memory_id))
@@ -222,16 +232,17 @@ class MemoryService:
         team = principal.team
         live = self._live(team, self._store.get(team, memory_id))
         if live is None:
-            raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
+            raise _no_memory(memory_id)
         if len(live.flags) >= MAX_FLAGS:
             raise InvalidArgument(
-                f"memory {memory_id!r} already has {MAX_FLAGS} flags awaiting review",
+                f"`memory_id`: memory {memory_id!r} already has {MAX_FLAGS} flags awaiting "
+                "review; wait for a reviewer to resolve them before flagging it again",
                 field="memory_id",
             )
         flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
         flagged = self._store.add_flag(team, memory_id, flag)
         if flagged is None:  # deleted between the read and the write
-            raise NotFound(f"no memory with id {memory_id!r}", field="memory_id")
+            raise _no_memory(memory_id)
         return flagged
 
     # ------------------------------------------------------------------ seed 004 engrams
@@ -267,8 +278,8 @@ class MemoryService:
         except KeyTaken as exc:
             existing = self._store.id_for_key(principal.team, key, wallet_address)
             raise Conflict(
-                f"wallet {wallet_address!r} already has an engram under `key` {key!r} "
-                f"({existing}); use engram_update",
+                f"`key`: wallet {wallet_address!r} already has an engram under `key` {key!r} "
+                f"({existing}); use engram_update on that id, or pick another key",
                 field="key",
                 holder={"id": existing} if existing else None,
             ) from exc
@@ -318,7 +329,7 @@ class MemoryService:
         try:
             self._store.replace(principal.team, updated)
         except MemoryGone as exc:
-            raise NotFound(f"no engram with id {engram_id!r}", field="id") from exc
+            raise _no_engram(engram_id) from exc
         self._index.index(principal.team, updated)
         return updated
 
@@ -349,13 +360,13 @@ class MemoryService:
             except Conflict:
                 continue  # created concurrently: update it instead
         raise InvalidArgument(
-            f"`field` {field!r} is being written concurrently; retry", field="field"
+            f"`field` {field!r} is being written concurrently; retry the call", field="field"
         )
 
     def _engram(self, team: str, engram_id: str) -> Memory:
         memory = self._live(team, self._store.get(team, engram_id))
         if memory is None or memory.wallet_address is None:
-            raise NotFound(f"no engram with id {engram_id!r}", field="id")
+            raise _no_engram(engram_id)
         return memory
 
     def prune_expired(self, team: str) -> int:
@@ -390,3 +401,19 @@ class MemoryService:
     def _delete(self, team: str, memory: Memory) -> None:
         self._store.delete(team, memory)
         self._index.remove(team, memory.id)
+
+
+def _no_memory(memory_id: str) -> NotFound:
+    return NotFound(
+        f"`memory_id`: no memory with id {memory_id!r} in your team; use an id from "
+        "recall or memory_search",
+        field="memory_id",
+    )
+
+
+def _no_engram(engram_id: str) -> NotFound:
+    return NotFound(
+        f"`id`: no engram with id {engram_id!r} in your team; use an id from engram_create, "
+        "engram_search or engram_list_by_type",
+        field="id",
+    )

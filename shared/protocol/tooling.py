@@ -64,14 +64,26 @@ def success_result(structured: dict[str, Any]) -> dict[str, Any]:
 
 
 def error_result(error: ErrorInfo) -> dict[str, Any]:
-    """A tool's own failure: `isError: true` with a message naming the field and the problem."""
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    """A tool's own failure: `isError: true` with a message naming the field and the fix.
+
+    The details (`code`, `message`, `field`, and `status` / `holder` where the failure has them)
+    sit in `result.error`, where seed 002's clients read them, and in `structuredContent.error`,
+    where an MCP SDK user reaches them: SDK clients drop unknown result keys, and check
+    `structuredContent` against the tool's `outputSchema` only on success (MCP: an error result
+    need not conform), so the error object travels there intact.
+    """
+    message = error.message
+    if error.field and f"`{error.field}`" not in message:
+        # Every message names its argument; one written without it still says which.
+        message = f"`{error.field}`: {message}"
+    body: dict[str, Any] = {"code": error.code, "message": message}
     if error.field:
         body["field"] = error.field
     if error.data:
         body.update(error.data)
     return {
-        "content": [{"type": "text", "text": error.message}],
+        "content": [{"type": "text", "text": message}],
+        "structuredContent": {"error": body},
         "isError": True,
         "error": body,
     }

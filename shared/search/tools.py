@@ -42,7 +42,8 @@ def parse_cursor(cursor: str | None) -> int:
         return 0
     if not cursor.isdigit() or int(cursor) > MAX_OFFSET:
         raise InvalidArgument(
-            f"`cursor` must be a `next_cursor` returned by a previous search (got {cursor!r})",
+            f"`cursor` must be a `next_cursor` returned by a previous search (got {cursor!r}); "
+            "pass that value unchanged, or omit `cursor` for the first page",
             field="cursor",
         )
     return int(cursor)
@@ -170,7 +171,8 @@ def embeddings_build(
 ) -> EmbeddingsBuildOutput:
     if args.source == MEMORY_SOURCE:
         raise InvalidArgument(
-            "`source` 'memory' is indexed by the memory service; give a document source",
+            "`source` 'memory' is indexed by the memory service; give a document source "
+            "(e.g. inbox), or omit `source` to rebuild all of them",
             field="source",
         )
     return EmbeddingsBuildOutput(total=ctx.service.rebuild(ctx.principal.team, args.source))

@@ -91,7 +91,8 @@ class SyncService:
         team = principal.team
         if source is not None and source not in CONNECTORS:
             raise InvalidArgument(
-                f"`source` must be one of {', '.join(CONNECTORS)} (got {source!r})",
+                f"`source` must be one of {', '.join(CONNECTORS)} (got {source!r}); pick one of "
+                "them, or omit it to sync every source",
                 field="source",
             )
         holder = f"{principal.actor}:{secrets.token_hex(4)}"
@@ -185,13 +186,18 @@ class SyncService:
             except FileExists:
                 continue
         else:
-            raise InvalidArgument("could not find a free inbox file name; retry", field="filename")
+            raise InvalidArgument(
+                "`filename`: could not find a free inbox file name; retry, or give another "
+                "`filename`",
+                field="filename",
+            )
         if sync_immediately:
             # Running a sync is the `sync` scope's right, not `ingest`'s.
             if not principal.has_any_scope(("sync",)):
                 raise InvalidArgument(
                     "`sync_immediately` needs a token with the `sync` scope; the file is "
-                    f"stored at {path} and is indexed at the next sync",
+                    f"stored at {path} and is indexed at the next sync (omit "
+                    "`sync_immediately`, or use a token that has `sync`)",
                     field="sync_immediately",
                 )
             synced = self.sync(principal, source=INBOX_SOURCE, lock=True)

@@ -77,7 +77,8 @@ def test_claiming_an_unknown_id_is_a_404(harness: Harness) -> None:
     assert result["isError"] is True
     assert result["error"] == {  # type: ignore[comparison-overlap]
         "code": "not_found",
-        "message": "no handoff with id 'hof_nope'",
+        "message": "`handoff_id`: no handoff with id 'hof_nope' in your team; use an id "
+        "from list_handoffs",
         "field": "handoff_id",
         "status": 404,
     }

@@ -276,7 +276,8 @@ def test_an_unknown_agent_is_a_404(harness: Harness) -> None:
 
     assert result["error"] == {  # type: ignore[comparison-overlap]
         "code": "not_found",
-        "message": "no active agent with id 'agt_nope' in this team",
+        "message": "`agent_id`: no active agent with id 'agt_nope' in your team; use an id "
+        "from agent.list, or agent.register a new agent",
         "field": "agent_id",
         "status": 404,
     }

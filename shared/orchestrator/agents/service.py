@@ -207,14 +207,18 @@ def _check_owner(principal: Principal, agent_id: str) -> None:
 
 
 def _not_found(agent_id: str) -> NotFound:
-    return NotFound(f"no active agent with id {agent_id!r} in this team", field="agent_id")
+    return NotFound(
+        f"`agent_id`: no active agent with id {agent_id!r} in your team; use an id from "
+        "agent.list, or agent.register a new agent",
+        field="agent_id",
+    )
 
 
 def _name_conflict(name: str, holder: str | None) -> Conflict:
     who = f" by agent {holder}" if holder else ""
     return Conflict(
-        f"an agent named {name!r} is already registered{who}; pass `overwrite: true` to replace "
-        "it (its token is revoked)",
+        f"`name`: an agent named {name!r} is already registered{who}; pick another name, or "
+        "pass `overwrite: true` to replace it (its token is revoked)",
         field="name",
         holder={"agent_id": holder} if holder else {},
     )

@@ -115,7 +115,11 @@ class ArtifactService:
         team = principal.team
         task = self._tasks.get(team, task_id)
         if task is None:
-            raise NotFound(f"no task with id {task_id!r} in your team", field="task_id")
+            raise NotFound(
+                f"`task_id`: no task with id {task_id!r} in your team; use an id from "
+                "task.create, task.poll or task.list",
+                field="task_id",
+            )
         artifact_id = new_artifact_id()
         mime = mime_type or default_mime
         storage = None
@@ -126,7 +130,8 @@ class ArtifactService:
                 storage = self._blobs.put(team, artifact_id, body, mime or BINARY_MIME)
             except BlobExists as exc:  # a fresh random id: only a collision gets here
                 raise Conflict(
-                    f"artifact id {artifact_id} is taken; call artifact.put again",
+                    f"`task_id`: artifact id {artifact_id} was taken by a concurrent write; "
+                    "call artifact.put again",
                     field="task_id",
                 ) from exc
         artifact = Artifact(
@@ -162,8 +167,8 @@ class ArtifactService:
             body = self._blobs.get(principal.team, artifact_id)
         except BlobMissing as exc:
             raise NotFound(
-                f"the content of artifact {artifact_id!r} is missing from storage; "
-                "call again without include_content for its record",
+                f"`artifact_id`: the content of artifact {artifact_id!r} is missing from "
+                "storage; call again without include_content for its record",
                 field="artifact_id",
             ) from exc
         if is_text(artifact.mime_type):
@@ -182,8 +187,8 @@ class ArtifactService:
         if task_id is None and workflow_id is None:
             # Seed 000 never exposes an unfiltered enumeration ("list_all").
             raise InvalidArgument(
-                "give `task_id` or `workflow_id` (or both): artifact.list does not list a "
-                "whole team",
+                "`task_id`: artifact.list does not list a whole team; give `task_id` or "
+                "`workflow_id` (or both)",
                 field="task_id",
             )
         found = list(

@@ -74,7 +74,9 @@ class TaskService:
         ]
         if missing:
             raise InvalidArgument(
-                f"`depends_on` names unknown task(s): {', '.join(missing)}", field="depends_on"
+                f"`depends_on` names task(s) not in your team: {', '.join(missing)}; use ids "
+                "from task.create or task.list",
+                field="depends_on",
             )
         now = self._now()
         task = Task(
@@ -93,7 +95,7 @@ class TaskService:
         """A sub-task of `parent_task_id`, in the parent's workflow."""
         parent = self._store.get(principal.team, parent_task_id)
         if parent is None:
-            raise NotFound(f"no task with id {parent_task_id!r}", field="parent_task_id")
+            raise _no_task(parent_task_id, "parent_task_id")
         return self.create(
             principal,
             name=name,
@@ -142,18 +144,20 @@ class TaskService:
         team, now = principal.team, self._now()
         task = self._store.get(team, task_id)
         if task is None:
-            raise NotFound(f"no task with id {task_id!r}", field="task_id")
+            raise _no_task(task_id)
         if task.requires_capability is not None and task.requires_capability not in (
             self._capabilities(principal)
         ):
             raise InvalidArgument(
-                f"task {task_id!r} requires capability {task.requires_capability!r}, which the "
-                "calling agent is not registered with",
+                f"`task_id`: task {task_id!r} requires capability "
+                f"{task.requires_capability!r}, which the calling agent is not registered with; "
+                "add it with agent.capabilities, or take a task task.poll offers you",
                 field="task_id",
             )
         if waiting := self._waiting_on(team, task):
             raise Conflict(
-                f"task {task_id!r} waits on unfinished task(s): {', '.join(waiting)}",
+                f"`task_id`: task {task_id!r} waits on unfinished task(s): "
+                f"{', '.join(waiting)}; claim it once they are completed",
                 field="task_id",
                 holder={"waiting_on": waiting},
             )
@@ -179,22 +183,24 @@ class TaskService:
         team = principal.team
         task = self._store.get(team, task_id)
         if task is None:
-            raise NotFound(f"no task with id {task_id!r}", field="task_id")
+            raise _no_task(task_id)
         try:
             self._store.finish(
                 team, task_id, principal.actor, task.fence, status, outcome, self._now()
             )
         except ClaimNotHeld as lost:
-            raise self._not_yours(task_id, principal, lost.current, status) from lost
+            raise self._not_yours(task_id, principal, lost.current, _VERB[status]) from lost
 
     def cancel(self, principal: Principal, task_id: str, reason: str | None) -> None:
         try:
             self._store.cancel(principal.team, task_id, reason, self._now())
         except AlreadyClosed as lost:
             if lost.current is None:
-                raise NotFound(f"no task with id {task_id!r}", field="task_id") from lost
+                raise _no_task(task_id) from lost
             raise Conflict(
-                f"task {task_id!r} is already {lost.current.status}", field="task_id"
+                f"`task_id`: task {task_id!r} is already {lost.current.status}; there is "
+                "nothing left to cancel",
+                field="task_id",
             ) from lost
 
     # ------------------------------------------------------------------ helpers
@@ -218,8 +224,8 @@ class TaskService:
         held = [t.id for t in self._store.claims_held(principal.team, principal.actor, now)]
         if len(held) >= limit:
             raise Conflict(
-                f"the calling agent already holds {len(held)} task(s), its max_concurrent_tasks "
-                f"({limit}); complete or fail one first",
+                f"`task_id`: the calling agent already holds {len(held)} task(s), its "
+                f"max_concurrent_tasks ({limit}); complete or fail one first",
                 field="task_id",
                 holder={"held": held},
             )
@@ -234,12 +240,17 @@ class TaskService:
 
     def _claim_lost(self, task_id: str, current: Task | None) -> Exception:
         if current is None:
-            return NotFound(f"no task with id {task_id!r}", field="task_id")
+            return _no_task(task_id)
         if current.status not in OPEN_STATUSES:
-            return Conflict(f"task {task_id!r} is {current.status}", field="task_id")
+            return Conflict(
+                f"`task_id`: task {task_id!r} is {current.status}; take an open task from "
+                "task.poll",
+                field="task_id",
+            )
         return Conflict(
-            f"task {task_id!r} is claimed by {current.claimed_by} until "
-            f"{current.lease_expires_at.isoformat() if current.lease_expires_at else '?'}",
+            f"`task_id`: task {task_id!r} is claimed by {current.claimed_by} until "
+            f"{current.lease_expires_at.isoformat() if current.lease_expires_at else '?'}; "
+            "take another task from task.poll, or retry after the lease expires",
             field="task_id",
             holder={
                 "claimed_by": current.claimed_by,
@@ -253,17 +264,32 @@ class TaskService:
     def _not_yours(
         self, task_id: str, principal: Principal, current: Task | None, action: str
     ) -> Exception:
+        """Why the caller may not `action` ("start", "complete", "fail") the task."""
         if current is None:
-            return NotFound(f"no task with id {task_id!r}", field="task_id")
+            return _no_task(task_id)
         if current.claimed_by != principal.actor:
             return Conflict(
-                f"cannot {action} task {task_id!r}: it is not claimed by you "
-                f"(status {current.status}, claimed by {current.claimed_by})",
+                f"`task_id`: cannot {action} task {task_id!r}: it is not claimed by you "
+                f"(status {current.status}, claimed by {current.claimed_by}); claim it first "
+                "with task.claim",
                 field="task_id",
                 holder={"claimed_by": current.claimed_by},
             )
         return Conflict(
-            f"cannot {action} task {task_id!r}: status is {current.status}"
-            + (" and its lease has expired" if action == "start" else ""),
+            f"`task_id`: cannot {action} task {task_id!r}: status is {current.status}"
+            + (" and its lease has expired" if action == "start" else "")
+            + "; task.get shows its state, task.claim claims it again if it is open",
             field="task_id",
         )
+
+
+# The verb of each final status, for messages ("cannot complete task …", not "cannot completed").
+_VERB: dict[FinalStatus, str] = {"completed": "complete", "failed": "fail"}
+
+
+def _no_task(task_id: str, field: str = "task_id") -> NotFound:
+    return NotFound(
+        f"`{field}`: no task with id {task_id!r} in your team; use an id from task.create, "
+        "task.poll or task.list",
+        field=field,
+    )
