@@ -19,6 +19,9 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
+from shared.config import names
+from shared.storage.sqlite import Database
+
 LEGACY_SNAPSHOT = "dynamodb.json"
 MIGRATED_SUFFIX = ".migrated"
 
@@ -75,3 +78,32 @@ def migrate_snapshot(
         report.skipped[logical] = len(items) - taken
     os.replace(path, path.with_name(path.name + MIGRATED_SUFFIX))
     return report
+
+
+def legacy_importers(db: Database) -> dict[str, list[Importer]]:
+    """Each old table's importers: the SQLite adapters of the stores that lived in it."""
+    from shared.auth.adapters.sqlite import SqliteTokenStore
+    from shared.handoffs.adapters.sqlite import SqliteHandoffStore
+    from shared.memory.adapters.sqlite import SqliteMemoryStore
+    from shared.orchestrator.agents.sqlite import SqliteAgentStore
+    from shared.orchestrator.artifacts.sqlite import SqliteArtifactRecords
+    from shared.orchestrator.costs.adapters.sqlite import SqliteCostLedger
+    from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
+    from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
+    from shared.search.adapters.sqlite_documents import SqliteDocumentStore
+    from shared.sync.adapters.sqlite import SqliteSyncState
+
+    return {
+        names.TABLE_TOKENS: [SqliteTokenStore(db).migrate_items],
+        names.TABLE_MEMORIES: [SqliteMemoryStore(db).migrate_items],
+        names.TABLE_DOCUMENTS: [SqliteDocumentStore(db).migrate_items],
+        names.TABLE_HANDOFFS: [SqliteHandoffStore(db).migrate_items],
+        names.TABLE_SYNC: [SqliteSyncState(db).migrate_items],
+        names.TABLE_COORDINATION: [
+            SqliteAgentStore(db).migrate_items,
+            SqliteTaskStore(db).migrate_items,
+            SqliteArtifactRecords(db).migrate_items,
+            SqliteEventLog(db).migrate_items,
+            SqliteCostLedger(db).migrate_items,
+        ],
+    }

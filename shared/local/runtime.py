@@ -1,22 +1,23 @@
 """`make serve`: the whole system in one process on 127.0.0.1.
 
-moto serves the AWS APIs in-process, state is snapshotted to the data folder so it survives a
-restart, and a small admin API (loopback only, guarded by a key file in the data folder) lets
-the `cairn tokens` CLI manage this server's tokens.
+Every store runs on its SQLite adapter in one database file of the data folder (`cairn.db`,
+see docs/storage.md): a write is on disk before its tool call is answered, claims stay
+exactly-once across threads and processes, and nothing of moto runs. A data folder written by
+a version before the SQLite store is migrated once at start. A small admin API (loopback only,
+guarded by a key file in the data folder) lets the `cairn tokens` CLI manage this server's
+tokens.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import threading
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 from fastapi import FastAPI, Header, HTTPException
-from moto import mock_aws
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
@@ -25,9 +26,12 @@ from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
-from shared.config.tables import ALL_TABLES, create_tables
-from shared.local.locking import SerializedTokenStore
-from shared.local.persistence import SnapshotWriter, TableSnapshots
+from shared.local.migration import (
+    MigrationReport,
+    legacy_importers,
+    migrate_snapshot,
+    pending_snapshot,
+)
 from shared.protocol.app import create_app
 from shared.protocol.wiring import build_gateway, build_token_service
 from shared.tools.groups import load_groups
@@ -90,60 +94,48 @@ class DevToken:
 
 
 class LocalRuntime:
-    """Starts moto, the tables, the snapshots, the gateway and the admin API; `stop` undoes it."""
+    """Opens the database (migrating an old data folder once), builds the gateway and the admin
+    API; `stop` closes the database."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.lock = threading.RLock()
-        self._mock: Any = None
-        self._writer: SnapshotWriter | None = None
         self.app: FastAPI | None = None
         self.tokens: TokenService | None = None
         self.admin_key = ""
+        self.migration: MigrationReport | None = None
 
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         os.environ.update(_FAKE_AWS_ENV)  # never reach a real account from local mode
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-        self._mock = mock_aws()
-        self._mock.start()
         settings = Settings(
             environment="local",
+            storage="sqlite",
             token_pepper=_secret_file(self.data_dir / PEPPER_FILE, secrets.token_hex(32)),
             data_dir=self.data_dir,
         )
         runtime.configure(settings)
-        client = boto3.client("dynamodb", region_name=settings.region)
-        create_tables(client)
-        snapshots = TableSnapshots(
-            client, [settings.table(s.logical_id) for s in ALL_TABLES], self.data_dir
-        )
-        snapshots.restore()
-        self._writer = SnapshotWriter(snapshots, self.lock)
-        self._writer.start()
-        invoker = InProcessInvoker(load_groups(), self.lock, after_write=self._writer.mark_dirty)
-        self.tokens = build_token_service(
-            settings, wrap_store=lambda store: SerializedTokenStore(store, self.lock)
-        )
+        if snapshot := pending_snapshot(self.data_dir):
+            self.migration = migrate_snapshot(
+                snapshot, legacy_importers(runtime.database()), settings.tables
+            )
+            print(f"cairn: {self.migration.summary()}", file=sys.stderr, flush=True)
+        # No process-wide lock: every store's writes are transactions of their own.
+        invoker = InProcessInvoker(load_groups())
+        self.tokens = build_token_service(settings)
         gateway = build_gateway(settings, invoker, self.tokens, local=True)
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
         self.app = create_app(gateway)
         self.app.include_router(self._admin_router())
 
     def stop(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._mock is not None:
-            self._mock.stop()
-            self._mock = None
+        """Close the database. Every acknowledged write is already on disk: nothing to save."""
+        runtime.configure(Settings())
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
         assert self.tokens is not None
-        assert self._writer is not None
         issued = self.tokens.issue(request, secret=secret)
-        self._writer.mark_dirty()
         return issued.secret, issued.record
 
     def provision_dev_token(self, env_secret: str | None) -> DevToken:
@@ -214,12 +206,10 @@ class LocalRuntime:
         ) -> dict[str, Any]:
             guard(x_cairn_admin_key)
             assert self.tokens is not None
-            assert self._writer is not None
             try:
                 revocation = self.tokens.revoke(token_id)
             except UnknownToken as exc:
                 raise HTTPException(status_code=404, detail=str(exc)) from exc
-            self._writer.mark_dirty()
             return revocation.to_wire()  # the record, plus the ids revoked with it
 
         @router.post("/index")
@@ -233,11 +223,8 @@ class LocalRuntime:
         """Index a folder of this machine into the local store (`cairn index`)."""
         from shared.connectors.local_files import index_path
 
-        assert self._writer is not None
         try:
-            with self.lock:
-                stats = index_path(request.path, request.team, request.source)
+            stats = index_path(request.path, request.team, request.source)
         except FileNotFoundError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
-        self._writer.mark_dirty()
         return stats.to_dict()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.tools.dispatch import execute
@@ -26,30 +26,24 @@ class GroupInvocationError(Exception):
 class InProcessInvoker:
     """Runs the group in this process.
 
-    moto has no per-item locking, so every call holds one process-wide lock: concurrent requests
-    can never interleave a read-modify-write and corrupt state. Reads hold it too, because a
-    read may write (an expired memory is pruned when it is seen). Only tools that are not
-    read-only mark the state dirty for the snapshot; a prune seen by a read is saved with the
-    next write or at shutdown, and is harmless to lose (the item is expired either way).
+    On the SQLite stores (`make serve`) calls run concurrently: each store's writes are
+    transactions of their own. On moto (the functional tests) pass a `lock`: moto has no
+    per-item locking, so every call holds it and concurrent requests can never interleave a
+    read-modify-write (reads too, because a read may prune an expired memory).
     """
 
     def __init__(
-        self,
-        groups: Mapping[str, ToolGroup[Any]],
-        lock: threading.RLock,
-        after_write: Callable[[], None] | None = None,
+        self, groups: Mapping[str, ToolGroup[Any]], lock: threading.RLock | None = None
     ) -> None:
         self._groups = groups
         self._lock = lock
-        self._after_write = after_write
 
     def invoke(self, group: str, envelope: Envelope, *, read_only: bool) -> Reply:
         tool_group = self._groups[group]
+        if self._lock is None:
+            return execute(tool_group, envelope)
         with self._lock:
-            reply = execute(tool_group, envelope)
-        if not read_only and self._after_write is not None:
-            self._after_write()
-        return reply
+            return execute(tool_group, envelope)
 
 
 class LambdaInvoker:
