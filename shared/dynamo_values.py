@@ -20,19 +20,30 @@ _LARGEST = Decimal("9.99E+125")
 _SMALLEST = Decimal("1E-130")
 
 
-def _number(value: Decimal, field: str) -> Decimal:
-    if not value.is_finite():
-        raise InvalidArgument(f"a number in `{field}` is not finite", field=field)
-    magnitude = abs(value)
+def storable_number_problem(value: int | float | Decimal) -> str | None:
+    """Why DynamoDB cannot keep the number `value`, or None when it can.
+
+    >>> storable_number_problem(1e300)
+    'a number outside the storable range (1E-130 to 9.99E+125)'
+    """
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(repr(value))
+    except (InvalidOperation, ValueError):  # ValueError: an int past Python's 4,300 digits
+        return "a number that is not storable"
+    if not number.is_finite():
+        return "a number that is not finite"
+    magnitude = abs(number)
     if magnitude and not (_SMALLEST <= magnitude <= _LARGEST):
-        raise InvalidArgument(
-            f"a number in `{field}` is outside the storable range (1E-130 to 9.99E+125)",
-            field=field,
-        )
-    if len(value.as_tuple().digits) > 38:
-        raise InvalidArgument(
-            f"a number in `{field}` has more than 38 significant digits", field=field
-        )
+        return "a number outside the storable range (1E-130 to 9.99E+125)"
+    if len(number.as_tuple().digits) > 38:
+        return "a number with more than 38 significant digits"
+    return None
+
+
+def _number(value: Decimal, field: str) -> Decimal:
+    problem = storable_number_problem(value)
+    if problem is not None:
+        raise InvalidArgument(f"`{field}` holds {problem}", field=field)
     return value
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from shared.observability import logger
+from shared.protocol import jsonrpc
 from shared.protocol.gateway import HttpReply, McpGateway
+from shared.protocol.json_input import surrogate_problem
+from shared.protocol.jsonrpc import RpcError
 
 MCP_PATH = "/mcp"
 METADATA_PATHS = (
@@ -27,7 +33,28 @@ def _base_url(request: Request) -> str:
 def _to_response(reply: HttpReply) -> Response:
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
-    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+    try:
+        content = json.dumps(
+            reply.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        # The boundary keeps lone surrogates and NaN out; one that slipped through is a bug to
+        # log, never a reason to answer with a bare 500 page.
+        logger.exception("reply not encodable as JSON")
+        return _internal_error(reply.body.get("id"))
+    return Response(content, reply.status, reply.headers, media_type="application/json")
+
+
+def _internal_error(request_id: Any) -> Response:
+    reference = uuid.uuid4().hex
+    usable = isinstance(request_id, int) or (
+        isinstance(request_id, str) and surrogate_problem(request_id) is None
+    )
+    body = jsonrpc.error_response(
+        request_id if usable else None,
+        RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error (request {reference})"),
+    )
+    return JSONResponse(body, status_code=500)
 
 
 def create_app(gateway: McpGateway, *, title: str = "cairn") -> FastAPI:
@@ -39,7 +66,11 @@ def create_app(gateway: McpGateway, *, title: str = "cairn") -> FastAPI:
         body = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
         # Tool calls block on I/O (DynamoDB, the index): keep the event loop free.
-        reply = await run_in_threadpool(gateway.handle_post, body, headers, _base_url(request))
+        try:
+            reply = await run_in_threadpool(gateway.handle_post, body, headers, _base_url(request))
+        except Exception:
+            logger.exception("request failed outside the gateway's error model")
+            return _internal_error(None)
         return _to_response(reply)
 
     @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])

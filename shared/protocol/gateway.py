@@ -8,7 +8,6 @@ need no socket.
 from __future__ import annotations
 
 import base64
-import json
 import time
 import uuid
 from collections.abc import Collection, Mapping
@@ -26,7 +25,7 @@ from shared.auth.errors import InvalidToken, RateLimited
 from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.observability import logger, metrics
-from shared.protocol import jsonrpc, versions
+from shared.protocol import json_input, jsonrpc, versions
 from shared.protocol.jsonrpc import RpcError
 from shared.protocol.tooling import (
     decode_cursor,
@@ -38,7 +37,7 @@ from shared.protocol.tooling import (
 from shared.tools.envelope import Envelope, ErrorInfo
 from shared.tools.invoker import GroupInvocationError, Invoker
 from shared.tools.registry import Catalog
-from shared.tools.validation import describe_validation_error
+from shared.tools.validation import describe_validation_error, find_unstorable
 
 SERVER_NAME = "cairn"
 SERVER_VERSION = "0.1.0"
@@ -178,7 +177,9 @@ class McpGateway:
         try:
             return self._handle_post(body, headers, base_url)
         except RpcError as exc:
-            return HttpReply(exc.http_status, jsonrpc.error_response(None, exc), exc.headers)
+            return HttpReply(
+                exc.http_status, jsonrpc.error_response(exc.request_id, exc), exc.headers
+            )
 
     def _handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
         if self._config.loopback_hosts_only and not _is_local_origin(headers.get("host", "")):
@@ -335,6 +336,16 @@ class McpGateway:
         request_id = uuid.uuid4().hex
         outcome = "ok"
         try:
+            # What the stores cannot keep is refused before any tool sees it, so no write can
+            # store a value that breaks later reads (issue 18).
+            unstorable = find_unstorable(arguments)
+            if unstorable is not None:
+                outcome = "invalid_argument"
+                return error_result(
+                    ErrorInfo(
+                        code="invalid_argument", message=unstorable.message, field=unstorable.field
+                    )
+                )
             try:
                 validated = spec.input_model.model_validate(arguments)
             except ValidationError as exc:
@@ -391,26 +402,44 @@ def _origin_of(url: str) -> str:
 
 
 def _parse(body: bytes) -> dict[str, Any]:
+    """The JSON-RPC message in `body`, through the input boundary (`json_input`).
+
+    A body that is not strict UTF-8 JSON within the nesting limit is `-32700`; a message of the
+    wrong shape `-32600`; a lone surrogate or a non-finite number is `-32700` when it sits in
+    the envelope (`id`, `method`) and `-32602` naming its path when it sits in `params`.
+    """
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RpcError(jsonrpc.PARSE_ERROR, f"Parse error: body is not valid JSON ({exc})") from exc
+        message = json_input.parse_body(body)
+    except json_input.BodyRefused as exc:
+        raise RpcError(jsonrpc.PARSE_ERROR, f"Parse error: {exc.message}") from exc
     if isinstance(message, list):
         raise RpcError(jsonrpc.INVALID_REQUEST, "JSON-RPC batches are not supported")
     if not isinstance(message, dict):
         raise RpcError(jsonrpc.INVALID_REQUEST, "a JSON-RPC message must be an object")
     if message.get("jsonrpc") != "2.0":
         raise RpcError(jsonrpc.INVALID_REQUEST, '`jsonrpc` must be "2.0"')
-    if "id" in message:
-        message_id = message["id"]
-        if isinstance(message_id, bool) or not isinstance(message_id, str | int):
-            raise RpcError(jsonrpc.INVALID_REQUEST, "`id` must be a string or an integer")
+    if "id" in message and not _usable_id(message["id"]):
+        raise RpcError(jsonrpc.INVALID_REQUEST, "`id` must be a string or an integer")
     if "method" in message:
         if not isinstance(message["method"], str) or not message["method"]:
             raise RpcError(jsonrpc.INVALID_REQUEST, "`method` must be a non-empty string")
     elif "id" not in message or not ({"result", "error"} & message.keys()):
         raise RpcError(jsonrpc.INVALID_REQUEST, "not a JSON-RPC request, notification or response")
+    problem = json_input.find_bad_text(message)
+    if problem is not None:
+        if problem.path[:1] != ("params",):
+            raise RpcError(jsonrpc.PARSE_ERROR, f"Parse error: {problem.message}")
+        # Only `params` is at fault: the request's id is usable, so the answer carries it.
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: {problem.message}",
+            request_id=message.get("id"),
+        )
     return message
+
+
+def _usable_id(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, str | int)
 
 
 def _decode_header_value(value: str | None) -> str | None:

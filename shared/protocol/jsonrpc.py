@@ -41,6 +41,7 @@ class RpcError(Exception):
         data: Any = None,
         http_status: int | None = None,
         headers: dict[str, str] | None = None,
+        request_id: Any = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -48,6 +49,8 @@ class RpcError(Exception):
         self.data = data
         self.http_status = http_status if http_status is not None else HTTP_STATUS.get(code, 200)
         self.headers = headers or {}
+        # Set when the error is found before dispatch but the request's id is already known.
+        self.request_id = request_id
 
     def to_error_object(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
