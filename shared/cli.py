@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cairn", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the local server (moto + embedded index)")
+    serve = commands.add_parser("serve", help="run the local server (SQLite + embedded index)")
     serve.set_defaults(run=_serve)
 
     tokens = commands.add_parser(

@@ -1,6 +1,6 @@
 """`cairn bench gateway`: tool-call latency and throughput of the local server over HTTP.
 
-Starts a real `cairn serve` (moto, embedded index, MiniLM) on a free loopback port with a
+Starts a real `cairn serve` (SQLite stores, embedded index, MiniLM) on a free loopback port with a
 throw-away data folder, then drives it as an MCP client would: JSON-RPC over HTTP POST with a
 bearer token. For each operation it runs `--calls` sequential requests over one keep-alive
 connection and reports p50/p99 in ms; then `--clients` threads call `memory_get` for

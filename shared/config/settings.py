@@ -51,7 +51,7 @@ class Settings(BaseModel):
 
     @property
     def is_local(self) -> bool:
-        """True for the embedded default (moto + embedded index)."""
+        """True for the embedded default (SQLite stores + embedded index)."""
         return self.environment == "local"
 
     def table(self, logical_id: str) -> str:

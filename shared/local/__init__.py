@@ -1,1 +1,1 @@
-"""The embedded default: moto for the AWS APIs, the embedded index, everything in one process."""
+"""The embedded default: SQLite stores, the embedded index, everything in one process."""

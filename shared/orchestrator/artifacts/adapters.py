@@ -4,8 +4,8 @@
   are). `metadata` is stored as a JSON string (`metadata_json`): DynamoDB has no floats, and the
   object is opaque to cairn.
 - The bytes: `artifacts/<team>/<artifact_id>` in the artifacts bucket (AWS), or
-  `<data_dir>/artifacts/<team>/<artifact_id>` (local mode: moto's S3 does not survive a restart
-  of `cairn serve`, a folder does). Neither ever overwrites.
+  `<data_dir>/artifacts/<team>/<artifact_id>` (local mode: plain files beside the database).
+  Neither ever overwrites.
 """
 
 from __future__ import annotations

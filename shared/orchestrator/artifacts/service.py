@@ -44,7 +44,7 @@ def new_artifact_id() -> str:
 def build_artifact_service() -> ArtifactService:
     """The artifact service: records in the configured store, bytes in S3 or the data dir.
 
-    Local mode with a data dir keeps the bytes in `<data_dir>/artifacts` (moto's S3 lives in
+    Local mode with a data dir keeps the bytes in `<data_dir>/artifacts` (an S3 bucket
     memory and would lose them at the next `make serve`); everywhere else, the artifacts bucket.
     """
     from shared import runtime
