@@ -2,15 +2,23 @@
 
 A redacting formatter makes sure no token secret reaches a log line, whatever a caller passes
 in a message, an `extra` field (nested or not) or an exception.
+
+In Lambda the log lines are Powertools' JSON and metrics are CloudWatch EMF. Elsewhere (`cairn
+serve`, the CLI, tests) a person reads the console: each tool call is one short access line,
+and metrics are dropped — EMF JSON on a terminal is noise, and nothing collects it there.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
 
 SERVICE_NAME = "cairn"
 _SECRET = re.compile(r"cairn_sk_[A-Za-z0-9_\-]+")
@@ -33,6 +41,59 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
         return redact(super().format(record))
 
 
-logger = Logger(service=SERVICE_NAME, logger_formatter=RedactingFormatter())
-metrics = Metrics(namespace=SERVICE_NAME, service=SERVICE_NAME)
+def running_in_lambda() -> bool:
+    """True inside an AWS Lambda function (the runtime sets `AWS_LAMBDA_FUNCTION_NAME`)."""
+    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+
+
+TOOL_CALL_MESSAGE = "tool call"
+
+
+class ConsoleFormatter(LambdaPowertoolsFormatter):
+    """One short, redacted line per record for a person at a terminal.
+
+    A tool call reads like an access log line, e.g.
+    `10:27:49 tool memory_put ok 3.2 ms team=local request=9f…`; anything else is
+    `10:27:49 WARNING <message>` (with its traceback, if any).
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        if record.getMessage() == TOOL_CALL_MESSAGE and hasattr(record, "tool"):
+            fields: dict[str, Any] = record.__dict__
+            line = (
+                f"{stamp} tool {fields.get('tool')} {fields.get('outcome')} "
+                f"{fields.get('latency_ms')} ms team={fields.get('team')} "
+                f"request={fields.get('request_id')}"
+            )
+        else:
+            line = f"{stamp} {record.levelname} {record.getMessage()}"
+            if record.exc_info:
+                line += "\n" + self.formatException(record.exc_info)
+        return redact(line)
+
+
+class LambdaOnlyMetrics(Metrics):
+    """Powertools Metrics that record only inside Lambda.
+
+    Outside it Powertools would still print an EMF JSON blob to stdout whenever 100 values pile
+    up (that print ignores POWERTOOLS_METRICS_DISABLED), in the middle of `cairn serve`'s console.
+    """
+
+    def add_metric(
+        self,
+        name: str,
+        unit: MetricUnit | str,
+        value: float,
+        resolution: MetricResolution | int = 60,
+    ) -> None:
+        if running_in_lambda():
+            super().add_metric(name=name, unit=unit, value=value, resolution=resolution)
+
+
+logger = Logger(
+    service=SERVICE_NAME,
+    logger_formatter=RedactingFormatter() if running_in_lambda() else ConsoleFormatter(),
+)
+metrics = LambdaOnlyMetrics(namespace=SERVICE_NAME, service=SERVICE_NAME)
 tracer = Tracer(service=SERVICE_NAME)
