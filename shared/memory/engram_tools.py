@@ -130,8 +130,11 @@ def register(group: ToolGroup[MemoryService]) -> None:
         input_model=EngramDeleteInput,
         output_model=EngramDeleteOutput,
         scopes=("memory.write",),
+        # Not idempotent, as seed 004's annotation table has it: a repeat answers differently
+        # (a 404 naming `id`), which tells a caller whose first delete it never saw that the
+        # engram is gone, and catches a mistyped id.
         annotations=Annotations(
-            read_only=False, destructive=True, idempotent=True, open_world=False
+            read_only=False, destructive=True, idempotent=False, open_world=False
         ),
     )
     def engram_delete(

@@ -222,3 +222,22 @@ def test_engrams_are_found_by_memory_search_like_any_memory(harness: Harness) ->
     hits = harness.call(token, "memory_search", {"query": "favourite chain solana"})["results"]
 
     assert hits[0]["id"] == engram["id"]  # type: ignore[index]
+
+
+def test_engram_delete_is_annotated_not_idempotent_because_a_repeat_is_a_404(
+    harness: Harness,
+) -> None:
+    token = harness.token(team="alpha", scopes=("memory",))  # its tools fit one page
+    engram = _create(harness, token)
+    listed = harness.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, token).body
+    assert listed is not None
+    (tool,) = [t for t in listed["result"]["tools"] if t["name"] == "engram_delete"]
+
+    first = harness.call(token, "engram_delete", {"id": engram["id"]})
+    second = harness.call(token, "engram_delete", {"id": engram["id"]})
+
+    assert first["isError"] is False
+    assert second["isError"] is True
+    assert second["structuredContent"]["error"]["status"] == 404  # type: ignore[index]
+    assert tool["annotations"]["idempotentHint"] is False
+    assert tool["annotations"]["destructiveHint"] is True

@@ -24,6 +24,8 @@ FAILING_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("memory_put", FUTURE_AND_TTL, "expires_at"),
     ("memory_search", {"query": "x", "limit": 500}, "limit"),
+    # seed 002's `confidence` is text ("high", "tentative"), never a number.
+    ("remember", {"title": "t", "body": "b", "confidence": 0.9}, "confidence"),
     ("flag_memory", {"memory_id": "mem_nope", "reason": "wrong"}, "memory_id"),
     (
         "engram_create",
