@@ -5,8 +5,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Generator, Iterator
+from types import FrameType
 
 import uvicorn
 
@@ -75,10 +79,55 @@ def serve() -> int:
         )
         assert local.app is not None
         config = uvicorn.Config(local.app, log_level="warning", access_log=False, lifespan="off")
-        # uvicorn re-raises the Ctrl-C it already handled by shutting down gracefully.
-        with contextlib.suppress(KeyboardInterrupt):
-            uvicorn.Server(config).run(sockets=[sock])
+        _StoppingServer(config).run(sockets=[sock])
     finally:
-        local.stop()
-        print("cairn stopped; state saved.", flush=True)
+        # A second Ctrl-C or a SIGTERM to the process group must not cut the final save short.
+        with _signals_ignored():
+            local.stop()
+            print("cairn stopped; state saved.", flush=True)
     return 0
+
+
+class _StoppingServer(uvicorn.Server):
+    """uvicorn's server, stopped gracefully by SIGINT or SIGTERM and then returning normally.
+
+    uvicorn shuts down gracefully on either signal (in-flight requests finish), then re-raises
+    the captured signal: SIGTERM's default action kills the process before `serve` can save, and
+    SIGINT becomes a `KeyboardInterrupt` that can land anywhere. Here the signal only starts the
+    shutdown; `serve` then stops the runtime and exits 0.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self._stop) for sig in _STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _stop(self, sig: int, frame: FrameType | None) -> None:
+        # Like uvicorn's handle_exit, without recording the signal for a re-raise.
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            self.should_exit = True
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
