@@ -128,3 +128,43 @@ def test_instructions_name_only_the_tools_the_token_may_call(server: LocalServer
     assert "recall" in reader_text["instructions"]
     for absent in ("store_handoff", "list_handoffs", "task.", "remember", "memory_put"):
         assert absent not in reader_text["instructions"], absent
+
+
+def test_server_discover_instructions_follow_the_token_too(server: LocalServer) -> None:
+    team = f"discover-{uuid.uuid4().hex[:8]}"
+    memory_only = server.create_token(team, "memory.read", "reader")
+    handoffs_only = server.create_token(team, "handoff", "handoffs")
+
+    def discover(token: str) -> str:
+        response = httpx.post(
+            server.url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "server/discover",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            },
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "server/discover",
+            },
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        instructions: str = response.json()["result"]["instructions"]
+        return instructions
+
+    reader, handoffs = discover(memory_only), discover(handoffs_only)
+
+    assert "recall" in reader
+    assert "store_handoff" not in reader
+    assert "store_handoff" in handoffs
+    assert "claim_handoff" in handoffs
+    assert "recall" not in handoffs
