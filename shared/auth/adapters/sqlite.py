@@ -130,7 +130,8 @@ class SqliteTokenStore:
         return revoked
 
     def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
-        with self._db.write() as tx:
+        # Scratch state: atomic across threads and processes, but not worth an fsync per request.
+        with self._db.write(durable=False) as tx:
             row = tx.execute(
                 "INSERT INTO rate_windows (token_id, window_start, count, expires_at)"
                 " VALUES (?, ?, 1, ?) ON CONFLICT (token_id, window_start)"
