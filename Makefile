@@ -55,6 +55,7 @@ deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=de
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, then tool-call latency
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
 	$(RUN) cairn bench gateway
+	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 
 bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
 	$(RUN) cairn bench gateway
