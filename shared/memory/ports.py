@@ -45,6 +45,11 @@ class MemoryStore(Protocol):
         """Every memory record of the team in id order, expired ones included (see above)."""
         ...
 
+    def iter_recent(self, team: str) -> Iterator[Memory]:
+        """The team's memories, most recently updated first (expired ones included: the caller
+        decides), read lazily."""
+        ...
+
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
         """Append a flag in one atomic write; None when the memory does not exist."""
         ...

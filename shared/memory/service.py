@@ -208,13 +208,7 @@ class MemoryService:
             )
         else:
             now = self.now()
-            candidates = iter(
-                sorted(
-                    (m for m in self._store.iter_team(team) if not m.is_expired(now)),
-                    key=lambda m: m.updated_at,
-                    reverse=True,
-                )
-            )
+            candidates = (m for m in self._store.iter_recent(team) if not m.is_expired(now))
         wanted = set(tags)
         unflagged: list[Memory] = []
         flagged: list[Memory] = []

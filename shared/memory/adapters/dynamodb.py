@@ -195,6 +195,11 @@ class DynamoMemoryStore:
             return None
         return _memory(updated)
 
+    def iter_recent(self, team: str) -> Iterator[Memory]:
+        # The memories table has no index by update time: this reads the whole team. A GSI
+        # (team, updated_at) would make it a page; it needs a backfill of deployed items first.
+        return iter(sorted(self.iter_team(team), key=lambda m: (m.updated_at, m.id), reverse=True))
+
     def iter_team(self, team: str) -> Iterator[Memory]:
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(team_pk(team))

@@ -30,8 +30,10 @@ MIGRATIONS = (
         (
             # Primary key (team, id): `get`, and `iter_team` in id order.
             "CREATE TABLE memories ("
-            " team TEXT NOT NULL, id TEXT NOT NULL, expires_at TEXT,"
+            " team TEXT NOT NULL, id TEXT NOT NULL, expires_at TEXT, updated_at TEXT NOT NULL,"
             " record TEXT NOT NULL, PRIMARY KEY (team, id))",
+            # `iter_recent`: recall without a query reads a page, not the whole team.
+            "CREATE INDEX memories_recent ON memories (team, updated_at DESC, id DESC)",
             # Primary key (team, namespace, key): `id_for_key` and the uniqueness of a key.
             "CREATE TABLE memory_aliases ("
             " team TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL,"
@@ -42,6 +44,7 @@ MIGRATIONS = (
 )
 
 TEAM_KEYS = "KEY"
+RECENT_BATCH = 100
 
 
 def _namespace(wallet: str | None) -> str:
@@ -119,16 +122,17 @@ class SqliteMemoryStore:
                     (team, namespace, memory.key, memory.id, _expiry(memory)),
                 )
             tx.execute(
-                "INSERT OR REPLACE INTO memories (team, id, expires_at, record)"
-                " VALUES (?, ?, ?, ?)",
-                (team, memory.id, _expiry(memory), _record(memory)),
+                "INSERT OR REPLACE INTO memories (team, id, expires_at, updated_at, record)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (team, memory.id, _expiry(memory), sortable(memory.updated_at), _record(memory)),
             )
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
             updated = tx.execute(
-                "UPDATE memories SET expires_at = ?, record = ? WHERE team = ? AND id = ?",
-                (_expiry(memory), _record(memory), team, memory.id),
+                "UPDATE memories SET expires_at = ?, updated_at = ?, record = ?"
+                " WHERE team = ? AND id = ?",
+                (_expiry(memory), sortable(memory.updated_at), _record(memory), team, memory.id),
             ).rowcount
             if updated != 1:
                 raise MemoryGone(memory.id)
@@ -190,6 +194,30 @@ class SqliteMemoryStore:
         for row in rows:
             yield _memory(row)
 
+    def iter_recent(self, team: str) -> Iterator[Memory]:
+        """Newest update first, read in batches from the index: a caller that stops early
+        reads only what it used."""
+        position: tuple[str, str] | None = None
+        while True:
+            if position is None:
+                rows = self._db.connection().execute(
+                    "SELECT id, updated_at, record FROM memories WHERE team = ?"
+                    " ORDER BY updated_at DESC, id DESC LIMIT ?",
+                    (team, RECENT_BATCH),
+                )
+            else:
+                rows = self._db.connection().execute(
+                    "SELECT id, updated_at, record FROM memories WHERE team = ?"
+                    " AND (updated_at, id) < (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ?",
+                    (team, *position, RECENT_BATCH),
+                )
+            batch = rows.fetchall()
+            for row in batch:
+                yield _memory(row)
+            if len(batch) < RECENT_BATCH:
+                return
+            position = (batch[-1]["updated_at"], batch[-1]["id"])
+
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the memories and key aliases of an old DynamoDB-shaped snapshot; returns how
         many items were taken (other record types are ignored, and so is an alias whose memory
@@ -209,9 +237,15 @@ class SqliteMemoryStore:
         with self._db.write() as tx:
             for (team, memory_id), memory in memories.items():
                 tx.execute(
-                    "INSERT OR IGNORE INTO memories (team, id, expires_at, record)"
-                    " VALUES (?, ?, ?, ?)",
-                    (team, memory_id, _expiry(memory), _record(memory)),
+                    "INSERT OR IGNORE INTO memories (team, id, expires_at, updated_at, record)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        team,
+                        memory_id,
+                        _expiry(memory),
+                        sortable(memory.updated_at),
+                        _record(memory),
+                    ),
                 )
                 imported += 1
             for team, memory_id in aliases:

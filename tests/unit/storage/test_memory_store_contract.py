@@ -254,3 +254,21 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     assert list(sqlite.iter_team("alpha")) == list(dynamo.iter_team("alpha"))
     with pytest.raises(KeyTaken):
         sqlite.create("alpha", memory(5, key="k"))
+
+
+def test_recent_lists_newest_update_first_past_one_batch(store: MemoryStore) -> None:
+    """`iter_recent` is what recall without a query reads: newest update first, lazily."""
+    for number in range(1, 251):
+        store.create("alpha", memory(number))
+    store.create("beta", memory(999))
+    rewritten = memory(5, content="edited", updated_at=T0 + timedelta(hours=1))
+    store.replace("alpha", rewritten)
+    ids = [m.id for m in store.iter_recent("alpha")]
+    assert ids[0] == "mem_0005"
+    assert ids[1:] == [f"mem_{n:04d}" for n in range(250, 0, -1) if n != 5]
+    first_three = []
+    for found in store.iter_recent("alpha"):
+        first_three.append(found.id)
+        if len(first_three) == 3:
+            break
+    assert first_three == ["mem_0005", "mem_0250", "mem_0249"]
