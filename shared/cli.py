@@ -69,13 +69,16 @@ def _tokens(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from shared.local.indexing import IndexingFailed, index_folder
+    from shared.local.indexing import IndexingFailed, ProgressDisplay, index_folder
 
+    display = ProgressDisplay()
     try:
-        stats = index_folder(args.path, team=args.team, source=args.source)
+        stats = index_folder(args.path, team=args.team, source=args.source, progress=display)
     except IndexingFailed as exc:
+        display.close()
         _stderr(f"error: {exc}")
         return 2
+    display.close()
     print(json.dumps(stats))
     return 0
 
@@ -85,6 +88,11 @@ def _bench(args: argparse.Namespace) -> int:
         from shared.bench.gateway import main as gateway_main
 
         return gateway_main(args.bench_args)
+    if args.bench_command == "index":
+        from shared.bench.index import main as index_main
+
+        result: int = index_main(args.bench_args)
+        return result
     if args.bench_command == "store":
         from shared.bench.store import main as store_main
 
@@ -104,11 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     tokens = commands.add_parser(
         "tokens",
         help="manage team tokens",
-        description=f"Manages the tokens of the local server when ${names.Env.PORT} names a "
-        "running one, else of the deployed stack (AWS credentials).",
+        description="Manages the tokens of the deployed stack named by --stack or "
+        f"${names.Env.STACK_NAME} (AWS credentials), else of the running local server (found by "
+        f"the port recorded in its data folder, ${names.Env.PORT}, or {names.DEFAULT_PORT}).",
     )
     tokens.add_argument(
-        "--stack", help="deployed stack name (default: $CAIRN_STACK_NAME or cairn-prod)"
+        "--stack",
+        help=f"deployed stack name (default: ${names.Env.STACK_NAME}; unset: the local server)",
     )
     token_commands = tokens.add_subparsers(dest="tokens_command", required=True)
     create = token_commands.add_parser("create", help="create a token; prints the secret alone")
@@ -128,8 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     index = commands.add_parser(
         "index",
         help="index a folder of md/txt/json files (incremental; deleted files are tombstoned)",
-        description=f"Indexes into the local server named by ${names.Env.PORT} when one runs, "
-        "else into the local data folder directly.",
+        description="Indexes into the running local server of the data folder (found like "
+        "`cairn tokens` finds it), else into the data folder directly. Progress goes to stderr, "
+        "the stats (JSON) to stdout.",
     )
     index.add_argument("path")
     index.add_argument("--source", default="local_files", help="source name (default local_files)")
@@ -152,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",
     )
     gateway.add_argument("bench_args", nargs=argparse.REMAINDER)
+    index_bench = bench_commands.add_parser(
+        "index",
+        help="indexing speed (chunks/s) directly and through a running server",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    index_bench.add_argument("bench_args", nargs=argparse.REMAINDER)
     store = bench_commands.add_parser(
         "store",
         help="the storage layer under load through a real server (SQLite, moto reference)",
@@ -165,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cairn` console script."""
+    # Before numpy loads: the embedder runs a batch per core itself, and OpenBLAS's own threads
+    # on top of that (or alone, on attention's small matmuls) cost up to 6x (`cairn bench index`).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args = build_parser().parse_args(argv)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     result: int = args.run(args)

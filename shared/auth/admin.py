@@ -1,16 +1,16 @@
-"""Token administration for the CLI: against a running local server, or the deployed stack."""
+"""Token administration for the CLI: against a running local server, or a deployed stack."""
 
 from __future__ import annotations
 
-import json
-import os
-import urllib.error
-import urllib.request
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
 from pydantic import ValidationError
 
 from shared.config import names
+
+if TYPE_CHECKING:
+    from shared.local.discovery import LocalServer
 
 
 class TokenAdminError(Exception):
@@ -30,43 +30,27 @@ class TokenAdmin(Protocol):
 class LocalServerAdmin:
     """Talks to the `/_local/tokens` API of a `cairn serve` on this machine."""
 
-    def __init__(self, port: int, admin_key: str) -> None:
-        self._base = f"http://127.0.0.1:{port}/_local/tokens"
-        self._key = admin_key
+    def __init__(self, server: LocalServer) -> None:
+        self._server = server
 
-    def _call(self, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(  # noqa: S310 - a fixed loopback URL
-            url,
-            data=data,
-            method=method,
-            headers={"X-Cairn-Admin-Key": self._key, "Content-Type": "application/json"},
-        )
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        from shared.local.discovery import AdminCallFailed
+
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = json.loads(exc.read() or b"{}").get("detail", exc.reason)
-            if isinstance(detail, list):
-                detail = "; ".join(
-                    f"`{'.'.join(map(str, d['loc'][1:]))}`: {d['msg']}" for d in detail
-                )
-            raise TokenAdminError(str(detail)) from exc
+            return self._server.call(method, f"/_local/tokens{path}", body)
+        except AdminCallFailed as exc:
+            raise TokenAdminError(str(exc)) from exc
 
     def create(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        created = self._call("POST", self._base, body)
+        created = self._call("POST", "", body)
         return created["secret"], created["record"]
 
     def list(self, team: str) -> list[dict[str, Any]]:
-        from urllib.parse import quote
-
-        records: list[dict[str, Any]] = self._call("GET", f"{self._base}?team={quote(team)}")
+        records: list[dict[str, Any]] = self._call("GET", f"?team={quote(team)}")
         return records
 
     def revoke(self, token_id: str) -> dict[str, Any]:
-        from urllib.parse import quote
-
-        record: dict[str, Any] = self._call("DELETE", f"{self._base}/{quote(token_id)}")
+        record: dict[str, Any] = self._call("DELETE", f"/{quote(token_id)}")
         return record
 
 
@@ -133,24 +117,16 @@ class StackAdmin:
 
 
 def token_admin(stack: str | None = None) -> TokenAdmin:
-    """The local server named by `$CAIRN_PORT` if one runs there, else the deployed stack."""
-    from shared.local.runtime import ADMIN_KEY_FILE, default_data_dir
+    """The deployed stack named by `stack` or `$CAIRN_STACK_NAME`, else the running local server.
 
-    port = os.environ.get(names.Env.PORT)
-    if port:
-        key_file = default_data_dir() / ADMIN_KEY_FILE
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{int(port)}/.well-known/oauth-protected-resource", timeout=2
-            ):
-                pass
-        except (OSError, ValueError):
-            pass  # nothing listening there: fall through to the deployed stack
-        else:
-            if not key_file.exists():
-                raise TokenAdminError(
-                    f"a server runs on port {port} but {key_file} is missing: "
-                    f"set {names.Env.DATA_DIR} to that server's data folder"
-                )
-            return LocalServerAdmin(int(port), key_file.read_text().strip())
-    return StackAdmin(stack or os.environ.get(names.Env.STACK_NAME, "cairn-prod"))
+    The rule is `shared.local.discovery.resolve`, shared by every CLI command.
+    """
+    from shared.local.discovery import DeployedStack, TargetNotFound, resolve
+
+    try:
+        target = resolve(stack)
+    except TargetNotFound as exc:
+        raise TokenAdminError(str(exc)) from exc
+    if isinstance(target, DeployedStack):
+        return StackAdmin(target.name)
+    return LocalServerAdmin(target)

@@ -1,65 +1,147 @@
-"""`cairn index`: into the running local server if there is one, else into the data folder."""
+"""`cairn index`: into the running local server if there is one, else into the data folder.
+
+The server is found the way every CLI command finds it (`shared.local.discovery`). Through a
+server the indexing runs in the server process, which streams its progress back as NDJSON
+lines (`stream_progress`); without one it runs in this process. Either way the user sees the
+same progress: a bar per stage on a terminal, plain lines otherwise (`ProgressDisplay`).
+"""
 
 from __future__ import annotations
 
 import json
-import os
+import queue
+import sys
+import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from shared.config import names
-from shared.local.runtime import ADMIN_KEY_FILE, IndexRequest, LocalRuntime, default_data_dir
+from shared.connectors.local_files import Progress, ProgressCallback
+from shared.local.discovery import LocalServer, TargetNotFound, find_local_server
+from shared.local.runtime import NDJSON, IndexRequest, LocalRuntime, default_data_dir
+
+_STAGE_UNITS = {"files": "files", "embedding": "chunks", "cleanup": "documents"}
 
 
 class IndexingFailed(Exception):
     """Indexing failed; the message says why."""
 
 
-def _server_running(port: int) -> bool:
+def _detail(exc: Exception) -> str:
+    """The words of an indexing failure (the runtime raises HTTPException with a detail)."""
+    detail = getattr(exc, "detail", None)
+    return str(detail) if detail else f"{type(exc).__name__}: {exc}"
+
+
+def stream_progress(run: Callable[[ProgressCallback], dict[str, int]]) -> Iterator[bytes]:
+    """Run `run(report)` in a worker thread; yield its progress, then its stats, as NDJSON.
+
+    Lines: `{"stage", "done", "total"}` while it works, then `{"stats": {...}}` or
+    `{"error": "..."}` — the HTTP status is already sent when indexing starts.
+    """
+    events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def work() -> None:
+        try:
+            stats = run(lambda p: events.put({"stage": p.stage, "done": p.done, "total": p.total}))
+            events.put({"stats": stats})
+        except Exception as exc:  # reported to the CLI as a line, never a cut stream
+            events.put({"error": _detail(exc)})
+        finally:
+            events.put(None)
+
+    threading.Thread(target=work, name="cairn-index", daemon=True).start()
+    while (event := events.get()) is not None:
+        yield (json.dumps(event) + "\n").encode()
+
+
+class ProgressDisplay:
+    """Shows `Progress` on stderr: tqdm bars on a terminal, a plain line per step otherwise.
+
+    Plain lines are printed at each tenth of a stage and at its end, so a log stays short.
+    """
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream or sys.stderr
+        self._tty = self._stream.isatty()
+        self._bars: dict[str, Any] = {}
+        self._printed: dict[str, int] = {}
+
+    def __call__(self, progress: Progress) -> None:
+        unit = _STAGE_UNITS.get(progress.stage, "items")
+        if self._tty:
+            from tqdm import tqdm
+
+            bar = self._bars.get(progress.stage)
+            if bar is None:
+                bar = tqdm(
+                    total=progress.total, desc=f"{progress.stage:<9}", unit=f" {unit}", leave=True
+                )
+                self._bars[progress.stage] = bar
+            bar.total = progress.total
+            bar.n = progress.done
+            bar.refresh()
+            return
+        step = max(progress.total // 10, 1)
+        last = self._printed.get(progress.stage)
+        finished = progress.done >= progress.total
+        if last is None or progress.done >= last + step or (finished and last != progress.done):
+            self._printed[progress.stage] = progress.done
+            print(
+                f"{progress.stage}: {progress.done}/{progress.total} {unit}",
+                file=self._stream,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        """Finish the bars (a terminal's cursor ends below them)."""
+        for bar in self._bars.values():
+            bar.close()
+
+
+def _through_server(
+    server: LocalServer, request: IndexRequest, progress: ProgressCallback
+) -> dict[str, Any]:
+    http_request = server.request("POST", "/_local/index", request.model_dump_json())
+    http_request.add_header("Accept", NDJSON)
     try:
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=2
-        ):
-            return True
-    except OSError:
-        return False
+        with urllib.request.urlopen(http_request, timeout=3600) as response:  # noqa: S310
+            for raw in response:
+                event = json.loads(raw)
+                if "stats" in event:
+                    stats: dict[str, Any] = event["stats"]
+                    return stats
+                if "error" in event:
+                    raise IndexingFailed(event["error"])
+                progress(Progress(event["stage"], event["done"], event["total"]))
+    except urllib.error.HTTPError as exc:
+        raise IndexingFailed(server.reason(exc)) from exc
+    raise IndexingFailed(f"the server on port {server.port} stopped before indexing finished")
 
 
-def index_folder(path: str, *, team: str, source: str) -> dict[str, Any]:
+def index_folder(
+    path: str, *, team: str, source: str, progress: ProgressCallback | None = None
+) -> dict[str, Any]:
     """Index `path` for `team`; returns the connector's stats (scanned, indexed, unchanged, …)."""
+    report: ProgressCallback = progress or (lambda _: None)
     request = IndexRequest(path=str(Path(path).expanduser().resolve()), team=team, source=source)
     data_dir = default_data_dir()
-    port = int(os.environ.get(names.Env.PORT, names.DEFAULT_PORT))
-    if _server_running(port):
-        key_file = data_dir / ADMIN_KEY_FILE
-        if not key_file.exists():
-            raise IndexingFailed(f"a server runs on port {port} but {key_file} is missing")
-        http_request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/_local/index",
-            data=request.model_dump_json().encode(),
-            method="POST",
-            headers={
-                "X-Cairn-Admin-Key": key_file.read_text().strip(),
-                "Content-Type": "application/json",
-            },
-        )
-        try:
-            with urllib.request.urlopen(http_request, timeout=3600) as response:  # noqa: S310
-                stats: dict[str, Any] = json.loads(response.read())
-                return stats
-        except urllib.error.HTTPError as exc:
-            raise IndexingFailed(json.loads(exc.read() or b"{}").get("detail", exc.reason)) from exc
-    # No server: run the local runtime in this process just long enough to index and save.
+    try:
+        server = find_local_server(data_dir)
+    except TargetNotFound as exc:
+        raise IndexingFailed(str(exc)) from exc
+    if server is not None:
+        return _through_server(server, request, report)
+    # No server: open the data folder in this process just long enough to index.
     local = LocalRuntime(data_dir)
     local.start()
     try:
-        return local.index(request)
+        return local.index(request, report)
     except Exception as exc:
-        detail = getattr(exc, "detail", None)
-        if detail:
-            raise IndexingFailed(str(detail)) from exc
+        if getattr(exc, "detail", None):
+            raise IndexingFailed(_detail(exc)) from exc
         raise
     finally:
         local.stop()

