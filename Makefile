@@ -1,8 +1,10 @@
 # cairn's front door. `make serve` and `make test` bootstrap everything they need.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
-RUN := $(UV) run --frozen
+# uv: on PATH, else where pip --user / its installer put it, else installed by scripts/find-uv
+# (the same lookup as ./cairn). Deferred (=): `make help` never installs anything.
+UV ?= $(shell scripts/find-uv)
+RUN = $(UV) run --frozen
 BENCH_DATA ?= ../shared/bench/scifact
 export UV_PYTHON_DOWNLOADS := never
 
@@ -13,18 +15,22 @@ help: ## list targets
 
 bootstrap: .venv/.bootstrapped node_modules/.bootstrapped ## install uv, Python deps and the npm packages
 
+# Everything: the runtime plus the dev (tests, lint) and infra (CDK) groups.
 .venv/.bootstrapped: pyproject.toml uv.lock
-	@command -v uv >/dev/null 2>&1 || [ -x $(HOME)/.local/bin/uv ] || python3 -m pip install --user --quiet uv \
-		|| python3 -m pip install --user --quiet --break-system-packages uv  # PEP 668 system Pythons
 	$(UV) sync --frozen
+	@touch $@ .venv/.runtime-synced
+
+# What serving needs and nothing more; --inexact keeps the dev tools of a full bootstrap.
+.venv/.runtime-synced: pyproject.toml uv.lock
+	$(UV) sync --frozen --no-default-groups --inexact
 	@touch $@
 
 node_modules/.bootstrapped: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-serve: .venv/.bootstrapped ## run the local server (moto + embedded index) on 127.0.0.1:$${CAIRN_PORT:-8765}
-	$(RUN) cairn serve
+serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) on 127.0.0.1:$${CAIRN_PORT:-8765}
+	$(UV) run --frozen --no-sync cairn serve
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra
 	$(RUN) pytest -q
@@ -52,9 +58,10 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, then tool-call latency
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
 	$(RUN) cairn bench gateway
+	$(RUN) cairn bench index
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 
 bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
