@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+import shutil
 import sys
 import threading
 import urllib.error
@@ -77,7 +78,13 @@ class ProgressDisplay:
             bar = self._bars.get(progress.stage)
             if bar is None:
                 bar = tqdm(
-                    total=progress.total, desc=f"{progress.stage:<9}", unit=f" {unit}", leave=True
+                    total=progress.total,
+                    desc=f"{progress.stage:<9}",
+                    unit=f" {unit}",
+                    file=self._stream,
+                    # A terminal that reports no size (some ptys) would get blank lines.
+                    ncols=shutil.get_terminal_size().columns,
+                    nrows=shutil.get_terminal_size().lines,
                 )
                 self._bars[progress.stage] = bar
             bar.total = progress.total
