@@ -10,6 +10,10 @@ printed on stdout; progress goes to stderr.
 
 `--synthetic 10000,100000` measures latency at scale instead: random unit vectors and generated
 text indexed directly (no model), hybrid queries timed.
+
+`--relevance` runs only the labelled relevance set (`shared.bench.relevance`: calibration and
+cut-off fitted on its train part, held-out figures); a `--data` run appends the same figures
+under `"relevance"` (unless `--no-relevance`), so `make bench` prints them.
 """
 
 from __future__ import annotations
@@ -120,7 +124,10 @@ def run(
         from shared.search.embedding.minilm import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
-    cached = CachedEmbedder(embedder, SqliteEmbeddingCache(cache_path or default_cache_path()))
+    # One team only, so vectors cached before keys carried the team are reused (adopted).
+    cached = CachedEmbedder(
+        embedder, SqliteEmbeddingCache(cache_path or default_cache_path()), adopt_unscoped=True
+    )
     corpus_id_of = {entity_id_for(BENCH_SOURCE, str(r["_id"])): str(r["_id"]) for r in corpus}
     documents = [
         DocumentInput(
@@ -313,7 +320,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--synthetic", default=None, help="comma-separated chunk counts, e.g. 10000,100000"
     )
+    parser.add_argument(
+        "--relevance", action="store_true", help="only the labelled relevance / no-match set"
+    )
+    parser.add_argument(
+        "--no-relevance", action="store_true", help="leave the relevance set out of a --data run"
+    )
     args = parser.parse_args(argv)
+    if args.relevance:
+        from shared.bench import relevance
+
+        print(json.dumps(relevance.run(cache_path=args.cache)))
+        return 0
     if args.synthetic:
         sizes = [int(s) for s in args.synthetic.split(",") if s.strip()]
         print(json.dumps(run_synthetic(sizes)))
@@ -322,11 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--data is required (or --synthetic)")
     modes = [_mode(m.strip()) for m in args.mode.split(",") if m.strip()]
     config = index_config(rrf_k=args.rrf_k, title_weight=args.title_weight)
-    print(
-        json.dumps(
-            run(args.data, args.split, modes, args.k, cache_path=args.cache, index_config=config)
-        )
-    )
+    results = run(args.data, args.split, modes, args.k, cache_path=args.cache, index_config=config)
+    if not args.no_relevance:
+        from shared.bench import relevance
+
+        results["relevance"] = relevance.run(cache_path=args.cache)
+    print(json.dumps(results))
     return 0
 
 

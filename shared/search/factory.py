@@ -65,8 +65,7 @@ def build_aws_service(settings: Settings) -> SearchService:
         settings.embedding_dimensions,
         serverless=settings.search_service == "aoss",
     )
-    # Once per cold start: a HEAD on the index, a create with the mapping the first time ever.
-    index.ensure_index()
+    # Each team's index is created on its first write (one HEAD per team per container).
     return SearchService(build_document_store(), index, embedder)
 
 

@@ -6,7 +6,7 @@ Each port has an AWS adapter and an embedded one; both kinds pass the same contr
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from shared.search.models import ChunkDoc, ChunkItem, EntityItem, IndexPage, IndexQuery
 
@@ -55,8 +55,20 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class TeamScopedEmbedder(Embedder, Protocol):
+    """An embedder whose state (its cache) can be kept per team.
+
+    `for_team(team)` is the embedder that team's writes and queries go through: a cache
+    shared across teams would tell a team, by how fast its query is answered, whether
+    another team already embedded the same text.
+    """
+
+    def for_team(self, team: str) -> Embedder: ...
+
+
 class EmbeddingCache(Protocol):
-    """Vectors by `sha256(model id + text)`: unchanged text is never embedded twice."""
+    """Vectors by `sha256(model id + team + text)`: unchanged text is never embedded twice."""
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Vectors]: ...
 

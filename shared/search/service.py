@@ -34,7 +34,7 @@ from shared.search.models import (
     chunk_id_for,
     parse_chunk_id,
 )
-from shared.search.ports import DocumentStore, Embedder, SearchIndex
+from shared.search.ports import DocumentStore, Embedder, SearchIndex, TeamScopedEmbedder
 
 MEMORY_SOURCE = "memory"
 REFERENCES_SOURCE = "references"
@@ -232,9 +232,18 @@ class SearchService:
                 batch = []
         return total + self._index_docs(batch)
 
+    def _embedder_for(self, team: str) -> Embedder:
+        """The embedder of `team`'s texts: a per-team cache when the embedder has one."""
+        if isinstance(self.embedder, TeamScopedEmbedder):
+            return self.embedder.for_team(team)
+        return self.embedder
+
     def _index_docs(self, docs: list[ChunkDoc]) -> int:
-        if docs:
-            self.index.index(docs, self.embedder.embed([d.embedding_text() for d in docs]))
+        teams = {d.team for d in docs}
+        for team in sorted(teams):
+            batch = [d for d in docs if d.team == team] if len(teams) > 1 else docs
+            vectors = self._embedder_for(team).embed([d.embedding_text() for d in batch])
+            self.index.index(batch, vectors)
         return len(docs)
 
     def remove_memory(self, team: str, memory_id: str) -> None:
@@ -264,7 +273,7 @@ class SearchService:
             return IndexPage(groups=[], has_more=False)
         vector = None
         if mode != "bm25":
-            vector = [float(x) for x in self.embedder.embed([query])[0]]
+            vector = [float(x) for x in self._embedder_for(team).embed([query])[0]]
         return self.index.query(
             IndexQuery(
                 text=query,

@@ -1,7 +1,10 @@
 """The embedded search index: SQLite FTS5 for BM25, exact vector search in numpy.
 
 Everything lives in one SQLite file (`<data_dir>/search/index.sqlite3`): chunk rows with their
-vectors as float32 blobs, and an FTS5 table (porter stemming) over title and text. Vector search
+vectors as float32 blobs, and one FTS5 table per team (porter stemming) over title and text.
+A table per team is what keeps ranking private: BM25's statistics (document count, average
+length, each term's document frequency) are the table's, so one team's documents never move
+another team's scores, nor tell it which words another team's corpus holds. Vector search
 is a dot product against a per-team matrix held in memory, built from the blobs on first use
 and rebuilt after that team's next write. One lock serialises writers; readers use their own
 connection per thread (WAL mode) and never wait for each other.
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.fusion import FusionConfig, coverage, fuse, group_by_entity, query_stems
 from shared.search.models import ChunkDoc, ChunkHit, EntityHits, IndexPage, IndexQuery
 from shared.search.text import query_terms
 
@@ -29,8 +32,10 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "index.sqlite3"
 # Bumped whenever the tables change shape. The index is derived data: a file of another version
-# is dropped and recreated empty, and `embeddings_build` (rebuild) refills it from DynamoDB.
-SCHEMA_VERSION = 2
+# is dropped and recreated empty, and `embeddings_build` (rebuild) refills it from DynamoDB;
+# version 2 (one FTS table for all teams) is migrated in place from its chunk rows.
+SCHEMA_VERSION = 3
+_SHARED_FTS_VERSION = 2
 _COLUMNS = (
     "team, entity_id, chunk_id, chunk_index, text, title, source, result_type, chunk_type, uri, "
     "char_offset_start, char_offset_end, memory_key, tags, expires_at"
@@ -57,10 +62,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     UNIQUE (team, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_entity ON chunks (team, entity_id, chunk_index);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    team_key, scope, title, text, tokenize = 'porter unicode61 remove_diacritics 2'
-);
 """
+_FTS_SCHEMA = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5 ("
+    "scope, title, text, tokenize = 'porter unicode61 remove_diacritics 2')"
+)
 # Below this many chunks in the index, BM25 keeps every query term (pruning only saves time
 # at scale, and on a tiny index every term is "common").
 PRUNE_FROM_ROWS = 2_000
@@ -70,13 +76,13 @@ def _key(prefix: str, value: str) -> str:
     return prefix + hashlib.sha256(value.encode()).hexdigest()[:24]
 
 
-def team_key(team: str) -> str:
-    """A single FTS token standing for a team, so the MATCH itself is scoped to one team.
+def fts_table(team: str) -> str:
+    """The name of `team`'s FTS5 table: its BM25 statistics are that team's alone.
 
-    Hashing keeps team names with punctuation from tokenising into several words (and two
-    teams from colliding); results are also checked against the team's exact row set.
+    Hashing makes any team name a safe SQL identifier (and two teams cannot collide);
+    results are also checked against the team's exact row set.
     """
-    return _key("t", team)
+    return "fts_" + _key("t", team)
 
 
 def scope_tokens(source: str, result_type: str) -> str:
@@ -126,18 +132,71 @@ class EmbeddedIndex:
         self._cache_lock = threading.Lock()
         self._local = threading.local()
         self._vectors: dict[str, _TeamVectors] = {}
-        # Document frequencies of query terms and the row count, valid until the next write.
-        self._df: dict[str, int] = {}
-        self._rows: int | None = None
+        # Per team: document frequencies of query terms and the row count, valid until that
+        # team's next write (another team's writes never touch them).
+        self._df: dict[tuple[str, str], int] = {}
+        self._rows: dict[str, int] = {}
+        self._fts_tables: set[str] = set()
         self._writer = self._connect()
         with self._write_lock:
             version = int(self._writer.execute("PRAGMA user_version").fetchone()[0])
-            if version != SCHEMA_VERSION:
-                self._writer.executescript(
-                    "DROP TABLE IF EXISTS chunks_fts; DROP TABLE IF EXISTS chunks;"
-                )
+            if version == _SHARED_FTS_VERSION:
+                self._split_shared_fts()
+            elif version != SCHEMA_VERSION:
+                for table in self._virtual_tables():
+                    self._writer.execute(f"DROP TABLE IF EXISTS {table}")
+                self._writer.executescript("DROP TABLE IF EXISTS chunks;")
             self._writer.executescript(_SCHEMA)
             self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._fts_tables = {t for t in self._virtual_tables() if t.startswith("fts_")}
+
+    def _virtual_tables(self) -> list[str]:
+        return [
+            name
+            for (name,) in self._writer.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' "
+                "AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
+
+    def _split_shared_fts(self) -> None:
+        """Version 2 → 3: move every team's rows from the shared FTS table into its own."""
+        conn = self._writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = conn.execute(
+                "SELECT rowid, team, source, result_type, title, text, tags FROM chunks"
+            ).fetchall()
+            for rowid, team, source, result_type, title, text, tags in rows:
+                table = self._ensure_fts(conn, team)
+                conn.execute(
+                    f"INSERT INTO {table} (rowid, scope, title, text) VALUES (?,?,?,?)",  # noqa: S608
+                    (rowid, scope_tokens(source, result_type), title, _fts_body(text, tags)),
+                )
+            conn.execute("DROP TABLE IF EXISTS chunks_fts")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _has_fts(self, table: str) -> bool:
+        """Whether the team's FTS table exists (another process may have created it)."""
+        if table in self._fts_tables:
+            return True
+        found = self._reader().execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        )
+        if found.fetchone() is None:
+            return False
+        self._fts_tables.add(table)
+        return True
+
+    def _ensure_fts(self, conn: sqlite3.Connection, team: str) -> str:
+        table = fts_table(team)
+        if table not in self._fts_tables:
+            conn.execute(_FTS_SCHEMA.format(table=table))
+            self._fts_tables.add(table)
+        return table
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -171,6 +230,7 @@ class EmbeddedIndex:
                 for team, entity_id in {(c.team, c.entity_id) for c in chunks}:
                     self._delete(conn, team, entity_id)
                 for chunk, vector in zip(chunks, matrix, strict=True):
+                    table = self._ensure_fts(conn, chunk.team)
                     cursor = conn.execute(
                         f"INSERT INTO chunks ({_COLUMNS}, vector) "  # noqa: S608
                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -193,19 +253,14 @@ class EmbeddedIndex:
                             vector.tobytes(),
                         ),
                     )
-                    # Memory tags are searchable words too; documents carry theirs in the text.
-                    body = (
-                        chunk.text if not chunk.tags else chunk.text + "\n" + " ".join(chunk.tags)
-                    )
                     conn.execute(
-                        "INSERT INTO chunks_fts (rowid, team_key, scope, title, text) "
-                        "VALUES (?,?,?,?,?)",
+                        f"INSERT INTO {table} (rowid, scope, title, text) "  # noqa: S608
+                        "VALUES (?,?,?,?)",
                         (
                             cursor.lastrowid,
-                            team_key(chunk.team),
                             scope_tokens(chunk.source, chunk.result_type),
                             chunk.title,
-                            body,
+                            _fts_body(chunk.text, "\x1f".join(chunk.tags)),
                         ),
                     )
                 conn.execute("COMMIT")
@@ -235,15 +290,19 @@ class EmbeddedIndex:
             )
         ]
         if rowids:
-            conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+            table = self._ensure_fts(conn, team)
+            conn.executemany(
+                f"DELETE FROM {table} WHERE rowid = ?",  # noqa: S608
+                [(r,) for r in rowids],
+            )
             conn.executemany("DELETE FROM chunks WHERE rowid = ?", [(r,) for r in rowids])
 
     def _invalidate(self, teams: set[str]) -> None:
         with self._cache_lock:
             for team in teams:
                 self._vectors.pop(team, None)
-            self._df = {}
-            self._rows = None
+                self._rows.pop(team, None)
+            self._df = {key: df for key, df in self._df.items() if key[0] not in teams}
 
     # ------------------------------------------------------------------ reads
 
@@ -280,58 +339,65 @@ class EmbeddedIndex:
             self._vectors[team] = built
             return built
 
-    def _terms(self, text: str) -> list[str]:
-        """Query terms worth matching: at scale, terms in half the rows or more are dropped.
+    def _terms(self, team: str, table: str, text: str) -> list[str]:
+        """Query terms worth matching: at scale, terms in half the team's rows or more are dropped.
 
         FTS5's BM25 gives such a term an IDF of ~0 (log((N - n + 0.5) / (n + 0.5)) <= 0 is
         clamped to 1e-6), so it cannot change the order of documents that match another
-        term, yet scoring its huge posting list dominates query time. Frequencies are cached
-        until the next write.
+        term, yet scoring its huge posting list dominates query time. Counts are the team's
+        own (its table), cached until the team's next write.
         """
         terms = query_terms(text)
         conn = self._reader()
         with self._cache_lock:
-            if self._rows is None:
-                self._rows = int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-            rows = self._rows
+            rows = self._rows.get(team)
+        if rows is None:
+            rows = int(
+                conn.execute("SELECT COUNT(*) FROM chunks WHERE team = ?", (team,)).fetchone()[0]
+            )
+            with self._cache_lock:
+                self._rows[team] = rows
         if rows < PRUNE_FROM_ROWS or len(terms) < 2:
             return terms
         kept: list[str] = []
         for term in terms:
             with self._cache_lock:
-                df = self._df.get(term)
+                df = self._df.get((team, term))
             if df is None:
                 df = int(
                     conn.execute(
-                        "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (_quote(term),)
+                        f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?",  # noqa: S608
+                        (_quote(term),),
                     ).fetchone()[0]
                 )
                 with self._cache_lock:
-                    self._df[term] = df
+                    self._df[(team, term)] = df
             if 2 * df < rows:
                 kept.append(term)
         return kept or terms
 
     def _bm25(self, query: IndexQuery, depth: int) -> list[tuple[int, str]]:
         f = query.filters
-        terms = self._terms(query.text)
+        table = fts_table(f.team)
+        if not self._has_fts(table):
+            return []  # the team has never indexed anything
+        terms = self._terms(f.team, table, query.text)
         if not terms:
             return []
-        match = f"team_key : {team_key(f.team)}"
+        match = "{title text} : (" + " OR ".join(_quote(t) for t in terms) + ")"
         if f.source is not None:
             match += f" AND scope : {_key('s', f.source)}"
         if len(f.types) < 2:
             match += " AND scope : (" + " OR ".join(_key("r", t) for t in sorted(f.types)) + ")"
-        match += " AND (" + " OR ".join(_quote(t) for t in terms) + ")"
         team = self._team_vectors(f.team)
         # Expired rows are filtered below, so fetch that many more to still fill `depth`.
         expired = int((team.expires <= f.now).sum())
-        weights = (0.0, 0.0, self.config.title_weight, self.config.text_weight)
+        weights = (0.0, self.config.title_weight, self.config.text_weight)
         rows = (
             self._reader()
             .execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? "
-                "ORDER BY bm25(chunks_fts, ?, ?, ?, ?), rowid LIMIT ?",
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? "  # noqa: S608
+                f"ORDER BY bm25({table}, ?, ?, ?), rowid LIMIT ?",
                 (match, *weights, depth + expired),
             )
             .fetchall()
@@ -345,7 +411,7 @@ class EmbeddedIndex:
             ranked.append((int(rowid), team.entity_ids[i]))
         return ranked[:depth]
 
-    def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str]]:
+    def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str, float]]:
         import numpy as np
 
         if query.vector is None:
@@ -374,19 +440,30 @@ class EmbeddedIndex:
         # Order by score, then rowid for a deterministic order among equal scores.
         top = top[np.lexsort((team.rowids[top], -scores[top]))]
         top = top[np.isfinite(scores[top])]
-        return [(int(team.rowids[i]), team.entity_ids[i]) for i in top]
+        return [(int(team.rowids[i]), team.entity_ids[i], float(scores[i])) for i in top]
 
     def query(self, query: IndexQuery) -> IndexPage:
-        """A page of entities: BM25 and/or vector rankings, RRF-fused, grouped by entity."""
+        """A page of entities: BM25 and/or vector rankings, RRF-fused, scored by calibrated
+        relevance, cut where there is no evidence (hybrid), grouped by entity."""
         fusion = self.config.fusion
-        bm25_weight, vector_weight = fusion.weights(query.mode)
+        bm25_weight, _ = fusion.weights(query.mode)
         bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
-        vector = self._vector(query, fusion.depth) if vector_weight > 0 else []
-        entity_of = dict(bm25)
-        entity_of.update(vector)
-        fused = rrf(
-            [([r for r, _ in bm25], bm25_weight), ([r for r, _ in vector], vector_weight)],
-            k=fusion.k,
+        # Cosines are needed for the relevance score in every mode, so the vector ranking is
+        # computed whenever there is a query vector (a bm25-only query weighs it 0).
+        vector = self._vector(query, fusion.depth)
+        entity_of = {rowid: entity for rowid, entity in bm25}
+        entity_of.update((rowid, entity) for rowid, entity, _ in vector)
+        stems = query_stems(query.text)
+        coverage_of = {
+            rowid: coverage(stems, *texts)
+            for rowid, texts in self._texts([rowid for rowid, _ in bm25]).items()
+        }
+        fused = fuse(
+            [rowid for rowid, _ in bm25],
+            [(rowid, cosine) for rowid, _, cosine in vector],
+            coverage_of,
+            query.mode,
+            fusion,
             tie_key=lambda rowid: f"{rowid:020d}",
         )
         page, has_more = group_by_entity(
@@ -398,6 +475,21 @@ class EmbeddedIndex:
             for entity_id, hits in page
         ]
         return IndexPage(groups=groups, has_more=has_more)
+
+    def _texts(self, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
+        """(title, text, tags) of rows, for their query-word coverage."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = (
+            self._reader()
+            .execute(
+                f"SELECT rowid, title, text, tags FROM chunks WHERE rowid IN ({marks})",  # noqa: S608
+                rowids,
+            )
+            .fetchall()
+        )
+        return {int(r[0]): (r[1], r[2], r[3].replace("\x1f", " ")) for r in rows}
 
     def _fetch(self, rowids: list[int]) -> dict[int, ChunkDoc]:
         if not rowids:
@@ -441,6 +533,11 @@ class EmbeddedIndex:
             self._reader().execute("SELECT COUNT(*) FROM chunks WHERE team = ?", (team,)).fetchone()
         )
         return int(row[0])
+
+
+def _fts_body(text: str, tags: str) -> str:
+    """The FTS text column: memory tags are searchable words too (documents carry theirs)."""
+    return text if not tags else text + "\n" + " ".join(t for t in tags.split("\x1f") if t)
 
 
 def _doc(row: Sequence[Any]) -> ChunkDoc:

@@ -4,9 +4,16 @@ A chunk is one document: keyword fields for the filters (team, source, result_ty
 `title` and `text` analysed with the `english` analyzer (stopwords + Porter stemming, like the
 embedded index), and a `knn_vector` (HNSW, cosine, Lucene engine for efficient filtering).
 
+Each team has its own index (`<index_name>-<hash of the team>`, created with the mapping on
+the team's first write): BM25's statistics (document count, average field length, document
+frequencies) are per index in Lucene, so a shared index would let one team's documents move
+another team's scores and reveal which words they contain. Every query still filters on the
+team as well.
+
 One round trip per query: an `_msearch` carrying a BM25 `multi_match` and a filtered `knn`
-query; the two rankings are fused client-side with the same RRF and grouping code as the
-embedded index (see docs/search.md for why not a server-side hybrid search pipeline).
+query; the two rankings are fused client-side with the same RRF, relevance, cut-off and
+grouping code as the embedded index (see docs/search.md for why not a server-side hybrid
+search pipeline).
 
 Serverless vector collections do not accept caller-chosen document ids, so replacing an
 entity's chunks is "find their ids, bulk-delete them, bulk-index the new ones" there; on a
@@ -23,7 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from shared.search.errors import IndexUnavailable
-from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.fusion import FusionConfig, coverage, fuse, group_by_entity, query_stems
 from shared.search.models import (
     ChunkDoc,
     ChunkHit,
@@ -57,6 +64,17 @@ def signed_client(endpoint: str, region: str, service: str = "aoss") -> Any:
         pool_maxsize=10,
         timeout=10,
     )
+
+
+def team_index(prefix: str, team: str) -> str:
+    """The name of `team`'s index: `prefix` + 24 hex characters of the team's hash.
+
+    Hashing keeps any team name a valid (lower-case, no punctuation) index name.
+
+    >>> team_index("cairn-chunks", "alpha")
+    'cairn-chunks-8ed3f6ad685b959ead7022518e1af76c'
+    """
+    return f"{prefix}-{hashlib.sha256(team.encode()).hexdigest()[:32]}"
 
 
 def index_body(dimensions: int) -> dict[str, Any]:
@@ -135,7 +153,9 @@ class OpenSearchIndex:
         if not 0 < page_size <= MAX_PAGE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE} (got {page_size})")
         self._client = client
-        self._index = index_name
+        self._prefix = index_name
+        # Team indexes this process knows exist (created or seen): one HEAD per team at most.
+        self._known: set[str] = set()
         self._dimensions = dimensions
         self._serverless = serverless
         # Remote candidates are paid for in payload: a smaller default depth than embedded.
@@ -151,24 +171,52 @@ class OpenSearchIndex:
         except OpenSearchException as error:
             raise IndexUnavailable(f"search index request failed: {error}") from error
 
-    def ensure_index(self) -> bool:
-        """Create the index with its mapping unless it exists; True when created."""
-        from opensearchpy.exceptions import OpenSearchException
+    def index_name(self, team: str) -> str:
+        """The index holding `team`'s chunks."""
+        return team_index(self._prefix, team)
 
+    def ensure_index(self, team: str) -> bool:
+        """Create `team`'s index with its mapping unless it exists; True when created."""
+        from opensearchpy.exceptions import OpenSearchException, RequestError
+
+        name = self.index_name(team)
+        if name in self._known:
+            return False
         try:
-            if self._client.indices.exists(index=self._index):
+            if self._client.indices.exists(index=name):
+                self._known.add(name)
                 return False
-            self._client.indices.create(index=self._index, body=index_body(self._dimensions))
+            self._client.indices.create(index=name, body=index_body(self._dimensions))
+        except RequestError as error:
+            if error.error != "resource_already_exists_exception":
+                raise IndexUnavailable(f"could not create search index: {error}") from error
+            self._known.add(name)  # another writer created it first
+            return False
         except OpenSearchException as error:
             raise IndexUnavailable(f"could not create search index: {error}") from error
+        self._known.add(name)
         return True
+
+    def _search_team(self, team: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """One search of `team`'s index; None when the team has no index yet."""
+        from opensearchpy.exceptions import NotFoundError, OpenSearchException
+
+        try:
+            result: dict[str, Any] = self._client.search(index=self.index_name(team), body=body)
+        except NotFoundError:
+            return None
+        except OpenSearchException as error:
+            raise IndexUnavailable(f"search index request failed: {error}") from error
+        return result
 
     # ------------------------------------------------------------------ writes
 
     def _doc_id(self, chunk: ChunkDoc) -> str:
         return hashlib.sha256(f"{chunk.team}\x00{chunk.chunk_id}".encode()).hexdigest()[:40]
 
-    def _all_hits(self, body: dict[str, Any], sort: list[dict[str, str]]) -> list[dict[str, Any]]:
+    def _all_hits(
+        self, team: str, body: dict[str, Any], sort: list[dict[str, str]]
+    ) -> list[dict[str, Any]]:
         """Every hit of `body`'s query in `sort` order, `page_size` per search (`search_after`)."""
         hits: list[dict[str, Any]] = []
         after: list[Any] | None = None
@@ -176,7 +224,10 @@ class OpenSearchIndex:
             page_body = {**body, "size": self._page_size, "sort": sort}
             if after is not None:
                 page_body["search_after"] = after
-            page = self._call("search", index=self._index, body=page_body)["hits"]["hits"]
+            response = self._search_team(team, page_body)
+            if response is None:
+                return hits
+            page = response["hits"]["hits"]
             hits += page
             if len(page) < self._page_size:
                 return hits
@@ -196,7 +247,7 @@ class OpenSearchIndex:
         }
         # (entity, index) repeats only for a duplicate left by Serverless's refresh window.
         sort = [{"entity_id": "asc"}, {"chunk_index": "asc"}]
-        return [hit["_id"] for hit in self._all_hits(body, sort)]
+        return [hit["_id"] for hit in self._all_hits(team, body, sort)]
 
     def index(self, chunks: Sequence[ChunkDoc], vectors: Vectors) -> None:
         """Replace the chunks of every entity in `chunks` with `chunks` (one bulk request)."""
@@ -208,11 +259,13 @@ class OpenSearchIndex:
         actions: list[dict[str, Any]] = []
         keep = {self._doc_id(c) for c in chunks} if not self._serverless else set()
         for team, entity_ids in sorted(by_team.items()):
+            self.ensure_index(team)
+            name = self.index_name(team)
             for doc_id in self._ids_of(team, sorted(entity_ids)):
                 if doc_id not in keep:
-                    actions.append({"delete": {"_index": self._index, "_id": doc_id}})
+                    actions.append({"delete": {"_index": name, "_id": doc_id}})
         for chunk, vector in zip(chunks, vectors, strict=True):
-            header: dict[str, Any] = {"_index": self._index}
+            header: dict[str, Any] = {"_index": self.index_name(chunk.team)}
             if not self._serverless:
                 header["_id"] = self._doc_id(chunk)
             actions.append({"index": header})
@@ -223,7 +276,8 @@ class OpenSearchIndex:
         """Remove every chunk of one entity of `team`."""
         ids = self._ids_of(team, [entity_id])
         if ids:
-            self._bulk([{"delete": {"_index": self._index, "_id": i}} for i in ids])
+            name = self.index_name(team)
+            self._bulk([{"delete": {"_index": name, "_id": i}} for i in ids])
 
     def _bulk(self, actions: list[dict[str, Any]]) -> None:
         if not actions:
@@ -244,12 +298,13 @@ class OpenSearchIndex:
     def search_bodies(self, query: IndexQuery) -> list[dict[str, Any]]:
         """The `_msearch` lines of a query: header, BM25 body, header, k-NN body (per mode)."""
         depth = self._fusion.depth
-        bm25_weight, vector_weight = self._fusion.weights(query.mode)
+        bm25_weight, _ = self._fusion.weights(query.mode)
         filters = filter_clauses(query.filters)
+        name = self.index_name(query.filters.team)
         lines: list[dict[str, Any]] = []
         if bm25_weight > 0:
             lines += [
-                {"index": self._index},
+                {"index": name},
                 {
                     "size": depth,
                     "_source": _SOURCE_EXCLUDES,
@@ -269,9 +324,11 @@ class OpenSearchIndex:
                     },
                 },
             ]
-        if vector_weight > 0 and query.vector is not None:
+        # The k-NN search runs whenever there is a query vector: its cosines feed every hit's
+        # relevance score, even when a bm25-only query gives the ranking no weight.
+        if query.vector is not None:
             lines += [
-                {"index": self._index},
+                {"index": name},
                 {
                     "size": depth,
                     "_source": _SOURCE_EXCLUDES,
@@ -293,25 +350,37 @@ class OpenSearchIndex:
         lines = self.search_bodies(query)
         if not lines:
             return IndexPage(groups=[], has_more=False)
-        response = self._call("msearch", body=lines, index=self._index)
-        bm25_weight, vector_weight = self._fusion.weights(query.mode)
-        weights = [w for w in (bm25_weight, vector_weight) if w > 0]
-        if vector_weight > 0 and query.vector is None:
-            weights = weights[:1]
-        rankings: list[tuple[list[str], float]] = []
+        response = self._call("msearch", body=lines, index=self.index_name(query.filters.team))
+        bm25_weight, _ = self._fusion.weights(query.mode)
+        kinds = ["bm25"] if bm25_weight > 0 else []
+        if query.vector is not None:
+            kinds.append("vector")
+        bm25: list[str] = []
+        vector: list[tuple[str, float]] = []
         docs: dict[str, ChunkDoc] = {}
-        for answer, weight in zip(response["responses"], weights, strict=True):
+        for answer, kind in zip(response["responses"], kinds, strict=True):
             if "error" in answer:
+                if answer.get("status") == 404:
+                    continue  # the team has no index yet: nothing indexed, nothing found
                 raise IndexUnavailable(f"search index query failed: {answer['error']}")
-            ranked: list[str] = []
             for hit in answer["hits"]["hits"]:
                 doc = _doc(hit["_source"])
                 if doc.team != query.filters.team:
                     continue  # defence in depth: the filter already guarantees this
                 docs[doc.chunk_id] = doc
-                ranked.append(doc.chunk_id)
-            rankings.append((ranked, weight))
-        fused = rrf(rankings, k=self._fusion.k)
+                if kind == "bm25":
+                    bm25.append(doc.chunk_id)
+                else:
+                    # cosinesimil scores (1 + cos) / 2: back to the cosine.
+                    vector.append((doc.chunk_id, 2.0 * float(hit["_score"]) - 1.0))
+        stems = query_stems(query.text)
+        coverage_of = {
+            chunk_id: coverage(
+                stems, docs[chunk_id].title, docs[chunk_id].text, " ".join(docs[chunk_id].tags)
+            )
+            for chunk_id in bm25
+        }
+        fused = fuse(bm25, vector, coverage_of, query.mode, self._fusion)
         page, has_more = group_by_entity(
             fused,
             lambda chunk_id: docs[chunk_id].entity_id,
@@ -338,7 +407,7 @@ class OpenSearchIndex:
                 }
             },
         }
-        hits = self._all_hits(body, [{"chunk_index": "asc"}])
+        hits = self._all_hits(team, body, [{"chunk_index": "asc"}])
         return [_doc(hit["_source"]) for hit in hits]
 
     def entity_ids(self, team: str, source: str | None = None) -> set[str]:
@@ -363,7 +432,9 @@ class OpenSearchIndex:
                 "query": {"bool": {"filter": filters}},
                 "aggs": {"entities": {"composite": composite}},
             }
-            response = self._call("search", index=self._index, body=body)
+            response = self._search_team(team, body)
+            if response is None:
+                return found
             aggregation = response["aggregations"]["entities"]
             found.update(bucket["key"]["entity"] for bucket in aggregation["buckets"])
             after = aggregation.get("after_key")

@@ -1,9 +1,14 @@
-"""The embedding cache: vectors keyed by `sha256(model id + text)`.
+"""The embedding cache: vectors keyed by `sha256(model id + team + text)`.
 
 `CachedEmbedder` wraps any embedder so unchanged text is never embedded twice: locally the
 cache is a SQLite table in the data folder (it survives restarts and makes re-indexing and
 benchmark reruns cheap); in AWS a bounded in-process cache serves a warm Lambda (Titan is
 cheap per call, and a shared cache table would need a key that is not team-first).
+
+Keys carry the team (`for_team`): with a cache keyed by text alone, a team could tell from the
+latency of a search (a hit answers in a few milliseconds, a miss pays the model) whether any
+other team had already searched or stored the exact same string. The price is that two teams
+indexing the same text embed it once each.
 """
 
 from __future__ import annotations
@@ -22,13 +27,17 @@ if TYPE_CHECKING:
     from shared.search.ports import Vectors
 
 
-def cache_key(model_id: str, text: str) -> str:
-    """The cache key of `text` under `model_id`.
+def cache_key(model_id: str, text: str, team: str | None = None) -> str:
+    """The cache key of `text` under `model_id`, for `team` (None: not team-scoped).
 
-    >>> len(cache_key("m", "hello"))
+    >>> len(cache_key("m", "hello", "alpha"))
     64
+    >>> cache_key("m", "hello", "alpha") != cache_key("m", "hello", "beta")
+    True
     """
-    return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()
+    if team is None:
+        return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()
+    return hashlib.sha256(f"{model_id}\x00team\x00{team}\x00{text}".encode()).hexdigest()
 
 
 class MemoryEmbeddingCache:
@@ -97,11 +106,21 @@ class SqliteEmbeddingCache:
 
 
 class CachedEmbedder:
-    """An `Embedder` that consults `cache` first and embeds only the texts it misses."""
+    """An `Embedder` that consults `cache` first and embeds only the texts it misses.
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    `embed` uses keys of no team (the curator's similarity checks); `for_team(team)` is the
+    view the search service uses for a team's documents, memories and queries.
+    `adopt_unscoped` lets a team-scoped miss reuse a vector stored under the unscoped key
+    (copying it to the team's key): only for the single-team benchmark, whose cache predates
+    team keys — never in a server, where it would reopen the timing channel.
+    """
+
+    def __init__(
+        self, inner: Embedder, cache: EmbeddingCache, *, adopt_unscoped: bool = False
+    ) -> None:
         self._inner = inner
         self._cache = cache
+        self._adopt_unscoped = adopt_unscoped
         self.misses = 0
 
     @property
@@ -113,14 +132,28 @@ class CachedEmbedder:
         return self._inner.dimensions
 
     def embed(self, texts: list[str]) -> Vectors:
-        """Vectors for `texts`, in order; cached ones are not recomputed."""
+        """Vectors for `texts`, in order; cached ones are not recomputed (no team's keys)."""
+        return self._embed(texts, None)
+
+    def for_team(self, team: str) -> Embedder:
+        """This embedder with its cache keyed for `team` alone."""
+        return _TeamEmbedder(self, team)
+
+    def _embed(self, texts: list[str], team: str | None) -> Vectors:
         import numpy as np
 
-        keys = [cache_key(self.model_id, t) for t in texts]
+        keys = [cache_key(self.model_id, t, team) for t in texts]
         found = self._cache.get_many(keys)
         missing = list(dict.fromkeys(k for k in keys if k not in found))
+        text_of = dict(zip(keys, texts, strict=True))
+        if missing and team is not None and self._adopt_unscoped:
+            legacy = {cache_key(self.model_id, text_of[k]): k for k in missing}
+            adopted = {legacy[old]: v for old, v in self._cache.get_many(list(legacy)).items()}
+            if adopted:
+                self._cache.put_many(adopted)
+                found.update(adopted)
+                missing = [k for k in missing if k not in adopted]
         if missing:
-            text_of = dict(zip(keys, texts, strict=True))
             fresh = self._inner.embed([text_of[k] for k in missing])
             new = {k: fresh[i] for i, k in enumerate(missing)}
             self._cache.put_many(new)
@@ -129,3 +162,23 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+class _TeamEmbedder:
+    """`CachedEmbedder.for_team`: the same model and cache, keys of one team."""
+
+    def __init__(self, parent: CachedEmbedder, team: str) -> None:
+        self._parent = parent
+        self._team = team
+
+    @property
+    def model_id(self) -> str:
+        return self._parent.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self._parent.dimensions
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Vectors for `texts` through the cache entries of this team only."""
+        return self._parent._embed(texts, self._team)

@@ -87,7 +87,7 @@ def test_expired_memories_are_never_returned(search: SearchHarness) -> None:
 
 def test_cursor_pages_have_no_gaps_or_repeats(search: SearchHarness) -> None:
     for i in range(12):
-        add(search, "alpha", f"doc{i:02d}.md", f"shared keyword apple {'pear ' * i}")
+        add(search, "alpha", f"doc{i:02d}.md", f"shared keyword apple pear {'pear ' * i}")
     seen: list[str] = []
     cursors: list[str | None] = []
     cursor = None

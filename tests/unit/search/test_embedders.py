@@ -12,6 +12,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from shared.search.adapters.embedded import EmbeddedIndex
 from shared.search.embedding.bedrock import EmbeddingError, TitanEmbedder
 from shared.search.embedding.cache import (
     CachedEmbedder,
@@ -19,7 +20,8 @@ from shared.search.embedding.cache import (
     SqliteEmbeddingCache,
     cache_key,
 )
-from tests.unit.search.support import HashingEmbedder
+from shared.search.service import SearchService
+from tests.unit.search.support import HashingEmbedder, MemoryDocumentStore
 
 
 def _titan_reply(vector: list[float]) -> dict[str, object]:
@@ -84,6 +86,61 @@ def test_the_cache_key_depends_on_model_and_text() -> None:
     assert cache_key("m1", "t") != cache_key("m2", "t")
     assert cache_key("m1", "t") != cache_key("m1", "u")
     assert cache_key("m1", "t") == cache_key("m1", "t")
+
+
+def test_the_cache_key_depends_on_the_team() -> None:
+    assert cache_key("m1", "t", "alpha") != cache_key("m1", "t", "beta")
+    assert cache_key("m1", "t", "alpha") != cache_key("m1", "t")
+
+
+@pytest.mark.parametrize("cache_kind", ["sqlite", "memory"])
+def test_a_team_never_hits_another_teams_cache_entries(tmp_path: Path, cache_kind: str) -> None:
+    # A hit answers in milliseconds, a miss pays the model: with keys of text alone, beta
+    # could time a search to learn that alpha had searched or stored the same string.
+    inner = HashingEmbedder()
+    cache = (
+        SqliteEmbeddingCache(tmp_path / "c.sqlite3")
+        if cache_kind == "sqlite"
+        else MemoryEmbeddingCache()
+    )
+    cached = CachedEmbedder(inner, cache)
+    cached.for_team("alpha").embed(["acquisition target: initech"])
+    cached.for_team("beta").embed(["acquisition target: initech"])
+    assert inner.embedded == ["acquisition target: initech"] * 2
+    # Within one team the cache still saves the second call.
+    cached.for_team("beta").embed(["acquisition target: initech"])
+    assert len(inner.embedded) == 2
+
+
+def test_the_search_service_embeds_each_teams_queries_through_its_own_cache_keys(
+    tmp_path: Path,
+) -> None:
+    inner = HashingEmbedder()
+    service = SearchService(
+        MemoryDocumentStore(),
+        EmbeddedIndex(tmp_path, inner.dimensions),
+        CachedEmbedder(inner, MemoryEmbeddingCache()),
+    )
+    service.search("alpha", "layoffs in march", limit=5)
+    service.search("alpha", "layoffs in march", limit=5)
+    assert inner.embedded == ["layoffs in march"]
+    service.search("beta", "layoffs in march", limit=5)
+    assert inner.embedded == ["layoffs in march"] * 2
+
+
+def test_the_benchmark_adopts_vectors_cached_before_keys_had_a_team(tmp_path: Path) -> None:
+    inner = HashingEmbedder()
+    cache = SqliteEmbeddingCache(tmp_path / "c.sqlite3")
+    CachedEmbedder(inner, cache).embed(["an old chunk"])  # stored under the unscoped key
+    bench = CachedEmbedder(inner, cache, adopt_unscoped=True).for_team("bench")
+    bench.embed(["an old chunk"])
+    assert inner.embedded == ["an old chunk"]
+    # Adopted under the team's key: found there without the fallback from now on.
+    CachedEmbedder(inner, cache).for_team("bench").embed(["an old chunk"])
+    assert inner.embedded == ["an old chunk"]
+    # Servers do not adopt: another team's unscoped entries are not theirs.
+    CachedEmbedder(inner, cache).for_team("alpha").embed(["an old chunk"])
+    assert inner.embedded == ["an old chunk"] * 2
 
 
 def test_the_memory_cache_evicts_least_recently_used() -> None:

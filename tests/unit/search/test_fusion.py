@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
-from shared.search.fusion import FusionConfig, group_by_entity, rrf
+from shared.search.fusion import (
+    Calibration,
+    FusionConfig,
+    coverage,
+    fuse,
+    group_by_entity,
+    query_stems,
+    rrf,
+)
 from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
 from tests.unit.search.support import HashingEmbedder
 
@@ -80,10 +88,10 @@ def test_pages_cut_entities_without_gaps_or_repeats() -> None:
     assert seen == [f"e{i}" for i in range(7)]
 
 
-def test_the_embedded_index_fuses_with_the_configured_k(tmp_path: Path) -> None:
-    # Normalised RRF: a chunk at ranks r_i scores sum(1/(k+r_i)) / sum(1/(k+1)), which grows
-    # with k for any r_i > 1. The same data under k=60 must score every hit at least as high as
-    # under the default k=10, and some strictly higher — unless k were ignored.
+def test_a_hits_score_is_its_relevance_whatever_the_fusion_k(tmp_path: Path) -> None:
+    # The score is a calibrated relevance of the chunk's own evidence (cosine, query-word
+    # coverage), not the normalised RRF value, which moved with k: the same data under k=60
+    # and the default k=10 scores every hit the same, and the best hit is not pinned to 1.0.
     embedder = HashingEmbedder()
     texts = [
         "rollback a kubernetes deployment",
@@ -121,6 +129,37 @@ def test_the_embedded_index_fuses_with_the_configured_k(tmp_path: Path) -> None:
         )
         scores[k] = {g.entity_id: g.hits[0].score for g in page.groups}
 
-    assert scores[10].keys() == scores[60].keys()
-    assert all(scores[60][e] >= scores[10][e] - 1e-9 for e in scores[10])
-    assert any(scores[60][e] > scores[10][e] + 1e-6 for e in scores[10])
+    assert scores[10] == scores[60]
+    assert all(0.0 < score < 1.0 for score in scores[10].values())
+
+
+def test_relevance_is_calibrated_on_the_chunks_own_evidence() -> None:
+    calibration = Calibration()
+    # A chunk with the query's words and meaning is near 1, one with neither near 0, and
+    # neither depends on the other chunks of the query (unlike normalised RRF's 1.0 on top).
+    assert calibration.relevance(0.8, 1.0) > 0.99
+    assert calibration.relevance(0.1, 0.0) < 0.01
+    assert calibration.relevance(0.5, 0.5) > calibration.relevance(0.4, 0.5)
+
+
+def test_fuse_cuts_chunks_without_evidence_but_keeps_every_full_word_match() -> None:
+    vector = [("close", 0.8), ("unrelated", 0.05), ("all-words", 0.02)]
+    coverage_of = {"all-words": 1.0, "close": 0.5}
+    fused = fuse(["all-words", "close"], vector, coverage_of, "hybrid", FusionConfig())
+    assert [key for key, _ in fused] == ["close", "all-words"]
+    assert all(0.0 < score < 1.0 for _, score in fused)
+
+
+def test_single_modes_keep_every_candidate() -> None:
+    vector = [("close", 0.8), ("unrelated", 0.05)]
+    assert [k for k, _ in fuse([], vector, {}, "vector", FusionConfig())] == [
+        "close",
+        "unrelated",
+    ]
+
+
+def test_coverage_finds_query_words_at_word_starts_only() -> None:
+    stems = query_stems("deploys freezing")
+    assert coverage(stems, "Deployment freeze starts Friday") == 1.0
+    assert coverage(stems, "redeploying is not a match for the start of a word") == 0.0
+    assert coverage(query_stems("the of and"), "anything") == 0.0

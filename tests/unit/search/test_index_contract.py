@@ -55,8 +55,7 @@ def opensearch(serverless: bool) -> Backend:
                 serverless=serverless,
                 page_size=OPENSEARCH_PAGE,
             )
-            index.ensure_index()  # a cold start: creates the index only when missing
-            return index
+            return index  # a cold start: team indexes are created on their first write
 
         return open_index
 
@@ -210,7 +209,8 @@ def test_reindexing_an_entity_replaces_all_its_chunks(index: SearchIndex) -> Non
     put(index, *(doc("alpha", "e", f"old chunk number {i} zebra", i) for i in range(4)))
     put(index, doc("alpha", "e", "new single chunk giraffe"))
     assert ask(index, "zebra", mode="bm25") == []
-    page = index.query(query("zebra"))
+    assert ask(index, "zebra") == []
+    page = index.query(query("giraffe"))
     assert [h.chunk.text for g in page.groups for h in g.hits] == ["new single chunk giraffe"]
     assert [c.text for c in index.entity_chunks("alpha", "e", NOW)] == ["new single chunk giraffe"]
 
@@ -221,7 +221,7 @@ def test_hybrid_finds_what_either_ranking_finds_and_ranks_agreement_first(
     put(
         index,
         doc("alpha", "both", "postgres vacuum tuning guide", title="postgres vacuum"),
-        doc("alpha", "lexical", "postgres replication lag alarms", title="alarms"),
+        doc("alpha", "lexical", "replication lag alarms during postgres vacuum", title="alarms"),
         doc("alpha", "other", "frontend css grid layout", title="css"),
     )
     bm25 = ask(index, "postgres vacuum", mode="bm25")
@@ -394,3 +394,44 @@ def test_an_index_file_of_another_schema_version_is_recreated_empty(tmp_path: Pa
     assert ask(reopened, "backups") == []
     put(reopened, doc("alpha", "again", "backups indexed again"))
     assert ask(reopened, "backups", mode="bm25") == ["again"]
+
+
+# ---------------------------------------------------------------- no ranking side channel
+
+
+def scored(index: SearchIndex, text: str, team: str, mode: SearchMode) -> list[tuple[str, float]]:
+    return [(g.entity_id, g.score) for g in index.query(query(text, team, mode)).groups]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_teams_documents_do_not_move_a_teams_ranking_or_scores(
+    index: SearchIndex, mode: SearchMode
+) -> None:
+    # Given beta's corpus, where "banana" is rarer than "cherry" (so b1 leads for BM25)...
+    put(
+        index,
+        doc("beta", "b1", "banana orchard notes", title="notes"),
+        doc("beta", "b2", "cherry orchard notes", title="notes"),
+        doc("beta", "b3", "cherry jam recipe", title="recipe"),
+    )
+    before = scored(index, "banana cherry notes", "beta", mode)
+    # ...when alpha files forty documents full of "banana" (statistics shared across teams
+    # would make "banana" common and put b2 first)...
+    put(index, *(doc("alpha", f"a{i}", f"banana banana report {i}") for i in range(40)))
+    # ...then beta's ranking and scores are exactly what they were.
+    assert before
+    assert scored(index, "banana cherry notes", "beta", mode) == before
+    # And deleting alpha's documents again moves nothing either.
+    for i in range(40):
+        index.delete_entity("alpha", f"a{i}")
+    assert scored(index, "banana cherry notes", "beta", mode) == before
+
+
+def test_a_query_with_no_word_or_meaning_in_common_returns_nothing(index: SearchIndex) -> None:
+    put(
+        index,
+        doc("alpha", "freeze", "no production deploys on friday afternoons"),
+        doc("alpha", "vacuum", "postgres autovacuum runs nightly"),
+    )
+    assert ask(index, "capital peru") == []
+    assert ask(index, "postgres autovacuum") == ["vacuum"]

@@ -18,10 +18,14 @@ import pytest
 from opensearchpy import OpenSearch
 
 from shared.search.adapters import opensearch
-from shared.search.adapters.opensearch import OpenSearchIndex, index_body
+from shared.search.adapters.opensearch import OpenSearchIndex, index_body, team_index
 from shared.search.errors import IndexUnavailable
+from shared.search.fusion import FusionConfig
 from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
 from tests.unit.search.fake_opensearch import FakeOpenSearch, UnsupportedRequest
+
+# Team alpha's index under the "cairn-chunks" prefix: each team has its own.
+ALPHA_INDEX = "cairn-chunks-8ed3f6ad685b959ead7022518e1af76c"
 
 FIXTURES = Path(__file__).parent / "fixtures" / "opensearch"
 
@@ -91,12 +95,15 @@ def test_every_search_body_filters_on_the_team() -> None:
     assert {"term": {"team": "alpha"}} in knn_filters
 
 
-def test_single_modes_send_a_single_search() -> None:
+def test_single_modes_rank_by_a_single_search() -> None:
     index = adapter(Recorder())
     bm25 = index.search_bodies(hybrid_query(mode="bm25"))
     vector = index.search_bodies(hybrid_query(mode="vector"))
-    assert len(bm25) == 2
+    # A bm25 query still asks for the k-NN hits: their cosines score the results (the
+    # ranking gives them no weight); without a query vector it is one search.
+    assert len(bm25) == 4
     assert "multi_match" in bm25[1]["query"]["bool"]["must"][0]
+    assert len(index.search_bodies(hybrid_query(mode="bm25", vector=None))) == 2
     assert len(vector) == 2
     assert "knn" in vector[1]["query"]
 
@@ -108,8 +115,9 @@ def test_responses_are_fused_by_rrf_and_grouped_by_entity() -> None:
     assert [h.chunk.chunk_id for h in page.groups[1].hits] == ["e1:0", "e1:1"]
     assert page.has_more is True
     top = page.groups[0].hits[0]
-    # Default fusion: k = 10, equal weights; normalised so first in both lists scores 1.
-    assert top.score == pytest.approx((1 / 13 + 1 / 11) / (2 / 11))
+    # The score is e2:0's calibrated relevance: its cosine (k-NN score 0.93 = (1 + cos) / 2)
+    # and the share of the query's words it holds ("deployment", not "rollback").
+    assert top.score == pytest.approx(FusionConfig().calibration.relevance(0.86, 0.5))
     assert top.chunk.uri == "file:///notes/release.md"
     assert (top.chunk.char_offset_start, top.chunk.char_offset_end) == (0, 31)
 
@@ -130,11 +138,20 @@ def test_hits_of_another_team_are_dropped_even_if_the_server_returned_them() -> 
 
 def test_a_failed_search_in_the_msearch_raises_index_unavailable() -> None:
     with pytest.raises(IndexUnavailable):
-        adapter(Recorder(fixture("msearch_error.response.json"))).query(hybrid_query(mode="bm25"))
+        adapter(Recorder(fixture("msearch_error.response.json"))).query(
+            hybrid_query(mode="bm25", vector=None)
+        )
+
+
+def test_a_team_without_an_index_yet_finds_nothing() -> None:
+    recorder = Recorder(fixture("msearch_no_index.response.json"))
+    page = adapter(recorder).query(hybrid_query(mode="bm25", vector=None))
+    assert page.groups == []
+    assert recorder.requests[0]["path"] == f"/{ALPHA_INDEX}/_msearch"
 
 
 def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
-    recorder = Recorder(fixture("ids.response.json"), fixture("bulk.response.json"))
+    recorder = Recorder(True, fixture("ids.response.json"), fixture("bulk.response.json"))
     chunk = ChunkDoc(
         team="alpha",
         entity_id="e1",
@@ -148,8 +165,10 @@ def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
         char_offset_end=16,
     )
     adapter(recorder).index([chunk], np.full((1, 4), 0.5, dtype=np.float32))
-    lookup, bulk = recorder.requests
-    assert lookup["path"] == "/cairn-chunks/_search"
+    exists, lookup, bulk = recorder.requests
+    # The team's own index: checked once per process before its first write.
+    assert (exists["method"], exists["path"]) == ("HEAD", f"/{ALPHA_INDEX}")
+    assert lookup["path"] == f"/{ALPHA_INDEX}/_search"
     assert lookup["body"] == {
         "_source": False,
         "query": {
@@ -165,10 +184,10 @@ def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
     }
     assert bulk["path"] == "/_bulk"
     assert bulk["body"] == [
-        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A9"}},
-        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A8"}},
+        {"delete": {"_index": ALPHA_INDEX, "_id": "1%3A0%3A9"}},
+        {"delete": {"_index": ALPHA_INDEX, "_id": "1%3A0%3A8"}},
         # Serverless vector collections reject caller-chosen ids: none is sent.
-        {"index": {"_index": "cairn-chunks"}},
+        {"index": {"_index": ALPHA_INDEX}},
         {
             "team": "alpha",
             "entity_id": "e1",
@@ -188,15 +207,15 @@ def test_indexing_replaces_an_entitys_chunks_with_one_bulk_request() -> None:
 
 
 def test_a_managed_domain_gets_deterministic_ids() -> None:
-    recorder = Recorder({"hits": {"hits": []}}, fixture("bulk.response.json"))
+    recorder = Recorder(True, {"hits": {"hits": []}}, fixture("bulk.response.json"))
     chunk = ChunkDoc("alpha", "e1", "e1:0", 0, "t", "T", "local_files")
     adapter(recorder, serverless=False).index([chunk], np.ones((1, 4), dtype=np.float32))
-    header = recorder.requests[1]["body"][0]["index"]
+    header = recorder.requests[2]["body"][0]["index"]
     assert len(header["_id"]) == 40
 
 
 def test_a_rejected_bulk_operation_raises_index_unavailable() -> None:
-    recorder = Recorder({"hits": {"hits": []}}, fixture("bulk_rejected.response.json"))
+    recorder = Recorder(True, {"hits": {"hits": []}}, fixture("bulk_rejected.response.json"))
     chunk = ChunkDoc("alpha", "e1", "e1:0", 0, "t", "T", "local_files")
     with pytest.raises(IndexUnavailable):
         adapter(recorder).index([chunk], np.ones((1, 4), dtype=np.float32))
@@ -223,27 +242,37 @@ def test_the_mapping_declares_a_cosine_hnsw_vector_and_english_text() -> None:
     assert body["mappings"]["properties"]["team"] == {"type": "keyword"}
 
 
-def test_ensure_index_creates_the_index_only_when_missing() -> None:
+def test_ensure_index_creates_the_teams_index_only_when_missing() -> None:
     recorder = Recorder(False, {"acknowledged": True})
     recorder_head = adapter(recorder)
     # HEAD /index → 404 is reported by the client as False.
-    assert recorder_head.ensure_index() is True
+    assert recorder_head.ensure_index("alpha") is True
     assert recorder.requests[1]["method"] == "PUT"
-    assert recorder.requests[1]["path"] == "/cairn-chunks"
+    assert recorder.requests[1]["path"] == f"/{ALPHA_INDEX}"
     assert recorder.requests[1]["body"] == index_body(4)
+    # Known from then on: no second HEAD in this process.
+    assert recorder_head.ensure_index("alpha") is False
+    assert len(recorder.requests) == 2
+
+
+def test_each_team_has_its_own_index_name() -> None:
+    assert team_index("cairn-chunks", "alpha") == ALPHA_INDEX
+    assert team_index("cairn-chunks", "beta") != ALPHA_INDEX
+    assert team_index("cairn-chunks", "Team With Spaces/1").islower()
 
 
 def test_delete_entity_looks_up_the_entitys_chunks_then_bulk_deletes_them() -> None:
     recorder = Recorder(fixture("ids.response.json"), fixture("bulk.response.json"))
     adapter(recorder).delete_entity("alpha", "e1")
+    assert recorder.requests[0]["path"] == f"/{ALPHA_INDEX}/_search"
     lookup, bulk = recorder.requests
     assert lookup["body"]["query"]["bool"]["filter"] == [
         {"term": {"team": "alpha"}},
         {"terms": {"entity_id": ["e1"]}},
     ]
     assert bulk["body"] == [
-        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A9"}},
-        {"delete": {"_index": "cairn-chunks", "_id": "1%3A0%3A8"}},
+        {"delete": {"_index": ALPHA_INDEX, "_id": "1%3A0%3A9"}},
+        {"delete": {"_index": ALPHA_INDEX, "_id": "1%3A0%3A8"}},
     ]
 
 
@@ -296,20 +325,19 @@ def test_the_page_size_is_bounded_by_the_result_window() -> None:
 
 
 def fake_index(serverless: bool = True) -> OpenSearchIndex:
-    index = OpenSearchIndex(FakeOpenSearch(serverless=serverless), "cairn-chunks", 4)
-    assert index.ensure_index() is True
-    return index
+    return OpenSearchIndex(FakeOpenSearch(serverless=serverless), "cairn-chunks", 4)
 
 
 def chunk(team: str, entity: str, text: str, **extra: Any) -> ChunkDoc:
     return ChunkDoc(team, entity, f"{entity}:0", 0, text, "", "local_files", **extra)
 
 
-def test_through_the_fake_a_dropped_team_filter_is_visible(
+def test_a_dropped_team_filter_still_reaches_only_the_teams_own_index(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Given a request builder that forgets the team (the adapter's hit check still drops
-    # beta's hits), when beta's chunks outscore alpha's, alpha's chunk falls off the ranking.
+    # Given a request builder that forgets the team filter, beta's chunks still cannot crowd
+    # alpha's out of the ranking (as they did in the one shared index): they are in beta's
+    # own index, which alpha's query never searches.
     real = opensearch.filter_clauses
     monkeypatch.setattr(
         opensearch,
@@ -320,8 +348,9 @@ def test_through_the_fake_a_dropped_team_filter_is_visible(
     crowd = [chunk("beta", f"b{i}", "kubernetes kubernetes") for i in range(101)]
     index.index([*crowd, chunk("alpha", "a1", "kubernetes notes")], np.ones((102, 4), "float32"))
     page = index.query(hybrid_query(text="kubernetes", filters=SearchFilters("alpha", 0.0)))
-    assert page.groups == []
-    assert index.entity_chunks("alpha", "b1", 0.0) != []
+    assert [g.entity_id for g in page.groups] == ["a1"]
+    assert index.entity_chunks("alpha", "b1", 0.0) == []
+    assert index.entity_chunks("beta", "b1", 0.0) != []
 
 
 def test_through_the_fake_a_dropped_expiry_filter_is_visible(
@@ -374,6 +403,5 @@ def test_a_serverless_collection_refuses_caller_chosen_ids() -> None:
     managed_adapter = OpenSearchIndex(
         FakeOpenSearch(serverless=True), "cairn-chunks", 4, serverless=False
     )
-    managed_adapter.ensure_index()
     with pytest.raises(IndexUnavailable):
         managed_adapter.index([chunk("alpha", "e1", "text")], np.ones((1, 4), "float32"))

@@ -1,0 +1,217 @@
+"""`cairn bench retrieval --relevance`: calibrate relevance and the cut-off on a labelled set.
+
+The set (`relevance_set.json`, next to this module) is a fixed corpus of 40 team memories and
+83 queries, each labelled with the memories that answer it — 22 of them about things the
+corpus does not hold (no memory is relevant) — and each marked `train` or `heldout`.
+
+1. Features of every (query, memory) pair: the cosine of their MiniLM vectors (the texts the
+   index embeds) and the share of the query's words in the memory (`fusion.coverage`).
+2. On **train** pairs only: a logistic regression of "relevant" on (cosine, coverage), then
+   the relevance cut-off that maximises F1 over train pairs.
+3. End to end on **both** parts, through `SearchService.search_memories` on an embedded index:
+   the shipped `Calibration` (whose constants were copied from step 2) with and without the
+   cut-off. The held-out figures are the ones to read; train is printed to show the fit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+SET_PATH = Path(__file__).with_name("relevance_set.json")
+TEAM = "bench-relevance"
+SPLITS = ("train", "heldout")
+
+
+@dataclass(frozen=True)
+class LabelledQuery:
+    text: str
+    relevant: frozenset[str]
+    split: str
+
+
+@dataclass(frozen=True)
+class RelevanceSet:
+    memories: list[dict[str, Any]]
+    queries: list[LabelledQuery]
+
+
+def load_set(path: Path = SET_PATH) -> RelevanceSet:
+    """The labelled memory corpus and queries."""
+    data = json.loads(path.read_text())
+    queries = [LabelledQuery(q["q"], frozenset(q["relevant"]), q["split"]) for q in data["queries"]]
+    return RelevanceSet(memories=data["memories"], queries=queries)
+
+
+def fit_logistic(
+    rows: Sequence[tuple[float, float]], labels: Sequence[int], l2: float = 1e-3
+) -> tuple[float, float, float]:
+    """(intercept, w_cosine, w_coverage) by Newton's method on the L2-regularised log-loss."""
+    import numpy as np
+
+    x = np.column_stack([np.ones(len(rows)), np.asarray(rows, dtype=np.float64)])
+    y = np.asarray(labels, dtype=np.float64)
+    w = np.zeros(3)
+    penalty = l2 * np.diag([0.0, 1.0, 1.0])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        gradient = x.T @ (p - y) + penalty @ w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return float(w[0]), float(w[1]), float(w[2])
+
+
+def _kept(relevance: float, coverage: float, cutoff: float) -> bool:
+    # The same rule as fusion.fuse: below the cut-off is dropped unless every word is there.
+    return relevance >= cutoff or coverage >= 1.0
+
+
+def choose_cutoff(
+    scored: Sequence[tuple[float, float, int]], candidates: Sequence[float] | None = None
+) -> float:
+    """The cut-off maximising F1 over (relevance, coverage, label) pairs; ties → the lower."""
+    grid = candidates or [round(0.02 * i, 2) for i in range(1, 50)]
+    best, best_f1 = grid[0], -1.0
+    for cutoff in grid:
+        kept = [label for rel, cov, label in scored if _kept(rel, cov, cutoff)]
+        true_positive = sum(kept)
+        relevant = sum(label for _, _, label in scored)
+        if not kept or not relevant:
+            continue
+        precision, recall = true_positive / len(kept), true_positive / relevant
+        f1 = 2 * precision * recall / (precision + recall) if true_positive else 0.0
+        if f1 > best_f1 + 1e-12:
+            best, best_f1 = cutoff, f1
+    return best
+
+
+def _ndcg(ranked: Sequence[str], relevant: frozenset[str], k: int = 10) -> float:
+    dcg = sum(1 / math.log2(i + 2) for i, key in enumerate(ranked[:k]) if key in relevant)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def evaluate(results: dict[str, list[str]], queries: Sequence[LabelledQuery]) -> dict[str, Any]:
+    """Figures of ranked memory keys per query text against the labels."""
+    answerable = [q for q in queries if q.relevant]
+    no_match = [q for q in queries if not q.relevant]
+    returned = sum(len(results[q.text]) for q in answerable)
+    hits = sum(len(set(results[q.text]) & q.relevant) for q in answerable)
+    wanted = sum(len(q.relevant) for q in answerable)
+    return {
+        "queries": len(queries),
+        "no_match_queries": len(no_match),
+        "no_match_returning_nothing": sum(1 for q in no_match if not results[q.text]),
+        "no_match_results_returned": sum(len(results[q.text]) for q in no_match),
+        "recall_at_10": round(hits / wanted, 4) if wanted else 0.0,
+        "precision_at_10": round(hits / returned, 4) if returned else 0.0,
+        "top1_relevant": round(
+            sum(1 for q in answerable if results[q.text][:1] and results[q.text][0] in q.relevant)
+            / max(len(answerable), 1),
+            4,
+        ),
+        "ndcg_at_10": round(
+            sum(_ndcg(results[q.text], q.relevant) for q in answerable) / max(len(answerable), 1),
+            4,
+        ),
+    }
+
+
+def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, Any]:
+    """Fit on train, then measure the shipped calibration on both parts; the bench's JSON."""
+    from shared.bench.retrieval import default_cache_path
+    from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
+    from shared.search.adapters.sqlite_documents import SqliteDocumentStore
+    from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
+    from shared.search.fusion import Calibration, FusionConfig, coverage, query_stems
+    from shared.search.service import MemoryEntry, SearchService
+    from shared.storage.sqlite import Database
+
+    labelled = load_set()
+    if embedder is None:
+        from shared.search.embedding.minilm import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
+    cached = CachedEmbedder(embedder, SqliteEmbeddingCache(cache_path or default_cache_path()))
+    memories = labelled.memories
+    memory_texts = [f"{m['title']}\n\n{m['content']}" for m in memories]
+    vectors = cached.embed(memory_texts)
+    query_vectors = cached.embed([q.text for q in labelled.queries])
+
+    # 1–2. Pair features; the fit and the cut-off on train only.
+    pairs: dict[str, list[tuple[float, float, int]]] = {split: [] for split in SPLITS}
+    for q, q_vector in zip(labelled.queries, query_vectors, strict=True):
+        stems = query_stems(q.text)
+        for memory, m_vector in zip(memories, vectors, strict=True):
+            cosine = float(m_vector @ q_vector)
+            words = coverage(stems, memory["title"], memory["content"], " ".join(memory["tags"]))
+            pairs[q.split].append((cosine, words, int(memory["key"] in q.relevant)))
+    intercept, w_cosine, w_coverage = fit_logistic(
+        [(c, w) for c, w, _ in pairs["train"]], [label for _, _, label in pairs["train"]]
+    )
+    fitted = Calibration(intercept, w_cosine, w_coverage, cutoff=0.0)
+    cutoff = choose_cutoff([(fitted.relevance(c, w), w, label) for c, w, label in pairs["train"]])
+    results: dict[str, Any] = {
+        "memories": len(memories),
+        "fitted_on_train": {
+            "intercept": round(intercept, 3),
+            "cosine_weight": round(w_cosine, 3),
+            "coverage_weight": round(w_coverage, 3),
+            "cutoff": cutoff,
+        },
+    }
+
+    # 3. End to end with the shipped calibration, with and without its cut-off.
+    shipped = FusionConfig().calibration
+    results["shipped"] = {
+        "intercept": shipped.intercept,
+        "cosine_weight": shipped.cosine_weight,
+        "coverage_weight": shipped.coverage_weight,
+        "cutoff": shipped.cutoff,
+    }
+    with tempfile.TemporaryDirectory(prefix="cairn-bench-relevance-") as tmp:
+        for label, calibration in (
+            ("with_cutoff", shipped),
+            ("without_cutoff", replace(shipped, cutoff=0.0)),
+        ):
+            config = EmbeddedConfig(fusion=FusionConfig(calibration=calibration))
+            folder = Path(tmp) / label
+            service = SearchService(
+                SqliteDocumentStore(Database(folder / "cairn.db")),
+                EmbeddedIndex(folder, cached.dimensions, config),
+                cached,
+            )
+            service.index_memories(
+                TEAM,
+                [
+                    MemoryEntry(m["key"], m["key"], m["content"], m["tags"], title=m["title"])
+                    for m in memories
+                ],
+            )
+            ranked = {
+                q.text: [key for key, _ in service.search_memories(TEAM, q.text, 10)]
+                for q in labelled.queries
+            }
+            results[label] = {
+                split: evaluate(ranked, [q for q in labelled.queries if q.split == split])
+                for split in SPLITS
+            }
+            if label == "with_cutoff":
+                top = {q.text: service.search_memories(TEAM, q.text, 1) for q in labelled.queries}
+                scores = [
+                    hits[0][1]
+                    for q, hits in ((q, top[q.text]) for q in labelled.queries)
+                    if hits and q.relevant
+                ]
+                results[label]["median_top_score_answerable"] = (
+                    round(sorted(scores)[len(scores) // 2], 4) if scores else None
+                )
+    return results
