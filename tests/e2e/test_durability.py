@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,28 @@ HEADERS = {
 class Serving:
     process: subprocess.Popen[str]
     url: str
+    log: Path
 
     def stop(self, sig: signal.Signals) -> str:
-        """Signal the whole process group, as Ctrl-C in a terminal or `kill -TERM -pgid` does."""
-        os.killpg(self.process.pid, sig)
-        output, _ = self.process.communicate(timeout=60)
-        return output
+        """Signal the whole process group, as Ctrl-C in a terminal or `kill -TERM -pgid` does;
+        returns what the server printed."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+        self.process.wait(timeout=60)
+        return self.log.read_text()
+
+
+_started: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_server_outlives_its_test() -> Iterator[None]:
+    yield
+    while _started:
+        process = _started.pop()
+        if process.poll() is None:  # a test failed before stopping it
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=60)
 
 
 def _serve(data_dir: Path, port: int) -> Serving:
@@ -53,24 +70,28 @@ def _serve(data_dir: Path, port: int) -> Serving:
         "CAIRN_DATA_DIR": str(data_dir),
         "CAIRN_DEV_TOKEN": DEV_TOKEN,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli", "serve"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,  # its own process group, which the test signals
-    )
+    # Output to a file, not a pipe: a full pipe nobody reads would block the server's logging.
+    log = data_dir.parent / f"{data_dir.name}-{time.monotonic_ns()}.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli", "serve"],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # its own process group, which the test signals
+        )
+    _started.append(process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"cairn serve exited: {process.communicate()[0]}")
+            raise RuntimeError(f"cairn serve exited: {log.read_text()}")
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
             ):
-                return Serving(process, f"http://127.0.0.1:{port}/mcp")
+                return Serving(process, f"http://127.0.0.1:{port}/mcp", log)
         except OSError:
             time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)

@@ -200,3 +200,85 @@ def test_memory_put_with_expires_at_in_the_past_is_an_error_and_writes_nothing(
     assert result["isError"] is True
     assert "expires_at" in _error_text(result)
     assert _stored(server, key) is None
+
+
+# -- Hostile bodies (issue 18): a JSON-RPC error naming the part, never a 5xx ----------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000],
+    ids=["arrays", "objects"],
+)
+def test_a_body_nested_100000_levels_deep_gives_32700_naming_the_depth(
+    server: LocalServer, body: bytes
+) -> None:
+    response = _post_bytes(server, body)
+
+    assert response.status_code == 400
+    assert _error_code(response) == -32700
+    assert "100000 levels deep" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "part"),
+    [
+        (b'{"jsonrpc":"2.0","id":"\\udbf4","method":"ping"}', "`id`"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"pi\\ud800ng"}', "`method`"),
+    ],
+)
+def test_a_lone_surrogate_in_the_envelope_gives_32700_naming_the_part(
+    server: LocalServer, body: bytes, part: str
+) -> None:
+    response = _post_bytes(server, body)
+
+    assert _error_code(response) == -32700
+    assert part in response.json()["error"]["message"]
+
+
+def test_a_lone_surrogate_in_a_tool_name_gives_32602_with_the_request_id(
+    server: LocalServer,
+) -> None:
+    body = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"memory_\\udfff"}}'
+
+    response = _post_bytes(server, body)
+
+    assert _error_code(response) == -32602
+    assert response.json()["id"] == 41
+    assert "`params.name`" in response.json()["error"]["message"]
+
+
+def test_a_lone_surrogate_in_an_argument_gives_32602_and_writes_nothing(
+    server: LocalServer,
+) -> None:
+    key = _fresh_key()
+    body = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_put",'
+        b'"arguments":{"key":"' + key.encode() + b'","content":"\\udbf4 lone"}}}'
+    )
+
+    response = _post_bytes(server, body)
+
+    assert _error_code(response) == -32602
+    assert "`params.arguments.content`" in response.json()["error"]["message"]
+    assert _stored(server, key) is None
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("memory_put", {"content": "x", "metadata": {"": 1}}, "metadata"),
+        ("memory_put", {"content": "nul \x00 inside"}, "content"),
+        ("memory_put", {"content": "x", "metadata": {"n": 1e300}}, "metadata"),
+    ],
+)
+def test_an_unstorable_argument_is_an_error_naming_it_and_writes_nothing(
+    server: LocalServer, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    key = _fresh_key()
+
+    result = _tool_result(server, tool, {"key": key, **arguments})
+
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["field"] == field
+    assert _stored(server, key) is None
