@@ -30,6 +30,10 @@ class LocalServer:
     data_dir: Path
     dev_token: str
     process: subprocess.Popen[str]
+    # The server's console goes to a file: a pipe nobody reads fills up (one line per tool
+    # call) and would block the server mid-test.
+    log: Path | None = None
+    log_start: int = 0
     output: list[str] = field(default_factory=list)
 
     @property
@@ -70,25 +74,27 @@ def start_server(
         "CAIRN_DATA_DIR": str(data_dir),
         "CAIRN_DEV_TOKEN": dev_token,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli", "serve"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir.parent / f"serve-{port}.log"
+    log_start = log.stat().st_size if log.exists() else 0
+    with log.open("a") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli", "serve"],
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(
-                f"cairn serve exited: {process.stdout.read() if process.stdout else ''}"
-            )
+            raise RuntimeError(f"cairn serve exited: {log.read_text()}")
         try:
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
             ):
-                return LocalServer(port, data_dir, dev_token, process)
+                return LocalServer(port, data_dir, dev_token, process, log, log_start)
         except OSError:
             time.sleep(0.2)
     process.kill()
@@ -98,8 +104,12 @@ def start_server(
 def stop_server(server: LocalServer) -> str:
     """Ctrl-C, as a user would; returns everything the server printed."""
     server.process.send_signal(signal.SIGINT)
-    output, _ = server.process.communicate(timeout=30)
-    return output
+    server.process.wait(timeout=30)
+    if server.log is None:
+        return ""
+    with server.log.open("rb") as log:
+        log.seek(server.log_start)
+        return log.read().decode(errors="replace")
 
 
 @pytest.fixture(scope="session")
