@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Header, HTTPException
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
+from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.local.migration import (
@@ -33,7 +35,7 @@ from shared.local.migration import (
     pending_snapshot,
 )
 from shared.protocol.app import create_app
-from shared.protocol.wiring import build_gateway, build_token_service
+from shared.protocol.wiring import build_gateway
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
 
@@ -132,6 +134,23 @@ class LocalRuntime:
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
         self.app = create_app(gateway)
         self.app.include_router(self._admin_router())
+        self.app.add_api_route("/healthz", self.health, methods=["GET"])
+
+    def health(self) -> JSONResponse:
+        """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
+        database = runtime.database()
+        state = database.health
+        body = {
+            "status": "failing" if state.failing else "ok",
+            "storage": {
+                "database": str(database.path),
+                "write_failures": state.failures,
+                "last_failure": state.last_failure,
+                "last_failure_at": state.last_failure_at,
+                "schema": database.schema_versions(),
+            },
+        }
+        return JSONResponse(body, status_code=503 if state.failing else 200)
 
     def stop(self) -> None:
         """Close the database. Every acknowledged write is already on disk: nothing to save."""

@@ -21,6 +21,7 @@ Guarantees the adapters build on:
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger("cairn.storage")
 
 DATABASE_FILE = "cairn.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -41,6 +44,37 @@ class Migration:
     store: str
     version: int
     statements: tuple[str, ...]
+
+
+@dataclass
+class WriteHealth:
+    """Whether writes reach the disk: a failure to persist is never silent.
+
+    The write that failed raises (its tool call fails), the failure is logged as an error, and
+    it shows here — `/healthz` of the local server reports it — until a later write succeeds.
+    Only storage failures count (disk full, I/O error, a locked database past the busy
+    timeout): a constraint a store relies on, or a domain error raised inside a transaction,
+    is not one.
+    """
+
+    failures: int = 0
+    last_failure: str | None = None
+    last_failure_at: str | None = None
+    failing: bool = False
+
+    def saw(self, error: BaseException | None) -> None:
+        if error is None:
+            self.failing = False
+            return
+        if not isinstance(error, sqlite3.OperationalError | sqlite3.DatabaseError) or isinstance(
+            error, sqlite3.IntegrityError
+        ):
+            return
+        self.failures += 1
+        self.failing = True
+        self.last_failure = f"{type(error).__name__}: {error}"
+        self.last_failure_at = datetime.now(UTC).isoformat()
+        logger.error("a write to the database failed", extra={"error": self.last_failure})
 
 
 class Database:
@@ -58,6 +92,7 @@ class Database:
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._migrated: set[tuple[str, int]] = set()
+        self.health = WriteHealth()
         with self.write() as tx:
             tx.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -104,10 +139,13 @@ class Database:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
+                connection.execute("COMMIT")
+            except BaseException as exc:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                self.health.saw(exc)
                 raise
-            connection.execute("COMMIT")
+            self.health.saw(None)
         finally:
             if not durable:
                 connection.execute("PRAGMA synchronous=FULL")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.test_local_server import _call
@@ -48,5 +49,11 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path: Path) -> None:
         listed = _call(again.url, DEV_TOKEN, "list_handoffs", {"limit": 100})
         ids = {h["id"] for h in listed["structuredContent"]["handoffs"]}  # type: ignore[index]
         assert ids == set(acknowledged["handoffs"])
+        health = httpx.get(f"http://127.0.0.1:{again.port}/healthz", timeout=10)
+        assert health.status_code == 200
+        assert health.json()["status"] == "ok"
+        assert health.json()["storage"]["write_failures"] == 0
+        schema = health.json()["storage"]["schema"]
+        assert {"memories", "tasks", "handoffs", "tokens"} <= set(schema)
     finally:
         stop_server(again)
