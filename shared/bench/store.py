@@ -59,13 +59,13 @@ def seed(size: int, agents: int, pepper: str) -> Seeded:
     """
     from shared import runtime
     from shared.auth.models import TokenRequest
+    from shared.auth.wiring import build_token_service
     from shared.handoffs.models import Handoff
     from shared.handoffs.wiring import build_handoff_store
     from shared.memory.models import Memory
     from shared.memory.wiring import build_memory_store
     from shared.orchestrator.tasks.models import Task
     from shared.orchestrator.tasks.wiring import build_task_store
-    from shared.protocol.wiring import build_token_service
 
     if runtime.settings().storage == "sqlite":
         # Seeding is setup, not the measurement: skip the per-commit fsync while it runs.
@@ -134,18 +134,21 @@ class _Process:
     def __init__(self, command: list[str], data_dir: Path) -> None:
         self.port = _free_port()
         env = {**os.environ, "CAIRN_PORT": str(self.port), "CAIRN_DATA_DIR": str(data_dir)}
-        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            command,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
+        # The server's console goes to a file: an undrained pipe fills and blocks the server.
+        self.log = data_dir / "server.log"
+        with self.log.open("w") as sink:
+            self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                command,
+                env=env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
         deadline = time.monotonic() + 900  # the moto reference seeds inside the process
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
+                raise RuntimeError(f"the server exited: {self.log.read_text()[-2000:]}")
             try:
                 with urllib.request.urlopen(
                     f"http://127.0.0.1:{self.port}/.well-known/oauth-protected-resource", timeout=1
