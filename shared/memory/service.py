@@ -16,6 +16,9 @@ from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
 RECALL_DEPTH = 200
+# A flagged memory's relevance is multiplied by this in `recall`: an exact match flagged as
+# wrong still outranks weak matches (relevance < 0.5) but falls below other strong ones.
+FLAG_DEMOTION = 0.5
 # Seed 004: a profile field `f` is the persona engram `user.profile.f`.
 PROFILE_PREFIX = "user.profile."
 
@@ -196,30 +199,45 @@ class MemoryService:
         self, principal: Principal, *, query: str | None, tags: list[str], limit: int
     ) -> list[Memory]:
         """Live memories by relevance to `query` (newest first without one), carrying any of
-        `tags` when given; flagged memories rank below every unflagged match."""
+        `tags` when given.
+
+        With a query, only memories the index finds relevant are candidates (it drops those
+        with no lexical or semantic evidence), and a flagged memory's relevance is multiplied
+        by `FLAG_DEMOTION`: it moves down among the relevant ones, never below unrelated ones
+        (which are not returned at all). Without a query, flagged memories come last."""
         team = principal.team
-        candidates: Iterator[Memory]
-        if query:
-            # Fetched lazily: records are read only until the page is full.
-            candidates = (
-                m
-                for memory_id, _ in self._index.search(team, query, RECALL_DEPTH)
-                if (m := self._live(team, self._store.get(team, memory_id))) is not None
-            )
-        else:
-            now = self.now()
-            candidates = (m for m in self._store.iter_recent(team) if not m.is_expired(now))
         wanted = set(tags)
-        unflagged: list[Memory] = []
+        if query:
+            ranked: list[tuple[float, int, Memory]] = []
+            unflagged = 0
+            # Records are read in relevance order only until the page has `limit` unflagged
+            # matches: a flagged one found later would rank below them anyway.
+            for position, (memory_id, score) in enumerate(
+                self._index.search(team, query, RECALL_DEPTH)
+            ):
+                memory = self._live(team, self._store.get(team, memory_id))
+                if memory is None or (wanted and not wanted & set(memory.tags)):
+                    continue
+                demoted = score * FLAG_DEMOTION if memory.flagged else score
+                ranked.append((demoted, position, memory))
+                unflagged += not memory.flagged
+                if unflagged == limit:
+                    break
+            ranked.sort(key=lambda entry: (-entry[0], entry[1]))
+            return [memory for _, _, memory in ranked[:limit]]
+        now = self.now()
+        candidates: Iterator[Memory] = (
+            m for m in self._store.iter_recent(team) if not m.is_expired(now)
+        )
+        recent: list[Memory] = []
         flagged: list[Memory] = []
         for memory in candidates:
             if wanted and not wanted & set(memory.tags):
                 continue
-            (flagged if memory.flagged else unflagged).append(memory)
-            if len(unflagged) == limit:
+            (flagged if memory.flagged else recent).append(memory)
+            if len(recent) == limit:
                 break
-        # Flagged memories rank after every unflagged match, each group in relevance order.
-        return (unflagged + flagged)[:limit]
+        return (recent + flagged)[:limit]
 
     def flag(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Record why a memory is wrong; it is demoted in recall and awaits human review."""
