@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.memory.tools import build_curator
+from shared.memory.wiring import build_curator
 from shared.observability import logger, metrics, tracer
 
 MEMORY_SORT_KEY_PREFIX = "MEMORY#"

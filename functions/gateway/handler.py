@@ -11,10 +11,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from shared import runtime
+from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
 from shared.protocol.app import create_app
-from shared.protocol.wiring import build_gateway, build_token_service
+from shared.protocol.wiring import build_gateway
 from shared.tools.invoker import LambdaInvoker
 
 settings = Settings.from_env()

@@ -167,9 +167,9 @@ def index_path(
     IndexStats(scanned=12, indexed=1, unchanged=11, deleted=0, skipped=0, chunks=3)
     """
     if service is None:
-        from shared.search.factory import build_service
+        from shared.search.wiring import build_search_service
 
-        service = build_service()
+        service = build_search_service()
     root = Path(path).expanduser().resolve()
     if not root.exists():
         raise FileNotFoundError(f"`path` does not exist: {root}")

@@ -6,10 +6,8 @@ Seed 002's descriptions are its text verbatim ("the exact text an agent receives
 
 from __future__ import annotations
 
-from shared import runtime
 from shared.config import names
 from shared.memory import engram_tools
-from shared.memory.curator import Curator, InlineCuration
 from shared.memory.models import (
     FlagMemoryInput,
     FlagMemoryOutput,
@@ -26,28 +24,12 @@ from shared.memory.models import (
     RememberOutput,
 )
 from shared.memory.service import MemoryService
-from shared.memory.wiring import build_memory_store
-from shared.search.memory_index import SearchMemoryIndex
+from shared.memory.wiring import build_memory_service
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
-
-@runtime.cached
-def build_curator() -> Curator:
-    index = SearchMemoryIndex()
-    return Curator(build_memory_store(), index, index)
-
-
-@runtime.cached
-def build_service() -> MemoryService:
-    # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
-    store = build_memory_store()
-    inline = runtime.settings().curation == "inline"
-    return MemoryService(
-        store, SearchMemoryIndex(), curation=InlineCuration(build_curator()) if inline else None
-    )
-
-
-GROUP: ToolGroup[MemoryService] = ToolGroup(name=names.GROUP_MEMORY, build_service=build_service)
+GROUP: ToolGroup[MemoryService] = ToolGroup(
+    name=names.GROUP_MEMORY, build_service=build_memory_service
+)
 
 
 @GROUP.tool(

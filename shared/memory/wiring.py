@@ -1,10 +1,14 @@
-"""Builds the memory store on the configured storage (the one place its adapter is chosen)."""
+"""Builds the memory group's store, curator and service on the configured storage (the one
+place its adapters are chosen and its services are built)."""
 
 from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.memory.curator import Curator, InlineCuration
 from shared.memory.ports import MemoryStore
+from shared.memory.service import MemoryService
+from shared.search.memory_index import SearchMemoryIndex
 
 
 def build_memory_store() -> MemoryStore:
@@ -16,3 +20,21 @@ def build_memory_store() -> MemoryStore:
     from shared.memory.adapters.dynamodb import DynamoMemoryStore
 
     return DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES))
+
+
+@runtime.cached
+def build_curator() -> Curator:
+    """The curator (dedupe, merge, link) on the memory store and the search engine."""
+    index = SearchMemoryIndex()
+    return Curator(build_memory_store(), index, index)
+
+
+@runtime.cached
+def build_memory_service() -> MemoryService:
+    """The memory group's service, built once per process."""
+    # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
+    store = build_memory_store()
+    inline = runtime.settings().curation == "inline"
+    return MemoryService(
+        store, SearchMemoryIndex(), curation=InlineCuration(build_curator()) if inline else None
+    )

@@ -51,9 +51,9 @@ class SearchMemoryIndex:
 
     def __init__(self, service: SearchService | Callable[[], SearchService] | None = None) -> None:
         if service is None:
-            from shared.search.factory import build_service
+            from shared.search.wiring import build_search_service
 
-            service = build_service
+            service = build_search_service
         self._service = service
 
     def _resolve(self) -> SearchService:

@@ -8,7 +8,6 @@ with it numpy, the tokenizer and the model, is built on the first call.
 from __future__ import annotations
 
 from shared.config import names
-from shared.search.factory import build_service
 from shared.search.models import (
     RESULT_TYPES,
     EmbeddingsBuildInput,
@@ -26,6 +25,7 @@ from shared.search.models import (
     SearchResultOut,
 )
 from shared.search.service import MEMORY_SOURCE, REFERENCES_SOURCE, SearchService
+from shared.search.wiring import build_search_service
 from shared.tools.errors import InvalidArgument
 from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
 
@@ -33,7 +33,9 @@ MEMORY_READ = ("memory.read",)
 # Deep offsets would rank the whole fused candidate list for nothing: it ends long before.
 MAX_OFFSET = 10_000
 
-GROUP: ToolGroup[SearchService] = ToolGroup(name=names.GROUP_SEARCH, build_service=build_service)
+GROUP: ToolGroup[SearchService] = ToolGroup(
+    name=names.GROUP_SEARCH, build_service=build_search_service
+)
 
 
 def parse_cursor(cursor: str | None) -> int:

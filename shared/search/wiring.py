@@ -1,13 +1,23 @@
-"""Builds the documents store on the configured storage (the one place its adapter is chosen)."""
+"""Builds the search group on the configured storage and settings (the one place its adapters are
+chosen and its service is built).
+
+AWS (`settings.search_endpoint` set): OpenSearch index + Bedrock Titan embedder. Otherwise the
+embedded default: SQLite/numpy index and the MiniLM embedder under `<data_dir>/search/`.
+The documents store follows `Settings.storage`.
+"""
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from shared import runtime
 from shared.config import names
+from shared.config.settings import Settings
 from shared.search.ports import DocumentStore
+from shared.search.service import SearchService
 
 
 def build_document_store(clock: Callable[[], float] = time.time) -> DocumentStore:
@@ -19,3 +29,66 @@ def build_document_store(clock: Callable[[], float] = time.time) -> DocumentStor
     from shared.search.adapters.dynamodb import DynamoDocumentStore
 
     return DynamoDocumentStore(runtime.table(names.TABLE_DOCUMENTS), clock)
+
+
+SEARCH_DIR = "search"
+EMBEDDING_CACHE_FILE = "embeddings.sqlite3"
+
+
+def search_dir(settings: Settings) -> Path:
+    """Where the embedded index and embedding cache live (a temp dir without a data dir)."""
+    base = settings.data_dir or Path(tempfile.gettempdir()) / "cairn-search"
+    return base / SEARCH_DIR
+
+
+def build_embedded_service(settings: Settings) -> SearchService:
+    """The embedded default: index and embedding cache in the data folder."""
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
+    from shared.search.embedding.minilm import DIMENSIONS, MiniLMEmbedder
+
+    directory = search_dir(settings)
+    embedder = CachedEmbedder(
+        MiniLMEmbedder(), SqliteEmbeddingCache(directory / EMBEDDING_CACHE_FILE)
+    )
+    return SearchService(
+        build_document_store(),
+        EmbeddedIndex(directory, DIMENSIONS),
+        embedder,
+    )
+
+
+def build_aws_service(settings: Settings) -> SearchService:
+    """OpenSearch (SigV4) + Bedrock Titan v2."""
+    import boto3
+
+    from shared.search.adapters.opensearch import OpenSearchIndex, signed_client
+    from shared.search.embedding.bedrock import TitanEmbedder
+    from shared.search.embedding.cache import CachedEmbedder, MemoryEmbeddingCache
+
+    assert settings.search_endpoint is not None
+    embedder = CachedEmbedder(
+        TitanEmbedder(
+            boto3.client("bedrock-runtime", region_name=settings.region),
+            model_id=settings.embedding_model_id,
+            dimensions=settings.embedding_dimensions,
+        ),
+        MemoryEmbeddingCache(),
+    )
+    index = OpenSearchIndex(
+        signed_client(settings.search_endpoint, settings.region, settings.search_service),
+        settings.search_index,
+        settings.embedding_dimensions,
+        serverless=settings.search_service == "aoss",
+    )
+    # Each team's index is created on its first write (one HEAD per team per container).
+    return SearchService(build_document_store(), index, embedder)
+
+
+@runtime.cached
+def build_search_service() -> SearchService:
+    """The process's search service (built on first use, reused by warm invocations)."""
+    settings = runtime.settings()
+    if settings.search_endpoint:
+        return build_aws_service(settings)
+    return build_embedded_service(settings)

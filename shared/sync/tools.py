@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from shared import runtime
 from shared.config import names
 from shared.sync.models import (
     InboxPutInput,
@@ -14,38 +11,11 @@ from shared.sync.models import (
     SyncStatusInput,
     SyncStatusOutput,
 )
+from shared.sync.service import SyncService
+from shared.sync.wiring import build_sync_service
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
-if TYPE_CHECKING:
-    from shared.sync.service import SyncService
-
-
-@runtime.cached
-def build_service() -> SyncService:
-    import boto3
-
-    from shared.memory.tools import build_service as build_memory_service
-    from shared.search.factory import build_service as build_search_service
-    from shared.sync.adapters.inbox import FolderInbox, S3Inbox
-    from shared.sync.ports import Inbox
-    from shared.sync.service import SyncService
-    from shared.sync.wiring import build_sync_state
-
-    settings = runtime.settings()
-    inbox: Inbox
-    if settings.is_local and settings.data_dir is not None:
-        inbox = FolderInbox(settings.data_dir / "inbox")
-    else:
-        inbox = S3Inbox(boto3.client("s3", region_name=settings.region), settings.artifacts_bucket)
-    return SyncService(
-        build_search_service(),
-        build_memory_service(),
-        build_sync_state(),
-        inbox,
-    )
-
-
-GROUP: ToolGroup[SyncService] = ToolGroup(name=names.GROUP_SYNC, build_service=build_service)
+GROUP: ToolGroup[SyncService] = ToolGroup(name=names.GROUP_SYNC, build_service=build_sync_service)
 # Re-running a sync with nothing new changes nothing; it mirrors deletions made in the inbox.
 _SYNC = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
 

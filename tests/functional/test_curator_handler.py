@@ -24,7 +24,7 @@ from shared.config import names
 from shared.config.settings import Settings
 from shared.memory.adapters.dynamodb import DynamoMemoryStore
 from shared.memory.models import Memory
-from shared.memory.tools import build_service
+from shared.memory.wiring import build_memory_service
 
 _serializer = TypeSerializer()
 
@@ -113,7 +113,7 @@ def _remember(
     principal = Principal(
         team=team, token_id="tok", token_name="t", scopes=frozenset({"memory"}), agent_id="a-1"
     )
-    memory = build_service().remember(
+    memory = build_memory_service().remember(
         principal, title=title, body=body, tags=tags or [], applies_to=[], confidence=None
     )
     assert memory.status == "pending"

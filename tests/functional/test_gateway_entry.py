@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from shared.protocol.wiring import build_token_service
 from tests.functional.conftest import PEPPER
 
 PUBLIC_URL = "https://abc123.execute-api.us-east-1.amazonaws.com/v1"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 
 from shared.config import names
+from shared.memory.wiring import build_memory_service
 from tests.functional.conftest import Harness
 
 
@@ -69,7 +70,7 @@ def test_expired_memories_are_never_returned_and_are_pruned(harness: Harness, aw
     harness.call(
         token, "memory_put", {"key": "brief", "content": "short lived fact", "expires_at": soon}
     )
-    service = __import__("shared.memory.tools", fromlist=["build_service"]).build_service()
+    service = build_memory_service()
     # Move the service's clock past the expiry instead of sleeping.
     service._clock = lambda: datetime.now(UTC).timestamp() + 5
     assert harness.call(token, "memory_get", {"key": "brief"})["memory"] is None

@@ -9,14 +9,15 @@ import boto3
 import pytest
 
 from shared.auth.principal import Principal
+from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.agents.adapters import DynamoAgentStore
 from shared.orchestrator.agents.models import DEFAULT_AGENT_SCOPES, AgentRecord
 from shared.orchestrator.agents.service import AgentService
-from shared.orchestrator.tools import GROUP, build_service
+from shared.orchestrator.tools import GROUP
+from shared.orchestrator.wiring import build_orchestrator
 from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.protocol.wiring import build_token_service
 from shared.tools.errors import Conflict
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
@@ -156,7 +157,7 @@ def test_overwrite_replaces_the_agent_and_revokes_its_old_token(harness: Harness
     assert [(a["agent_id"], a["capabilities"]) for a in listed] == [  # type: ignore[union-attr]
         (new["agent_id"], ["rust"])
     ]
-    service = build_service().agents
+    service = build_orchestrator().agents
     assert service.capabilities("alpha", old["agent_id"]) is None
     assert service.capabilities("alpha", new["agent_id"]) == frozenset({"rust"})
 
@@ -220,7 +221,7 @@ def test_heartbeat_and_capabilities_show_in_the_list_without_tokens(harness: Har
     assert shown["created_by"].startswith("token:tok_")
     assert "token" not in str(listed["structuredContent"]).replace("token:tok_", "")
     assert agent["token"] not in str(listed)
-    assert build_service().agents.capabilities("alpha", agent["agent_id"]) == {"sql", "docs"}
+    assert build_orchestrator().agents.capabilities("alpha", agent["agent_id"]) == {"sql", "docs"}
 
 
 def test_deregister_revokes_the_token_frees_the_name_and_leaves_the_list(
@@ -238,7 +239,7 @@ def test_deregister_revokes_the_token_frees_the_name_and_leaves_the_list(
     assert (status, error["code"]) == (401, -32001)
     listed = harness.call(admin, "agent.list", {})["agents"]
     assert [a["agent_id"] for a in listed] == [stays["agent_id"]]  # type: ignore[union-attr]
-    assert build_service().agents.capabilities("alpha", gone["agent_id"]) is None
+    assert build_orchestrator().agents.capabilities("alpha", gone["agent_id"]) is None
     # Idempotent for an admin; a heartbeat on the retired agent is a 404.
     again = harness.call(admin, "agent.deregister", {"agent_id": gone["agent_id"]})
     assert again["isError"] is False
@@ -262,7 +263,7 @@ def test_another_team_cannot_reach_an_agent_even_with_admin(harness: Harness) ->
         assert result["error"]["code"] == "not_found"  # type: ignore[index]
         assert result["error"]["status"] == 404  # type: ignore[index]
     assert harness.call(intruder, "agent.list", {})["agents"] == []
-    assert build_service().agents.capabilities("beta", agent["agent_id"]) is None
+    assert build_orchestrator().agents.capabilities("beta", agent["agent_id"]) is None
     beat = harness.call(agent["token"], "agent.heartbeat", {"agent_id": agent["agent_id"]})
     assert beat["isError"] is False
     # The same name is free in another team.

@@ -17,8 +17,8 @@ from shared.config.settings import Settings
 from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
 from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, BlobExists, BlobMissing
-from shared.orchestrator.artifacts.service import build_artifact_service
-from shared.orchestrator.tasks.service import build_task_service
+from shared.orchestrator.artifacts.wiring import build_artifact_service
+from shared.orchestrator.tasks.wiring import build_task_service
 from shared.orchestrator.tools import GROUP
 from shared.tools.errors import InvalidArgument
 from tests.functional.conftest import PEPPER, Harness

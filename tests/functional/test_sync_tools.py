@@ -11,6 +11,7 @@ import pytest
 
 from shared.config import names
 from shared.config.settings import Settings
+from shared.memory.wiring import build_memory_service
 from shared.sync.adapters.dynamodb import DynamoSyncState
 from shared.sync.adapters.inbox import FolderInbox, S3Inbox
 from shared.sync.ports import FileExists
@@ -131,7 +132,7 @@ def test_sync_prunes_expired_memories(harness: Harness, bucket: str) -> None:
     harness.call(
         token, "memory_put", {"key": "brief", "content": "short lived", "expires_at": soon}
     )
-    service = __import__("shared.memory.tools", fromlist=["build_service"]).build_service()
+    service = build_memory_service()
     service._clock = lambda: datetime.now(UTC).timestamp() + 5
 
     synced = _ok(harness.call(token, "sync", {}))

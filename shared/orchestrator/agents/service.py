@@ -222,15 +222,3 @@ def _name_conflict(name: str, holder: str | None) -> Conflict:
         field="name",
         holder={"agent_id": holder} if holder else {},
     )
-
-
-def build_agent_service() -> AgentService:
-    """The agent service on the configured agent store and the tokens (built once per container)."""
-    from shared import runtime
-    from shared.orchestrator.agents.wiring import build_agent_store
-    from shared.protocol.wiring import build_token_service
-
-    return AgentService(
-        build_agent_store(),
-        build_token_service(runtime.settings()),
-    )

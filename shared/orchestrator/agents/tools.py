@@ -7,8 +7,6 @@ the tool right.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shared.orchestrator.agents.models import (
     AgentIdInput,
     CapabilitiesInput,
@@ -19,10 +17,8 @@ from shared.orchestrator.agents.models import (
     RegisterAgentOutput,
     SuccessOutput,
 )
+from shared.orchestrator.service import Orchestrator
 from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
-
-if TYPE_CHECKING:
-    from shared.orchestrator.tools import Orchestrator
 
 REGISTER_SCOPE = "agent.register"
 SELF_SCOPE = "agent.self"

@@ -1,10 +1,13 @@
-"""Builds the agent store on the configured storage (the one place its adapter is chosen)."""
+"""Builds the agent store and service on the configured storage (the one place the agent
+adapter is chosen and the service built)."""
 
 from __future__ import annotations
 
 from shared import runtime
+from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.orchestrator.agents.ports import AgentStore
+from shared.orchestrator.agents.service import AgentService
 
 
 def build_agent_store() -> AgentStore:
@@ -16,3 +19,9 @@ def build_agent_store() -> AgentStore:
     from shared.orchestrator.agents.adapters import DynamoAgentStore
 
     return DynamoAgentStore(runtime.table(names.TABLE_COORDINATION))
+
+
+def build_agent_service() -> AgentService:
+    """The agent service on the configured agent store and the team tokens (it mints agent
+    tokens)."""
+    return AgentService(build_agent_store(), build_token_service(runtime.settings()))

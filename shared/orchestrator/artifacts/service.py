@@ -41,30 +41,6 @@ def new_artifact_id() -> str:
     return "art_" + secrets.token_hex(12)
 
 
-def build_artifact_service() -> ArtifactService:
-    """The artifact service: records in the configured store, bytes in S3 or the data dir.
-
-    Local mode with a data dir keeps the bytes in `<data_dir>/artifacts` (an S3 bucket
-    memory and would lose them at the next `make serve`); everywhere else, the artifacts bucket.
-    """
-    from shared import runtime
-    from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
-    from shared.orchestrator.artifacts.wiring import build_artifact_records
-    from shared.orchestrator.tasks.wiring import build_task_store
-
-    settings = runtime.settings()
-    blobs: ArtifactBlobs
-    if settings.is_local and settings.data_dir is not None:
-        blobs = FolderArtifactBlobs(settings.data_dir / "artifacts")
-    else:
-        import boto3
-
-        blobs = S3ArtifactBlobs(
-            boto3.client("s3", region_name=settings.region), settings.artifacts_bucket
-        )
-    return ArtifactService(build_artifact_records(), blobs, build_task_store())
-
-
 def is_text(mime_type: str | None) -> bool:
     """Whether artifact.get returns bytes of this type as text (`content`) when they are UTF-8.
 

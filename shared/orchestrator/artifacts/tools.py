@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shared.orchestrator.artifacts.models import (
     ArtifactGetInput,
     ArtifactGetOutput,
@@ -12,10 +10,8 @@ from shared.orchestrator.artifacts.models import (
     ArtifactOutput,
     ArtifactPutInput,
 )
+from shared.orchestrator.service import Orchestrator
 from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
-
-if TYPE_CHECKING:
-    from shared.orchestrator.tools import Orchestrator
 
 # Each call stores a new artifact under a new id: not idempotent; nothing existing changes.
 # Closed world: a content_url is recorded, never fetched.

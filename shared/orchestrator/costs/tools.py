@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shared.orchestrator.costs.models import (
     CostBudgetInput,
     CostBudgetOutput,
@@ -12,10 +10,8 @@ from shared.orchestrator.costs.models import (
     CostSummaryInput,
     CostSummaryOutput,
 )
+from shared.orchestrator.service import Orchestrator
 from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
-
-if TYPE_CHECKING:
-    from shared.orchestrator.tools import Orchestrator
 
 
 def register(group: ToolGroup[Orchestrator]) -> None:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shared.orchestrator.events.models import (
     EventPollInput,
     EventPollOutput,
     EventPublishInput,
     EventPublishOutput,
 )
+from shared.orchestrator.service import Orchestrator
 from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
-
-if TYPE_CHECKING:
-    from shared.orchestrator.tools import Orchestrator
 
 
 def register(group: ToolGroup[Orchestrator]) -> None:

@@ -40,14 +40,6 @@ def new_task_id() -> str:
     return "tsk_" + secrets.token_hex(12)
 
 
-def build_task_service(agents: AgentDirectory) -> TaskService:
-    """The service on the configured storage (kept here for callers of the old name; the
-    builder lives in `shared.orchestrator.tasks.wiring`)."""
-    from shared.orchestrator.tasks.wiring import build_task_service as build
-
-    return build(agents)
-
-
 class TaskService:
     def __init__(
         self,

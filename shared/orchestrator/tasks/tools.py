@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from shared.orchestrator.service import Orchestrator
 from shared.orchestrator.tasks.models import (
     SuccessOutput,
     Task,
@@ -19,9 +18,6 @@ from shared.orchestrator.tasks.models import (
     TaskPollInput,
 )
 from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
-
-if TYPE_CHECKING:
-    from shared.orchestrator.tools import Orchestrator
 
 # Each call creates a new task: not idempotent; nothing existing changes.
 CREATE = APPEND

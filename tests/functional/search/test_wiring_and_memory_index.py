@@ -1,4 +1,4 @@
-"""The cached factory builds the embedded default from settings; memories reach the index."""
+"""The cached search builder makes the embedded default; memories reach the index."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 from shared import runtime
 from shared.config.settings import Settings
 from shared.search.adapters.embedded import EmbeddedIndex
-from shared.search.factory import build_service
 from shared.search.memory_index import SearchMemoryIndex
 from shared.search.models import DocumentInput
+from shared.search.wiring import build_search_service
 from tests.functional.search.conftest import SearchHarness
 
 
 def test_the_embedded_default_persists_in_the_data_folder(aws: Settings, tmp_path: Path) -> None:
     runtime.configure(aws.model_copy(update={"data_dir": tmp_path}))
-    service = build_service()
-    assert build_service() is service  # built once per process
+    service = build_search_service()
+    assert build_search_service() is service  # built once per process
     assert isinstance(service.index, EmbeddedIndex)
     assert service.index.path == tmp_path / "search" / "index.sqlite3"
     service.upsert_documents(
@@ -26,7 +26,7 @@ def test_the_embedded_default_persists_in_the_data_folder(aws: Settings, tmp_pat
     )
     # A restart: caches dropped, the same data folder (and the same moto tables).
     runtime.configure(aws.model_copy(update={"data_dir": tmp_path}))
-    again = build_service()
+    again = build_search_service()
     assert again is not service
     page = again.search("alpha", "moon tides", limit=5)
     assert [g.hits[0].chunk.title for g in page.groups] == ["Tides"]

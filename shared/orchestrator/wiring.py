@@ -1,0 +1,26 @@
+"""Builds the orchestrator group's service from each part's own wiring (the one place the
+parts are put together; each part's wiring chooses its adapters)."""
+
+from __future__ import annotations
+
+from shared import runtime
+from shared.orchestrator.agents.wiring import build_agent_service
+from shared.orchestrator.artifacts.wiring import build_artifact_service
+from shared.orchestrator.costs.wiring import build_cost_service
+from shared.orchestrator.events.wiring import build_event_service
+from shared.orchestrator.service import Orchestrator
+from shared.orchestrator.tasks.wiring import build_task_service
+
+
+@runtime.cached
+def build_orchestrator() -> Orchestrator:
+    """The orchestrator's services, built once per process (the task service asks the agent
+    service for capabilities)."""
+    agents = build_agent_service()
+    return Orchestrator(
+        agents=agents,
+        tasks=build_task_service(agents),
+        events=build_event_service(),
+        costs=build_cost_service(),
+        artifacts=build_artifact_service(),
+    )

@@ -1,0 +1,110 @@
+"""The wiring reads one way: tools → wiring → services/adapters, never back.
+
+A service imports ports and models only; each group's services are built in its `wiring.py`;
+importing a service or a wiring module never pulls in the tool catalog or the protocol layer
+(the old cycle was orchestrator → protocol/wiring → tools/groups → orchestrator).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT / "shared"
+SERVICE_FILES = sorted([*SHARED.glob("*/service.py"), *SHARED.glob("*/*/service.py")])
+# shared/protocol/wiring.py builds the gateway itself: the one builder above the catalog.
+WIRING_FILES = sorted(
+    p
+    for p in [*SHARED.glob("*/wiring.py"), *SHARED.glob("*/*/wiring.py")]
+    if p != SHARED / "protocol" / "wiring.py"
+)
+# Layers a service or a builder must never load: the catalog of every group and the MCP protocol.
+FORBIDDEN_PREFIXES = ("shared.tools.groups", "shared.protocol")
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """Every module `path` imports, at the top or inside a function."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _loaded_after_import(module: str) -> list[str]:
+    """The forbidden modules a fresh interpreter has loaded after importing `module`."""
+    script = (
+        "import importlib, json, sys\n"
+        f"importlib.import_module({module!r})\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({FORBIDDEN_PREFIXES!r}))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_the_layout_has_the_service_and_wiring_modules_it_is_checked_on() -> None:
+    # Guards the globs: a moved tree would otherwise make every check below pass on nothing.
+    assert {_module(p) for p in SERVICE_FILES} >= {
+        "shared.memory.service",
+        "shared.orchestrator.agents.service",
+        "shared.orchestrator.service",
+    }
+    assert {_module(p) for p in WIRING_FILES} >= {
+        "shared.auth.wiring",
+        "shared.orchestrator.wiring",
+        "shared.search.wiring",
+    }
+
+
+@pytest.mark.parametrize("path", SERVICE_FILES + WIRING_FILES, ids=_module)
+def test_importing_a_service_or_builder_loads_neither_the_catalog_nor_the_protocol(
+    path: Path,
+) -> None:
+    assert _loaded_after_import(_module(path)) == []
+
+
+@pytest.mark.parametrize("path", SERVICE_FILES, ids=_module)
+def test_a_service_imports_no_adapter(path: Path) -> None:
+    adapters = [m for m in _imported_modules(path) if "adapters" in m.split(".")]
+    assert adapters == [], f"{_module(path)} imports {adapters}: build it in its wiring.py"
+
+
+@pytest.mark.parametrize("path", SERVICE_FILES, ids=_module)
+def test_a_service_imports_no_builder_and_no_layer_above_it(path: Path) -> None:
+    # Even inside a function: a lazy import of a builder is how the old cycle hid.
+    upward = [
+        m
+        for m in _imported_modules(path)
+        if m.startswith(FORBIDDEN_PREFIXES) or m.split(".")[-1] in ("wiring", "tools")
+    ]
+    assert upward == [], f"{_module(path)} imports {upward}: services take their parts as arguments"
+
+
+def test_services_are_built_only_in_wiring_modules() -> None:
+    misplaced = [
+        f"{_module(path)}.{node.name}"
+        for path in SHARED.rglob("*.py")
+        if path.name != "wiring.py"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.FunctionDef)
+        and node.name.startswith("build_")
+        and node.name.endswith("service")
+    ]
+    assert misplaced == [], f"move these builders into their group's wiring.py: {misplaced}"
