@@ -80,3 +80,34 @@ def test_rrf_k_and_title_weight_flags_reach_the_index_config() -> None:
 def test_a_non_positive_rrf_k_is_refused() -> None:
     with pytest.raises(SystemExit, match="--rrf-k"):
         retrieval.main(["--data", str(TINY), "--rrf-k", "0"])
+
+
+def test_the_relevance_bench_fits_on_train_and_reports_held_out_figures(tmp_path: Path) -> None:
+    from shared.bench import relevance
+
+    result = relevance.run(cache_path=tmp_path / "c.sqlite3", embedder=HashingEmbedder())
+    fitted = result["fitted_on_train"]
+    # More of the query's words and a closer vector both mean "more likely relevant".
+    assert fitted["cosine_weight"] > 0
+    assert fitted["coverage_weight"] > 0
+    for label in ("with_cutoff", "without_cutoff"):
+        assert set(result[label]) >= {"train", "heldout"}
+        assert result[label]["heldout"]["no_match_queries"] == 11
+    # Without the cut-off every no-match query returns memories; the cut-off removes some.
+    assert result["without_cutoff"]["heldout"]["no_match_returning_nothing"] == 0
+    assert (
+        result["with_cutoff"]["heldout"]["no_match_results_returned"]
+        < result["without_cutoff"]["heldout"]["no_match_results_returned"]
+    )
+
+
+def test_the_cut_off_is_chosen_to_separate_relevant_from_irrelevant_pairs() -> None:
+    from shared.bench.relevance import choose_cutoff, fit_logistic
+
+    pairs = [(0.9, 0.5, 1), (0.8, 0.5, 1), (0.3, 0.0, 0), (0.2, 0.5, 0), (0.1, 0.0, 0)]
+    intercept, w_cosine, _ = fit_logistic([(c, w) for c, w, _ in pairs], [y for *_, y in pairs])
+    assert w_cosine > 0
+    scored = [(relevance, coverage, label) for relevance, coverage, label in pairs]
+    cutoff = choose_cutoff(scored)
+    assert 0.3 < cutoff <= 0.8
+    assert intercept < 0
