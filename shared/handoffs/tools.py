@@ -36,8 +36,6 @@ GROUP: ToolGroup[HandoffService] = ToolGroup(
         "Journey, Current state, What’s left, Open questions — or it is rejected. The other "
         "side picks it up with list_handoffs then claim_handoff."
     ),
-    input_model=StoreHandoffInput,
-    output_model=StoreHandoffOutput,
     scopes=(SCOPE,),
     # Each call files a new handoff: not idempotent, but nothing existing is overwritten.
     annotations=APPEND,
@@ -65,8 +63,6 @@ def store_handoff(ctx: ToolContext[HandoffService], args: StoreHandoffInput) -> 
         "claim_handoff the one you want. Default scope is the caller’s current project_key + "
         "cwd when both are supplied; drop either filter to broaden when nothing matches."
     ),
-    input_model=ListHandoffsInput,
-    output_model=ListHandoffsOutput,
     scopes=(SCOPE,),
     annotations=READ_ONLY,
 )
@@ -91,8 +87,6 @@ def list_handoffs(ctx: ToolContext[HandoffService], args: ListHandoffsInput) -> 
         "agent claimed first (the existing claim is included so you can say who has it and "
         "since when)."
     ),
-    input_model=ClaimHandoffInput,
-    output_model=ClaimHandoffOutput,
     scopes=(SCOPE,),
     # A claim succeeds once; a second call gets 409. It adds a claim, it erases nothing.
     annotations=APPEND,

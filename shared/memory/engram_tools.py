@@ -57,8 +57,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_create",
         title="Create an engram",
         description="Create a new engram (memory unit) for a wallet.",
-        input_model=EngramCreateInput,
-        output_model=EngramOutput,
         scopes=("memory.write",),
         annotations=APPEND,  # each call creates a new engram
     )
@@ -78,8 +76,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_get",
         title="Get an engram",
         description="Get a specific engram by wallet address and key.",
-        input_model=EngramGetInput,
-        output_model=EngramOutput,
         scopes=("memory.read",),
         annotations=READ_ONLY,
     )
@@ -93,8 +89,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_search",
         title="Search engrams",
         description="Search engrams with filters by wallet, type, tags, and query.",
-        input_model=EngramSearchInput,
-        output_model=EngramListOutput,
         scopes=("memory.read",),
         annotations=READ_ONLY,
     )
@@ -112,8 +106,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_update",
         title="Update an engram",
         description="Update an existing engram's content and/or tags by its ID.",
-        input_model=EngramUpdateInput,
-        output_model=EngramOutput,
         scopes=("memory.write",),
         annotations=REPLACE,
     )
@@ -127,8 +119,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_delete",
         title="Delete an engram",
         description="Delete an engram by its ID. This action is permanent.",
-        input_model=EngramDeleteInput,
-        output_model=EngramDeleteOutput,
         scopes=("memory.write",),
         # Not idempotent, as seed 004's annotation table has it: a repeat answers differently
         # (a 404 naming `id`), which tells a caller whose first delete it never saw that the
@@ -147,8 +137,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         name="engram_list_by_type",
         title="List engrams by type",
         description="List all engrams for a wallet filtered by engram type.",
-        input_model=EngramListByTypeInput,
-        output_model=EngramListOutput,
         scopes=("memory.read",),
         annotations=READ_ONLY,
     )
@@ -168,8 +156,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         title="Get a user profile",
         description="Get user profile engrams (persona type with `user.profile.*` keys) for a "
         "wallet.",
-        input_model=UserProfileGetInput,
-        output_model=UserProfileOutput,
         scopes=("memory.read",),
         annotations=READ_ONLY,
     )
@@ -196,8 +182,6 @@ def register(group: ToolGroup[MemoryService]) -> None:
         title="Update a user profile field",
         description="Update a user profile engram field. Maps field name to engram key "
         "`user.profile.<field>`.",
-        input_model=UserProfileUpdateInput,
-        output_model=EngramOutput,
         scopes=("memory.write",),
         annotations=REPLACE,
     )

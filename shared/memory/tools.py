@@ -37,8 +37,6 @@ GROUP: ToolGroup[MemoryService] = ToolGroup(
     title="Store a memory",
     description="Store a memory entry under a key in the team's shared memory. Writing an "
     "existing key replaces its content, tags, metadata and expiry.",
-    input_model=MemoryPutInput,
-    output_model=MemoryOutput,
     scopes=("memory.write",),
     # Replaces the value under a key (destructive to the old content); same input, same state.
     annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
@@ -61,8 +59,6 @@ def memory_put(ctx: ToolContext[MemoryService], args: MemoryPutInput) -> MemoryO
     title="Fetch a memory",
     description='Fetch a memory entry by key or id. Returns {"memory": null} if it does not exist '
     "or has expired.",
-    input_model=MemoryGetInput,
-    output_model=MemoryOutput,
     scopes=("memory.read",),
     annotations=READ_ONLY,
 )
@@ -74,8 +70,6 @@ def memory_get(ctx: ToolContext[MemoryService], args: MemoryGetInput) -> MemoryO
     name="memory_search",
     title="Search memories",
     description="Search the team's memory entries by relevance to a free-text query.",
-    input_model=MemorySearchInput,
-    output_model=MemorySearchOutput,
     scopes=("memory.read",),
     annotations=READ_ONLY,
 )
@@ -93,8 +87,6 @@ def memory_search(ctx: ToolContext[MemoryService], args: MemorySearchInput) -> M
     "asynchronously (dedupe, merge, link — no need to check first). Give it a short title and "
     "a self-contained body; add tags so it surfaces in the right context. Caller-supplied "
     "is_global / requires_approval are ignored.",
-    input_model=RememberInput,
-    output_model=RememberOutput,
     scopes=("memory.write",),
     # Each call submits a new memory (the curator may merge it): not idempotent, erases nothing.
     annotations=APPEND,
@@ -140,8 +132,6 @@ def _line(item: RecalledMemory) -> str:
     "search those with search_references. Query by free text; tags narrows to memories "
     "carrying any of the supplied tags. Pass include_ids: true to prefix each result with its "
     "memory id, so a memory that turns out to be wrong can be passed straight to flag_memory.",
-    input_model=RecallInput,
-    output_model=RecallOutput,
     scopes=("memory.read",),
     annotations=READ_ONLY,
 )
@@ -159,8 +149,6 @@ def recall(ctx: ToolContext[MemoryService], args: RecallInput) -> RecallOutput:
     "demotes it below unflagged matches in recall; it never edits, archives, or deletes, and "
     "there is no ‘this was useful’ counterpart. Use it sparingly, only when a memory actively "
     "led you astray.",
-    input_model=FlagMemoryInput,
-    output_model=FlagMemoryOutput,
     scopes=("memory.write",),
     # Adds a flag record; the memory itself is never edited. Flagging twice records two flags.
     annotations=APPEND,

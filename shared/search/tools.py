@@ -70,8 +70,6 @@ def requested_types(args: SearchInput, may_read_memory: bool) -> frozenset[str]:
     description="Hybrid search (BM25 + vectors, fused by reciprocal rank) over the team's "
     "indexed documents and memories. Results are grouped by entity (up to 3 best chunks each); "
     "memory results carry memory_key and a single chunk. Pass next_cursor as cursor for more.",
-    input_model=SearchInput,
-    output_model=SearchOutput,
     scopes=("search",),
     annotations=READ_ONLY,
 )
@@ -120,8 +118,6 @@ def search(ctx: ToolContext[SearchService], args: SearchInput) -> SearchOutput:
     title="Get an entity",
     description='Get an entity and all its chunks. Returns {"entity": null} if it does not '
     "exist. With memory access, a memory id returns that memory as a pseudo-entity.",
-    input_model=GetInput,
-    output_model=GetOutput,
     scopes=("get",),
     annotations=READ_ONLY,
 )
@@ -140,8 +136,6 @@ def get(ctx: ToolContext[SearchService], args: GetInput) -> GetOutput:
     description="Get a single chunk by ID, optionally with up to 10 surrounding chunks before "
     'and after (context is present only when context_chunks > 0). Returns {"chunk": null} if '
     "it does not exist.",
-    input_model=GetChunkInput,
-    output_model=GetChunkOutput,
     scopes=("get",),
     annotations=READ_ONLY,
 )
@@ -161,8 +155,6 @@ def get_chunk(ctx: ToolContext[SearchService], args: GetChunkInput) -> GetChunkO
     description="Rebuild the team's search index (chunks and embeddings) from the stored "
     "documents, optionally for one source. Unchanged text reuses cached embeddings. Returns "
     "the number of chunks indexed.",
-    input_model=EmbeddingsBuildInput,
-    output_model=EmbeddingsBuildOutput,
     scopes=("sync",),
     # Rewrites derived index entries only (never a user's data); the same call converges to
     # the same index.
@@ -188,8 +180,6 @@ def embeddings_build(
     "filed under references/ — specs, manuals, design notes). References are deliberately NOT "
     "auto-recalled and never appear in recall results, so search here when the task needs that "
     "depth. Returns each match’s vault path + the query-relevant section.",
-    input_model=SearchReferencesInput,
-    output_model=SearchReferencesOutput,
     scopes=("search",),
     annotations=READ_ONLY,
 )

@@ -26,8 +26,6 @@ _SYNC = Annotations(read_only=False, destructive=False, idempotent=True, open_wo
     description="Run sync for enabled connectors with a lock to prevent concurrent runs. "
     'Returns each connector\'s result and the expired memories pruned, or {"skipped": true, '
     '"reason": "lock"} while another sync of the team runs.',
-    input_model=SyncInput,
-    output_model=SyncOutput,
     scopes=("sync",),
     annotations=_SYNC,
 )
@@ -40,8 +38,6 @@ def sync(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
     title="Run sync without lock",
     description="Run sync without lock (advanced): the same work as sync, even while another "
     "sync of the team holds the lock.",
-    input_model=SyncInput,
-    output_model=SyncOutput,
     scopes=("sync",),
     annotations=_SYNC,
 )
@@ -54,8 +50,6 @@ def sync_run(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
     title="Sync status",
     description="Get connector sync status: each connector and document source of the team "
     "with its live entity count and last sync time.",
-    input_model=SyncStatusInput,
-    output_model=SyncStatusOutput,
     scopes=("sync",),
     annotations=READ_ONLY,
 )
@@ -69,8 +63,6 @@ def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncSta
     description="Write content into the agent inbox. It is indexed (source `inbox`) at the next "
     "sync, or at once with sync_immediately (which needs the sync scope; `synced` says whether "
     "it ran — not while another sync holds the team's lock).",
-    input_model=InboxPutInput,
-    output_model=InboxPutOutput,
     scopes=("ingest",),
     # Each call files a new file; nothing is overwritten.
     annotations=APPEND,

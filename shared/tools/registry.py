@@ -1,20 +1,25 @@
 """Tool specifications: the single place a tool's name, schema, scope and behaviour are declared.
 
 Each group module (for example `shared.memory.tools`) builds a `ToolGroup`; the gateway lists
-and validates from the specs, and the group function executes the implementations.
+and validates from the specs, and the group function executes the implementations. A tool's
+input and output models are read from its function's annotations, so the schema `tools/list`
+shows and the types mypy checks are the same declaration.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar, get_type_hints
 
 from pydantic import BaseModel
 
 from shared.auth.principal import Principal
 
 ServiceT = TypeVar("ServiceT")
+InputT = TypeVar("InputT", bound=BaseModel)
+OutputT = TypeVar("OutputT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,47 @@ class ToolContext(Generic[ServiceT]):
     service: ServiceT
 
 
+# A tool function: `(ctx, args: <input model>) -> <output model>`, typed end to end.
+ToolFunction = Callable[[ToolContext[ServiceT], InputT], OutputT]
+# What a `ToolSpec` keeps: the catalog holds tools of every service and model, so types are erased
+# here; `execute` validates the arguments against `input_model` before the call.
 Implementation = Callable[[ToolContext[Any], Any], BaseModel]
+
+
+def _is_model(annotation: object) -> TypeGuard[type[BaseModel]]:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def models_of(name: str, function: Callable[..., Any]) -> tuple[type[BaseModel], type[BaseModel]]:
+    """The input and output models of tool `name`, read from `function`'s annotations.
+
+    Refuses (TypeError, at import) a function that is not `(ctx, args: Model) -> Model`:
+
+    >>> def memory_get(ctx: ToolContext[MemoryService], args: MemoryGetInput) -> MemoryOutput:
+    ...     ...  # doctest: +SKIP
+    >>> models_of("memory_get", memory_get)  # doctest: +SKIP
+    (MemoryGetInput, MemoryOutput)
+    """
+    shape = "`(ctx: ToolContext[Service], args: InputModel) -> OutputModel` with pydantic models"
+    where = f"tool {name!r} ({function.__module__}.{function.__qualname__})"
+    parameters = list(inspect.signature(function).parameters.values())
+    if len(parameters) != 2:
+        raise TypeError(f"{where} takes {len(parameters)} parameters; it must be {shape}")
+    try:
+        hints = get_type_hints(function)
+    except NameError as exc:
+        raise TypeError(
+            f"{where}: an annotation names something not importable at runtime ({exc}); import "
+            f"it outside `if TYPE_CHECKING:` so the models can be read; it must be {shape}"
+        ) from exc
+    input_model = hints.get(parameters[1].name)
+    output_model = hints.get("return")
+    if not _is_model(input_model) or not _is_model(output_model):
+        raise TypeError(
+            f"{where} is annotated `{parameters[1].name}: {input_model!r}` and returns "
+            f"`{output_model!r}`; it must be {shape} (one model each, no unions or aliases)"
+        )
+    return input_model, output_model
 
 
 @dataclass(frozen=True)
@@ -82,16 +127,20 @@ class ToolGroup(Generic[ServiceT]):
         name: str,
         title: str,
         description: str,
-        input_model: type[BaseModel],
-        output_model: type[BaseModel],
         scopes: tuple[str, ...],
         annotations: Annotations,
-    ) -> Callable[[Implementation], Implementation]:
-        """Register an implementation under `name` (decorator)."""
+    ) -> Callable[
+        [ToolFunction[ServiceT, InputT, OutputT]], ToolFunction[ServiceT, InputT, OutputT]
+    ]:
+        """Register a tool function under `name` (decorator); its models come from its
+        annotations: `def f(ctx: ToolContext[S], args: In) -> Out`."""
 
-        def register(implementation: Implementation) -> Implementation:
+        def register(
+            function: ToolFunction[ServiceT, InputT, OutputT],
+        ) -> ToolFunction[ServiceT, InputT, OutputT]:
             if name in self.tools:
                 raise ValueError(f"tool {name!r} is registered twice")
+            input_model, output_model = models_of(name, function)
             self.tools[name] = ToolSpec(
                 name=name,
                 title=title,
@@ -101,9 +150,9 @@ class ToolGroup(Generic[ServiceT]):
                 output_model=output_model,
                 scopes=scopes,
                 annotations=annotations,
-                implementation=implementation,
+                implementation=function,
             )
-            return implementation
+            return function
 
         return register
 

@@ -37,8 +37,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
             "name is a 409 unless overwrite is true, which replaces that agent and revokes its "
             "token. Needs a registration token (scope agent.register)."
         ),
-        input_model=RegisterAgentInput,
-        output_model=RegisterAgentOutput,
         scopes=(REGISTER_SCOPE,),
         # Each call mints a new agent and token; with overwrite it retires the existing agent.
         annotations=Annotations(
@@ -68,8 +66,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
             "Send heartbeat for an agent. Call it periodically with your own agent_id; status is "
             "free text (default active) shown by agent.list with the heartbeat time."
         ),
-        input_model=HeartbeatInput,
-        output_model=SuccessOutput,
         scopes=(SELF_SCOPE,),
         # Overwrites only the agent's own liveness fields; a repeat leaves the same state.
         annotations=Annotations(
@@ -87,8 +83,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
             "Update agent capabilities. The list replaces the agent's capabilities entirely; "
             "tasks whose requires_capability is not in it are no longer offered to the agent."
         ),
-        input_model=CapabilitiesInput,
-        output_model=SuccessOutput,
         scopes=(SELF_SCOPE,),
         # Destructive: the old list is replaced, not merged. Idempotent: same list, same state.
         annotations=Annotations(
@@ -110,8 +104,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
             "List agents. Returns the team's registered agents (deregistered ones left out) with "
             "their capabilities, status and last heartbeat; never their tokens."
         ),
-        input_model=ListAgentsInput,
-        output_model=ListAgentsOutput,
         scopes=(READ_SCOPE,),
         annotations=READ_ONLY,
     )
@@ -125,8 +117,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
             "Deregister agent. Retires your own agent_id: it leaves agent.list, its name is "
             "freed and its token stops working at once."
         ),
-        input_model=AgentIdInput,
-        output_model=SuccessOutput,
         scopes=(SELF_SCOPE,),
         # Destructive: the token is revoked for good. Idempotent: a repeat changes nothing more.
         annotations=Annotations(

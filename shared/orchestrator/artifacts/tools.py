@@ -29,8 +29,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         "content_base64 (bytes) or content_url (a reference cairn never fetches), at most "
         "5 MiB. Each call stores a new artifact (art_…) with its size and SHA-256; the "
         "artifact takes the task's workflow_id.",
-        input_model=ArtifactPutInput,
-        output_model=ArtifactOutput,
         scopes=("artifact.write",),
         annotations=PUT,
     )
@@ -44,8 +42,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         description="Retrieve an artifact's record; with include_content also its bytes, as "
         'content (UTF-8 text/* or JSON) or content_base64. {"artifact": null} when your team '
         "has none with that id.",
-        input_model=ArtifactGetInput,
-        output_model=ArtifactGetOutput,
         scopes=("artifact.read",),
         annotations=READ_ONLY,
     )
@@ -60,8 +56,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="List artifacts",
         description="List the artifacts of a task or a workflow (give task_id, workflow_id or "
         "both), newest first, without their content.",
-        input_model=ArtifactListInput,
-        output_model=ArtifactListOutput,
         scopes=("artifact.read",),
         annotations=READ_ONLY,
     )

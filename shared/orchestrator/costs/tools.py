@@ -22,8 +22,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Report cost",
         description="Report cost usage of the calling agent: tokens and either the cost in USD "
         "or the per-million-token prices to compute it from.",
-        input_model=CostReportInput,
-        output_model=CostReportOutput,
         scopes=("cost.write",),
         # Each call adds a report (two identical calls count twice).
         annotations=APPEND,
@@ -39,8 +37,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Summarize costs",
         description="Summarize costs of the team over a period: the total, by agent and by "
         "model, and optionally by another dimension.",
-        input_model=CostSummaryInput,
-        output_model=CostSummaryOutput,
         scopes=("cost.read",),
         annotations=READ_ONLY,
     )
@@ -61,8 +57,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Budget status",
         description="Get budget status: spend over the period for the team, and for an agent "
         "and a workflow when named, against the configured limit.",
-        input_model=CostBudgetInput,
-        output_model=CostBudgetOutput,
         scopes=("cost.read",),
         annotations=READ_ONLY,
     )

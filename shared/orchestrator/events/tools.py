@@ -19,8 +19,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="event.publish",
         title="Publish an event",
         description="Publish an event to the team's event log (kept 7 days); returns its event_id.",
-        input_model=EventPublishInput,
-        output_model=EventPublishOutput,
         scopes=("event.write",),
         # Each call appends a new event.
         annotations=APPEND,
@@ -36,8 +34,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Poll events",
         description="Poll events since timestamp: the team's events published after `since` "
         "(default: the last 7 days), oldest first, optionally of one event_type.",
-        input_model=EventPollInput,
-        output_model=EventPollOutput,
         scopes=("event.read",),
         annotations=READ_ONLY,
     )

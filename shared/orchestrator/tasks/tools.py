@@ -34,8 +34,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         description="Create a standalone task. It waits in the team's queue until an agent "
         "claims it; requires_capability limits who may, depends_on holds it until those tasks "
         "complete, and higher priority is polled first.",
-        input_model=TaskCreateInput,
-        output_model=Task,
         scopes=("task.create",),
         annotations=CREATE,
     )
@@ -50,8 +48,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         description="Poll for available tasks: the ones the caller could claim now (pending or "
         "with an expired lease, its capability held, dependencies complete), highest priority "
         "then oldest first. Polling claims nothing.",
-        input_model=TaskPollInput,
-        output_model=TaskListOutput,
         scopes=("task.claim",),
         annotations=READ_ONLY,
     )
@@ -63,8 +59,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Claim a task",
         description="Claim a task: one atomic write gives the caller a 15-minute lease. A lost "
         "race is an error naming who holds the claim and until when.",
-        input_model=TaskIdInput,
-        output_model=TaskOutput,
         scopes=("task.claim",),
         annotations=TRANSITION,
     )
@@ -75,8 +69,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.start",
         title="Start a task",
         description="Start a claimed task (renews the lease).",
-        input_model=TaskIdInput,
-        output_model=SuccessOutput,
         scopes=("task.execute",),
         annotations=TRANSITION,
     )
@@ -89,8 +81,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         title="Complete a task",
         description="Complete a task the caller holds. Refused if another agent claimed it "
         "after the caller's lease ran out.",
-        input_model=TaskCompleteInput,
-        output_model=SuccessOutput,
         scopes=("task.execute",),
         annotations=TRANSITION,
     )
@@ -103,8 +93,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.fail",
         title="Fail a task",
         description="Fail a task the caller holds, with an error message.",
-        input_model=TaskFailInput,
-        output_model=SuccessOutput,
         scopes=("task.execute",),
         annotations=TRANSITION,
     )
@@ -117,8 +105,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.cancel",
         title="Cancel a task",
         description="Cancel an open task (pending, claimed or running).",
-        input_model=TaskCancelInput,
-        output_model=SuccessOutput,
         scopes=("task.manage",),
         annotations=TRANSITION,
     )
@@ -130,8 +116,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.delegate",
         title="Delegate a task",
         description="Delegate a task: create a sub-task of parent_task_id in its workflow.",
-        input_model=TaskDelegateInput,
-        output_model=Task,
         scopes=("task.create",),
         annotations=CREATE,
     )
@@ -147,8 +131,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.get",
         title="Get a task",
         description='Get task details; {"task": null} when there is none with that id.',
-        input_model=TaskIdInput,
-        output_model=TaskOutput,
         scopes=("task.read",),
         annotations=READ_ONLY,
     )
@@ -159,8 +141,6 @@ def register(group: ToolGroup[Orchestrator]) -> None:
         name="task.list",
         title="List tasks",
         description="List tasks, newest first, by status, workflow or claiming agent.",
-        input_model=TaskListInput,
-        output_model=TaskListOutput,
         scopes=("task.read",),
         annotations=READ_ONLY,
     )
