@@ -162,13 +162,7 @@ def register(group: ToolGroup[MemoryService]) -> None:
     def user_profile_get(
         ctx: ToolContext[MemoryService], args: UserProfileGetInput
     ) -> UserProfileOutput:
-        persona = ctx.service.engrams(
-            ctx.principal, wallet_address=args.wallet_address, engram_type="persona", tags=[]
-        )
-        fields = sorted(
-            (m for m in persona if m.key and m.key.startswith(PROFILE_PREFIX)),
-            key=lambda m: m.key or "",
-        )
+        fields = ctx.service.profile(ctx.principal, wallet_address=args.wallet_address)
         return UserProfileOutput(
             wallet_address=args.wallet_address,
             profile={

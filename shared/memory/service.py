@@ -348,6 +348,14 @@ class MemoryService:
     def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
         self._delete(principal.team, self._engram(principal.team, engram_id))
 
+    def profile(self, principal: Principal, *, wallet_address: str) -> list[Memory]:
+        """The wallet's profile fields: its persona engrams keyed `user.profile.*`, by key."""
+        persona = self.engrams(
+            principal, wallet_address=wallet_address, engram_type="persona", tags=[]
+        )
+        fields = [m for m in persona if m.key and m.key.startswith(PROFILE_PREFIX)]
+        return sorted(fields, key=lambda m: m.key or "")
+
     def profile_update(
         self, principal: Principal, *, wallet_address: str, field: str, content: str
     ) -> Memory:
