@@ -8,7 +8,7 @@ RUN = $(UV) run --frozen
 BENCH_DATA ?= ../shared/bench/scifact
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench bench-gateway node clean
+.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench bench-gateway bench-store node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -58,14 +58,18 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
 	$(RUN) cairn bench gateway
 	$(RUN) cairn bench index
+	$(RUN) cairn bench store
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 
 bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
 	$(RUN) cairn bench gateway
+
+bench-store: .venv/.bootstrapped ## storage under load: SQLite at 1k/10k/100k, the old moto path as reference
+	$(RUN) cairn bench store
 
 clean:
 	rm -rf .venv node_modules cdk.out .pytest_cache .mypy_cache .ruff_cache
