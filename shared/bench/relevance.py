@@ -1,4 +1,4 @@
-"""`cairn bench retrieval --relevance`: calibrate relevance and the cut-off on a labelled set.
+"""`cairn bench retrieval --relevance`: the relevance score and cut-off on a labelled set.
 
 The set (`relevance_set.json`, next to this module) is a fixed corpus of 40 team memories and
 83 queries, each labelled with the memories that answer it — 22 of them about things the
@@ -6,11 +6,14 @@ corpus does not hold (no memory is relevant) — and each marked `train` or `hel
 
 1. Features of every (query, memory) pair: the cosine of their MiniLM vectors (the texts the
    index embeds) and the share of the query's words in the memory (`fusion.coverage`).
-2. On **train** pairs only: a logistic regression of "relevant" on (cosine, coverage), then
-   the relevance cut-off that maximises F1 over train pairs.
+2. On **train** pairs only: a logistic regression of "relevant" on (cosine, coverage), the
+   score's weights (`score_fitted_on_train`; the shipped ones were copied from it). The
+   cut-off line, cosine + a·coverage >= t, was chosen on the train parts of this set and of
+   SciFact together (docs/search.md; SciFact needs its corpus, so that grid is not re-run
+   here): `evidence_rule_on_train` / `_on_heldout` show how the line treats this set's pairs.
 3. End to end on **both** parts, through `SearchService.search_memories` on an embedded index:
-   the shipped `Calibration` (whose constants were copied from step 2) with and without the
-   cut-off. The held-out figures are the ones to read; train is printed to show the fit.
+   the shipped `Calibration` with and without the cut-off. The held-out figures are the ones
+   to read; train is printed to show the fit.
 """
 
 from __future__ import annotations
@@ -69,28 +72,21 @@ def fit_logistic(
     return float(w[0]), float(w[1]), float(w[2])
 
 
-def _kept(relevance: float, coverage: float, cutoff: float) -> bool:
-    # The same rule as fusion.fuse: below the cut-off is dropped unless every word is there.
-    return relevance >= cutoff or coverage >= 1.0
-
-
-def choose_cutoff(
-    scored: Sequence[tuple[float, float, int]], candidates: Sequence[float] | None = None
-) -> float:
-    """The cut-off maximising F1 over (relevance, coverage, label) pairs; ties → the lower."""
-    grid = candidates or [round(0.02 * i, 2) for i in range(1, 50)]
-    best, best_f1 = grid[0], -1.0
-    for cutoff in grid:
-        kept = [label for rel, cov, label in scored if _kept(rel, cov, cutoff)]
-        true_positive = sum(kept)
-        relevant = sum(label for _, _, label in scored)
-        if not kept or not relevant:
-            continue
-        precision, recall = true_positive / len(kept), true_positive / relevant
-        f1 = 2 * precision * recall / (precision + recall) if true_positive else 0.0
-        if f1 > best_f1 + 1e-12:
-            best, best_f1 = cutoff, f1
-    return best
+def evidence_rule_figures(
+    pairs: Sequence[tuple[float, float, int, bool]], coverage_weight: float, threshold: float
+) -> dict[str, Any]:
+    """How the line cosine + coverage_weight·coverage >= threshold (or every word present)
+    treats (cosine, coverage, relevant, of a no-match query) pairs."""
+    kept = [
+        (label, no_match)
+        for cosine, words, label, no_match in pairs
+        if words >= 1.0 or cosine + coverage_weight * words >= threshold
+    ]
+    relevant = sum(label for _, _, label, _ in pairs)
+    return {
+        "relevant_pairs_kept": round(sum(label for label, _ in kept) / max(relevant, 1), 4),
+        "no_match_pairs_kept": sum(1 for _, no_match in kept if no_match),
+    }
 
 
 def _ndcg(ranked: Sequence[str], relevant: frozenset[str], k: int = 10) -> float:
@@ -131,7 +127,7 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
     from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
     from shared.search.adapters.sqlite_documents import SqliteDocumentStore
     from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
-    from shared.search.fusion import Calibration, FusionConfig, coverage, query_stems
+    from shared.search.fusion import FusionConfig, coverage, query_stems
     from shared.search.service import MemoryEntry, SearchService
     from shared.storage.sqlite import Database
 
@@ -146,44 +142,49 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
     vectors = cached.embed(memory_texts)
     query_vectors = cached.embed([q.text for q in labelled.queries])
 
-    # 1–2. Pair features; the fit and the cut-off on train only.
-    pairs: dict[str, list[tuple[float, float, int]]] = {split: [] for split in SPLITS}
+    # 1–2. Pair features; the score's fit on train only.
+    pairs: dict[str, list[tuple[float, float, int, bool]]] = {split: [] for split in SPLITS}
     for q, q_vector in zip(labelled.queries, query_vectors, strict=True):
         stems = query_stems(q.text)
         for memory, m_vector in zip(memories, vectors, strict=True):
             cosine = float(m_vector @ q_vector)
             words = coverage(stems, memory["title"], memory["content"], " ".join(memory["tags"]))
-            pairs[q.split].append((cosine, words, int(memory["key"] in q.relevant)))
+            label = int(memory["key"] in q.relevant)
+            pairs[q.split].append((cosine, words, label, not q.relevant))
     intercept, w_cosine, w_coverage = fit_logistic(
-        [(c, w) for c, w, _ in pairs["train"]], [label for _, _, label in pairs["train"]]
+        [(c, w) for c, w, _, _ in pairs["train"]], [label for _, _, label, _ in pairs["train"]]
     )
-    fitted = Calibration(intercept, w_cosine, w_coverage, cutoff=0.0)
-    cutoff = choose_cutoff([(fitted.relevance(c, w), w, label) for c, w, label in pairs["train"]])
+    shipped = FusionConfig().calibration
     results: dict[str, Any] = {
         "memories": len(memories),
-        "fitted_on_train": {
+        "score_fitted_on_train": {
             "intercept": round(intercept, 3),
             "cosine_weight": round(w_cosine, 3),
             "coverage_weight": round(w_coverage, 3),
-            "cutoff": cutoff,
         },
+        "evidence_rule_on_train": evidence_rule_figures(
+            pairs["train"], shipped.evidence_coverage_weight, shipped.evidence_threshold
+        ),
+        "evidence_rule_on_heldout": evidence_rule_figures(
+            pairs["heldout"], shipped.evidence_coverage_weight, shipped.evidence_threshold
+        ),
     }
 
     # 3. End to end with the shipped calibration, with and without its cut-off.
-    shipped = FusionConfig().calibration
     results["shipped"] = {
         "intercept": shipped.intercept,
         "cosine_weight": shipped.cosine_weight,
         "coverage_weight": shipped.coverage_weight,
-        "cutoff": shipped.cutoff,
+        "evidence_coverage_weight": shipped.evidence_coverage_weight,
+        "evidence_threshold": shipped.evidence_threshold,
     }
     with tempfile.TemporaryDirectory(prefix="cairn-bench-relevance-") as tmp:
-        for label, calibration in (
+        for variant, calibration in (
             ("with_cutoff", shipped),
-            ("without_cutoff", replace(shipped, cutoff=0.0)),
+            ("without_cutoff", replace(shipped, evidence_threshold=-math.inf)),
         ):
             config = EmbeddedConfig(fusion=FusionConfig(calibration=calibration))
-            folder = Path(tmp) / label
+            folder = Path(tmp) / variant
             service = SearchService(
                 SqliteDocumentStore(Database(folder / "cairn.db")),
                 EmbeddedIndex(folder, cached.dimensions, config),
@@ -200,18 +201,18 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
                 q.text: [key for key, _ in service.search_memories(TEAM, q.text, 10)]
                 for q in labelled.queries
             }
-            results[label] = {
+            results[variant] = {
                 split: evaluate(ranked, [q for q in labelled.queries if q.split == split])
                 for split in SPLITS
             }
-            if label == "with_cutoff":
+            if variant == "with_cutoff":
                 top = {q.text: service.search_memories(TEAM, q.text, 1) for q in labelled.queries}
                 scores = [
                     hits[0][1]
                     for q, hits in ((q, top[q.text]) for q in labelled.queries)
                     if hits and q.relevant
                 ]
-                results[label]["median_top_score_answerable"] = (
+                results[variant]["median_top_score_answerable"] = (
                     round(sorted(scores)[len(scores) // 2], 4) if scores else None
                 )
     return results

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -86,13 +87,13 @@ def test_the_relevance_bench_fits_on_train_and_reports_held_out_figures(tmp_path
     from shared.bench import relevance
 
     result = relevance.run(cache_path=tmp_path / "c.sqlite3", embedder=HashingEmbedder())
-    fitted = result["fitted_on_train"]
+    fitted = result["score_fitted_on_train"]
     # More of the query's words and a closer vector both mean "more likely relevant".
     assert fitted["cosine_weight"] > 0
     assert fitted["coverage_weight"] > 0
-    for label in ("with_cutoff", "without_cutoff"):
-        assert set(result[label]) >= {"train", "heldout"}
-        assert result[label]["heldout"]["no_match_queries"] == 11
+    for variant in ("with_cutoff", "without_cutoff"):
+        assert set(result[variant]) >= {"train", "heldout"}
+        assert result[variant]["heldout"]["no_match_queries"] == 11
     # Without the cut-off every no-match query returns memories; the cut-off removes some.
     assert result["without_cutoff"]["heldout"]["no_match_returning_nothing"] == 0
     assert (
@@ -101,13 +102,19 @@ def test_the_relevance_bench_fits_on_train_and_reports_held_out_figures(tmp_path
     )
 
 
-def test_the_cut_off_is_chosen_to_separate_relevant_from_irrelevant_pairs() -> None:
-    from shared.bench.relevance import choose_cutoff, fit_logistic
+def test_the_evidence_line_keeps_pairs_above_it_and_every_full_word_match() -> None:
+    from shared.bench.relevance import evidence_rule_figures
 
-    pairs = [(0.9, 0.5, 1), (0.8, 0.5, 1), (0.3, 0.0, 0), (0.2, 0.5, 0), (0.1, 0.0, 0)]
-    intercept, w_cosine, _ = fit_logistic([(c, w) for c, w, _ in pairs], [y for *_, y in pairs])
+    pairs = [(0.6, 0.2, 1, False), (0.1, 1.0, 1, False), (0.3, 0.0, 0, True), (0.5, 0.0, 0, True)]
+    figures = evidence_rule_figures(pairs, coverage_weight=0.75, threshold=0.46)
+    assert figures == {"relevant_pairs_kept": 1.0, "no_match_pairs_kept": 1}
+
+
+def test_the_logistic_fit_weighs_evidence_positively() -> None:
+    from shared.bench.relevance import fit_logistic
+
+    rows = [(0.9, 0.5), (0.8, 0.6), (0.3, 0.0), (0.2, 0.5), (0.1, 0.0), (0.85, 0.1)]
+    intercept, w_cosine, w_coverage = fit_logistic(rows, [1, 1, 0, 0, 0, 1])
     assert w_cosine > 0
-    scored = [(relevance, coverage, label) for relevance, coverage, label in pairs]
-    cutoff = choose_cutoff(scored)
-    assert 0.3 < cutoff <= 0.8
     assert intercept < 0
+    assert math.isfinite(w_coverage)
