@@ -46,6 +46,18 @@ def _lost(exc: ClientError) -> ConditionLost:
     return ConditionLost(item)
 
 
+def _expression_attributes(
+    names: dict[str, str] | None, values: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The optional `ExpressionAttribute*` arguments (DynamoDB refuses them empty)."""
+    attributes: dict[str, Any] = {}
+    if names:
+        attributes["ExpressionAttributeNames"] = names
+    if values:
+        attributes["ExpressionAttributeValues"] = values
+    return attributes
+
+
 def put_if(
     table: Table,
     item: dict[str, Any],
@@ -60,10 +72,7 @@ def put_if(
         "ConditionExpression": condition,
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
-    if names:
-        kwargs["ExpressionAttributeNames"] = names
-    if values:
-        kwargs["ExpressionAttributeValues"] = values
+    kwargs.update(_expression_attributes(names, values))
     try:
         table.put_item(**kwargs)
     except ClientError as exc:
@@ -87,10 +96,7 @@ def update_if(
         "ReturnValues": "ALL_NEW",
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
-    if names:
-        kwargs["ExpressionAttributeNames"] = names
-    if values:
-        kwargs["ExpressionAttributeValues"] = values
+    kwargs.update(_expression_attributes(names, values))
     try:
         response = table.update_item(**kwargs)
     except ClientError as exc:
@@ -113,10 +119,7 @@ def delete_if(
         "ReturnValues": "ALL_OLD",
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
-    if names:
-        kwargs["ExpressionAttributeNames"] = names
-    if values:
-        kwargs["ExpressionAttributeValues"] = values
+    kwargs.update(_expression_attributes(names, values))
     try:
         response = table.delete_item(**kwargs)
     except ClientError as exc:
