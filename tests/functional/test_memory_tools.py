@@ -67,13 +67,14 @@ def test_memory_search_ranks_the_relevant_memory_first(harness: Harness) -> None
 
 def test_expired_memories_are_never_returned_and_are_pruned(harness: Harness, aws: object) -> None:
     token = harness.token()
-    soon = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+    # Far enough ahead that a slow put (the model embeds it) cannot outlive it in real time.
+    soon = (datetime.now(UTC) + timedelta(seconds=30)).isoformat()
     harness.call(
         token, "memory_put", {"key": "brief", "content": "short lived fact", "expires_at": soon}
     )
     service = build_memory_service()
     # Move the service's clock past the expiry instead of sleeping.
-    service._clock = lambda: datetime.now(UTC).timestamp() + 5
+    service._clock = lambda: datetime.now(UTC).timestamp() + 60
     assert harness.call(token, "memory_get", {"key": "brief"})["memory"] is None
     assert harness.call(token, "memory_search", {"query": "short lived"})["results"] == []
     table = boto3.resource("dynamodb").Table(f"cairn-{names.TABLE_MEMORIES}")
