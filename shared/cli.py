@@ -83,23 +83,22 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+# Each benchmark is the module shared.bench.<name> (imported only when run), with its help line.
+# The module's `main(argv)` parses its own arguments, so `cairn bench NAME --help` is the module's.
+BENCHMARKS: dict[str, str] = {
+    "retrieval": "retrieval quality and latency on a BEIR dataset",
+    "gateway": "tool-call latency and throughput of a local server over HTTP",
+    "index": "indexing speed (chunks/s) directly and through a running server",
+    "store": "the storage layer under load through a real server (SQLite, moto reference)",
+}
+
+
 def _bench(args: argparse.Namespace) -> int:
-    if args.bench_command == "gateway":
-        from shared.bench.gateway import main as gateway_main
+    import importlib
 
-        return gateway_main(args.bench_args)
-    if args.bench_command == "index":
-        from shared.bench.index import main as index_main
-
-        result: int = index_main(args.bench_args)
-        return result
-    if args.bench_command == "store":
-        from shared.bench.store import main as store_main
-
-        return store_main(args.bench_args)
-    from shared.bench.retrieval import main as retrieval_main
-
-    return retrieval_main(args.bench_args)
+    module = importlib.import_module(f"shared.bench.{args.bench_command}")
+    result: int = module.main(args.bench_args)
+    return result
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,34 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
-    retrieval = bench_commands.add_parser(
-        "retrieval",
-        help="retrieval quality and latency on a BEIR dataset",
-        add_help=False,
-        prefix_chars="\0",
-    )
-    retrieval.add_argument("bench_args", nargs=argparse.REMAINDER)
-    gateway = bench_commands.add_parser(
-        "gateway",
-        help="tool-call latency and throughput of a local server over HTTP",
-        add_help=False,
-        prefix_chars="\0",
-    )
-    gateway.add_argument("bench_args", nargs=argparse.REMAINDER)
-    index_bench = bench_commands.add_parser(
-        "index",
-        help="indexing speed (chunks/s) directly and through a running server",
-        add_help=False,
-        prefix_chars="\0",
-    )
-    index_bench.add_argument("bench_args", nargs=argparse.REMAINDER)
-    store = bench_commands.add_parser(
-        "store",
-        help="the storage layer under load through a real server (SQLite, moto reference)",
-        add_help=False,
-        prefix_chars="\0",
-    )
-    store.add_argument("bench_args", nargs=argparse.REMAINDER)
+    for name, help_text in BENCHMARKS.items():
+        command = bench_commands.add_parser(name, help=help_text, add_help=False, prefix_chars="\0")
+        command.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench.set_defaults(run=_bench)
     return parser
 
