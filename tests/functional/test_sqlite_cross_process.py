@@ -7,8 +7,10 @@ moment. Each worker is a real process (spawned, so nothing is shared but the fil
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from shared.handoffs.adapters.sqlite import SqliteHandoffStore
 from shared.handoffs.models import Claim, Handoff
@@ -16,6 +18,20 @@ from shared.handoffs.ports import AlreadyClaimed
 from shared.storage.sqlite import Database
 
 HANDOFFS = 60
+
+
+T = TypeVar("T")
+
+
+def _race(worker: Callable[..., list[T]], path: Path, names: tuple[str, str]) -> list[list[T]]:
+    """`worker(path, name, start)` in two spawned processes (nothing shared but the file),
+    released together by `start`; each one's result."""
+    context = multiprocessing.get_context("spawn")
+    start = context.Manager().Event()
+    with context.Pool(2) as pool:
+        results = [pool.apply_async(worker, (str(path), name, start)) for name in names]
+        start.set()
+        return [r.get(timeout=120) for r in results]
 
 
 def _claim_all(path: str, agent: str, start: multiprocessing.synchronize.Event) -> list[str]:
@@ -50,15 +66,7 @@ def test_two_processes_claiming_the_same_handoffs_win_each_exactly_once(tmp_path
                 status="open",
             ),
         )
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [
-            pool.apply_async(_claim_all, (str(path), agent, start)) for agent in ("one", "two")
-        ]
-        start.set()
-        won_one, won_two = (r.get(timeout=120) for r in results)
+    won_one, won_two = _race(_claim_all, path, ("one", "two"))
     assert sorted(won_one + won_two) == sorted(f"hof_{n}" for n in range(HANDOFFS))
     assert not set(won_one) & set(won_two)
     holders = {h: store.get("alpha", h) for h in won_one}
@@ -100,15 +108,7 @@ def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: P
             "alpha",
             Task(id=f"tsk_{number}", name="t", created_by="boss", created_at=now, updated_at=now),
         )
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [
-            pool.apply_async(_claim_tasks, (str(path), agent, start)) for agent in ("one", "two")
-        ]
-        start.set()
-        won_one, won_two = (r.get(timeout=120) for r in results)
+    won_one, won_two = _race(_claim_tasks, path, ("one", "two"))
     assert sorted(won_one + won_two) == sorted(f"tsk_{n}" for n in range(TASKS))
     assert not set(won_one) & set(won_two)
     for task_id, agent in [*((t, "one") for t in won_one), *((t, "two") for t in won_two)]:
@@ -121,7 +121,7 @@ REQUESTS = 150
 RATE_WINDOW = 1_800_000_000
 
 
-def _count_requests(path: str, start: multiprocessing.synchronize.Event) -> list[int]:
+def _count_requests(path: str, _: str, start: multiprocessing.synchronize.Event) -> list[int]:
     from shared.auth.adapters.sqlite import SqliteTokenStore
 
     store = SqliteTokenStore(Database(Path(path)))
@@ -136,13 +136,7 @@ def test_two_processes_counting_one_rate_window_lose_no_request(tmp_path: Path) 
 
     path = tmp_path / "cairn.db"
     store = SqliteTokenStore(Database(path))
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [pool.apply_async(_count_requests, (str(path), start)) for _ in range(2)]
-        start.set()
-        counts_one, counts_two = (r.get(timeout=120) for r in results)
+    counts_one, counts_two = _race(_count_requests, path, ("one", "two"))
     # Each request saw its own count: the two processes' counts interleave into 1..2N exactly.
     assert sorted(counts_one + counts_two) == list(range(1, 2 * REQUESTS + 1))
     assert store.count_request("tok_shared", RATE_WINDOW, RATE_WINDOW + 360) == 2 * REQUESTS + 1
@@ -176,15 +170,7 @@ def test_two_processes_taking_the_same_sync_locks_win_each_exactly_once(tmp_path
         assert state.acquire_lock(
             f"team-{number}", "crashed", datetime.now(UTC) - timedelta(hours=1), 900
         )
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [
-            pool.apply_async(_acquire_all, (str(path), holder, start)) for holder in ("one", "two")
-        ]
-        start.set()
-        won_one, won_two = (r.get(timeout=120) for r in results)
+    won_one, won_two = _race(_acquire_all, path, ("one", "two"))
     assert sorted(won_one + won_two) == sorted(f"team-{n}" for n in range(SYNC_TEAMS))
     assert not set(won_one) & set(won_two)
     now = datetime.now(UTC)
@@ -231,15 +217,7 @@ def test_two_processes_creating_the_same_memory_keys_win_each_exactly_once(
 
     path = tmp_path / "cairn.db"
     store = SqliteMemoryStore(Database(path))
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [
-            pool.apply_async(_create_keys, (str(path), writer, start)) for writer in ("one", "two")
-        ]
-        start.set()
-        won_one, won_two = (r.get(timeout=120) for r in results)
+    won_one, won_two = _race(_create_keys, path, ("one", "two"))
     assert sorted(won_one + won_two) == sorted(f"key-{n}" for n in range(MEMORY_KEYS))
     assert not set(won_one) & set(won_two)
     for writer, keys in (("one", won_one), ("two", won_two)):
@@ -287,16 +265,7 @@ def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
 
     path = tmp_path / "cairn.db"
     store = SqliteAgentStore(Database(path))
-    context = multiprocessing.get_context("spawn")
-    manager = context.Manager()
-    start = manager.Event()
-    with context.Pool(2) as pool:
-        results = [
-            pool.apply_async(_register_names, (str(path), writer, start))
-            for writer in ("one", "two")
-        ]
-        start.set()
-        won_one, won_two = (r.get(timeout=120) for r in results)
+    won_one, won_two = _race(_register_names, path, ("one", "two"))
     assert sorted(won_one + won_two) == sorted(f"agent-{n}" for n in range(AGENT_NAMES))
     assert not set(won_one) & set(won_two)
     for writer, names in (("one", won_one), ("two", won_two)):
