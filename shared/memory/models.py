@@ -56,12 +56,48 @@ class MemoryFlag(BaseModel):
     flagged_at: datetime
 
 
-CurationStatus = Literal["filed", "pending"]
+# A memory's lifecycle (docs/memory.md draws it): `pending` (remember, until the curator files
+# it) and `filed` are active; `proposed` awaits review and is `filed` on approval or `rejected`;
+# an active memory ends `superseded` (a newer version replaced it) or `retracted` (it was wrong).
+CurationStatus = Literal["filed", "pending", "proposed", "rejected", "superseded", "retracted"]
+ACTIVE_STATUSES: frozenset[str] = frozenset({"filed", "pending"})
+MemoryKind = Literal["fact", "decision", "preference", "procedure", "observation"]
+SourceType = Literal["tool", "url", "document", "task", "memory", "agent", "other"]
+EventAction = Literal[
+    "written", "proposed", "approved", "rejected", "superseded", "retracted", "merged"
+]
 EngramType = Literal["persona", "preference", "strategy", "knowledge", "compliance"]
 
 
 def _is_filed(value: object) -> bool:
     return value == "filed"
+
+
+class MemorySource(BaseModel):
+    """Provenance of a memory: where its claim came from (a tool, a URL, a document, a task,
+    another memory)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: SourceType = Field(description="tool, url, document, task, memory, agent or other")
+    ref: str = Field(
+        min_length=1,
+        max_length=2_048,
+        description="The tool name, URL, document/entity id, task id or memory id.",
+    )
+
+
+class MemoryEvent(BaseModel):
+    """One transition in a memory's history (transaction time): what happened, when, who did
+    it, and the record's `status` and `valid_to` right after it, so `known_at` can replay it."""
+
+    at: datetime
+    action: EventAction
+    by: str
+    status: CurationStatus
+    valid_to: datetime | None = None
+    note: str | None = Field(default=None, exclude_if=_is_none)
+    related: str | None = Field(default=None, exclude_if=_is_none)
 
 
 class Memory(BaseModel):
@@ -81,7 +117,15 @@ class Memory(BaseModel):
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     applies_to: list[str] = Field(default_factory=list, exclude_if=_is_empty)
-    confidence: str | None = Field(default=None, exclude_if=_is_none)
+    # Seed 002's remember writes a text note ("high"); memory_write a number in [0, 1].
+    confidence: str | float | None = Field(default=None, exclude_if=_is_none)
+    # Structured memory (seed 000's memory_write): what it is about, what kind of claim, where
+    # it came from, and its valid time (valid_from None = since it was recorded).
+    subject: str | None = Field(default=None, exclude_if=_is_none)
+    kind: MemoryKind | None = Field(default=None, exclude_if=_is_none)
+    sources: list[MemorySource] = Field(default_factory=list, exclude_if=_is_empty)
+    valid_from: datetime | None = Field(default=None, exclude_if=_is_none)
+    valid_to: datetime | None = Field(default=None, exclude_if=_is_none)
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None = None
@@ -90,6 +134,10 @@ class Memory(BaseModel):
     flags: list[MemoryFlag] = Field(default_factory=list, exclude_if=_is_empty)
     links: list[str] = Field(default_factory=list, exclude_if=_is_empty)
     merged_from: list[str] = Field(default_factory=list, exclude_if=_is_empty)
+    # The version chain, linked both ways (memory_supersede), and the lifecycle history.
+    supersedes: str | None = Field(default=None, exclude_if=_is_none)
+    superseded_by: str | None = Field(default=None, exclude_if=_is_none)
+    history: list[MemoryEvent] = Field(default_factory=list, exclude_if=_is_empty)
     # Seed 004's engrams: a wallet-owned, typed record whose `key` is unique per wallet.
     wallet_address: str | None = Field(default=None, exclude_if=_is_none)
     engram_type: EngramType | None = Field(default=None, exclude_if=_is_none)
@@ -106,6 +154,16 @@ class Memory(BaseModel):
     @property
     def flagged(self) -> bool:
         return bool(self.flags)
+
+    @property
+    def active(self) -> bool:
+        """Visible to recall, search and memory_get by key: not proposed, rejected,
+        superseded or retracted."""
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def valid_since(self) -> datetime:
+        return self.valid_from or self.created_at
 
 
 class MemoryOutput(BaseModel):
@@ -207,7 +265,7 @@ class RecalledMemory(BaseModel):
     body: str
     tags: list[str]
     applies_to: list[str]
-    confidence: str | None
+    confidence: str | float | None
     flagged: bool
     updated_at: datetime
 
