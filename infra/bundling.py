@@ -5,7 +5,7 @@ by `uv pip install` as manylinux aarch64 wheels for the Lambda Python version, s
 CI runner of any architecture builds the same bundle. Packages only the local embedded default
 needs are pruned, with every dependency nothing else needs: the MiniLM weights and the
 tokenizers/safetensors that run them (search embeds with Bedrock Titan in AWS; those imports are
-lazy), uvicorn and tqdm. moto is a dev dependency (tests and the store bench) and never
+lazy), uvicorn with its httptools and uvloop, and tqdm. moto is a dev dependency (tests and the store bench) and never
 exported. Every function shares the one asset (one build, one upload).
 
 The asset hash is computed from the inputs (lock file, sources, target platform), so an
@@ -39,6 +39,8 @@ LOCAL_ONLY_PACKAGES: Final = (
     "tokenizers",
     "safetensors",
     "uvicorn",
+    "httptools",
+    "uvloop",
     "tqdm",
 )
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
