@@ -16,6 +16,10 @@ from shared.tools.inputs import SeedToolInput
 from shared.tools.inputs import is_none as _is_none
 
 ResultType = Literal["entity", "memory"]
+# What a chunk may be in the index: the search tools' result types, plus the knowledge nodes of
+# the `knowledge` group (seed 003), which only that group queries (by asking for the type).
+IndexedType = Literal["entity", "memory", "knowledge"]
+INDEXED_TYPES: frozenset[str] = frozenset(("entity", "memory", "knowledge"))
 SearchMode = Literal["hybrid", "bm25", "vector"]
 RESULT_TYPES: tuple[ResultType, ...] = ("entity", "memory")
 MAX_QUERY_CHARS = 4096
@@ -38,7 +42,7 @@ class ChunkDoc:
     text: str
     title: str
     source: str
-    result_type: ResultType = "entity"
+    result_type: IndexedType = "entity"
     chunk_type: str = "semantic"
     uri: str | None = None
     char_offset_start: int = 0

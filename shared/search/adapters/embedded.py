@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from shared.search.fusion import FusionConfig, coverage, fuse, group_by_entity, query_stems
-from shared.search.models import ChunkDoc, ChunkHit, EntityHits, IndexPage, IndexQuery
+from shared.search.models import (
+    INDEXED_TYPES,
+    ChunkDoc,
+    ChunkHit,
+    EntityHits,
+    IndexPage,
+    IndexQuery,
+)
 from shared.search.text import query_terms
 
 if TYPE_CHECKING:
@@ -387,7 +394,7 @@ class EmbeddedIndex:
         match = "{title text} : (" + " OR ".join(_quote(t) for t in terms) + ")"
         if f.source is not None:
             match += f" AND scope : {_key('s', f.source)}"
-        if len(f.types) < 2:
+        if f.types != INDEXED_TYPES:
             match += " AND scope : (" + " OR ".join(_key("r", t) for t in sorted(f.types)) + ")"
         team = self._team_vectors(f.team)
         # Expired rows are filtered below, so fetch that many more to still fill `depth`.
@@ -425,7 +432,7 @@ class EmbeddedIndex:
         mask = team.expires > f.now
         if f.source is not None:
             mask &= team.sources == f.source
-        if len(f.types) < 2:
+        if f.types != INDEXED_TYPES:
             mask &= np.isin(team.types, list(f.types))
         scores = np.where(mask, scores, -np.inf)
         live = int(mask.sum())

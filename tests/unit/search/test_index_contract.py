@@ -184,6 +184,20 @@ def test_the_types_filter_separates_entities_and_memories(
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_knowledge_nodes_appear_only_when_asked_for(index: SearchIndex, mode: SearchMode) -> None:
+    # The knowledge group's nodes share the index; `search` (entity + memory) never sees them.
+    put(
+        index,
+        doc("alpha", "doc1", "deploy checklist for the api"),
+        doc("alpha", "kn_1", "deploy checklist for the api", result_type="knowledge"),
+    )
+    assert ask(index, "deploy checklist", mode=mode, types=frozenset({"entity", "memory"})) == [
+        "doc1"
+    ]
+    assert ask(index, "deploy checklist", mode=mode, types=frozenset({"knowledge"})) == ["kn_1"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_expired_chunks_are_never_returned(index: SearchIndex, mode: SearchMode) -> None:
     put(
         index,
