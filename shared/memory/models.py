@@ -166,6 +166,36 @@ class Memory(BaseModel):
         return self.valid_from or self.created_at
 
 
+FindingKind = Literal["conflict", "duplicate"]
+FindingStatus = Literal["open", "resolved", "dismissed"]
+
+
+class FindingResolution(BaseModel):
+    """How a finding was settled, by whom and when; `result_id` is the memory kept or the
+    version written by a merge."""
+
+    action: Literal["keep", "merge", "both_valid", "dismiss"]
+    by: str
+    at: datetime
+    note: str | None = None
+    result_id: str | None = None
+
+
+class Finding(BaseModel):
+    """What the curator found among a team's active memories: a `conflict` (two memories on
+    one subject whose claims differ) or a `duplicate` cluster (near-identical memories)."""
+
+    id: str
+    kind: FindingKind
+    members: list[str]
+    status: FindingStatus = "open"
+    detected_at: datetime
+    topic: str | None = None
+    similarity: float | None = None
+    signals: list[str] = Field(default_factory=list)
+    resolution: FindingResolution | None = None
+
+
 class MemoryOutput(BaseModel):
     """`memory_put` / `memory_get`: `{"memory": null}` when absent."""
 
