@@ -37,6 +37,7 @@ TABLE_DOCUMENTS: Final = "documents"
 TABLE_HANDOFFS: Final = "handoffs"
 TABLE_SYNC: Final = "sync"
 TABLE_COORDINATION: Final = "coordination"
+TABLE_SESSIONS: Final = "sessions"
 
 
 class Env:
@@ -51,6 +52,9 @@ class Env:
     HANDOFFS_TABLE: Final = "CAIRN_HANDOFFS_TABLE"
     SYNC_TABLE: Final = "CAIRN_SYNC_TABLE"
     COORDINATION_TABLE: Final = "CAIRN_COORDINATION_TABLE"
+    SESSIONS_TABLE: Final = "CAIRN_SESSIONS_TABLE"
+    # A JSON model catalog replacing the shipped one (hecate_set_model / moros_set_model).
+    MODEL_CATALOG: Final = "CAIRN_MODEL_CATALOG"
     ARTIFACTS_BUCKET: Final = "CAIRN_ARTIFACTS_BUCKET"
     TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
     TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
@@ -94,6 +98,7 @@ class Outputs:
     HANDOFFS_TABLE: Final = "HandoffsTableName"
     SYNC_TABLE: Final = "SyncTableName"
     COORDINATION_TABLE: Final = "CoordinationTableName"
+    SESSIONS_TABLE: Final = "SessionsTableName"
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"
     ALARM_TOPIC: Final = "AlarmTopicArn"
@@ -110,6 +115,7 @@ TABLE_ENV: Final[dict[str, str]] = {
     TABLE_HANDOFFS: Env.HANDOFFS_TABLE,
     TABLE_SYNC: Env.SYNC_TABLE,
     TABLE_COORDINATION: Env.COORDINATION_TABLE,
+    TABLE_SESSIONS: Env.SESSIONS_TABLE,
 }
 TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_TOKENS: Outputs.TOKENS_TABLE,
@@ -118,6 +124,7 @@ TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_HANDOFFS: Outputs.HANDOFFS_TABLE,
     TABLE_SYNC: Outputs.SYNC_TABLE,
     TABLE_COORDINATION: Outputs.COORDINATION_TABLE,
+    TABLE_SESSIONS: Outputs.SESSIONS_TABLE,
 }
 
 DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")

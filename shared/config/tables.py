@@ -61,6 +61,17 @@ COORDINATION: Final = TableSpec(
     indexes=(IndexSpec(name=OPEN_TASKS_INDEX, partition_key="queue_pk", sort_key="queue_sk"),),
 )
 
+# Persona sessions (seed 004), their messages and model choices. `sessions_by_owner` lists a
+# persona's sessions with one wallet, most recently updated first (only session items carry
+# `owner_pk`).
+SESSIONS_BY_OWNER_INDEX: Final = "sessions_by_owner"
+SESSIONS: Final = TableSpec(
+    logical_id=names.TABLE_SESSIONS,
+    indexes=(
+        IndexSpec(name=SESSIONS_BY_OWNER_INDEX, partition_key="owner_pk", sort_key="updated_key"),
+    ),
+)
+
 ALL_TABLES: Final[tuple[TableSpec, ...]] = (
     TOKENS,
     MEMORIES,
@@ -68,6 +79,7 @@ ALL_TABLES: Final[tuple[TableSpec, ...]] = (
     HANDOFFS,
     SYNC,
     COORDINATION,
+    SESSIONS,
 )
 
 
