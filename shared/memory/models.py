@@ -142,6 +142,9 @@ class Memory(BaseModel):
     wallet_address: str | None = Field(default=None, exclude_if=_is_none)
     engram_type: EngramType | None = Field(default=None, exclude_if=_is_none)
     is_public: bool | None = Field(default=None, exclude_if=_is_none)
+    # Seed 004's pin (hecate_pin_engram / moros_pin_engram): engram_delete refuses a pinned
+    # engram and session cleanup never removes it. Left out of the JSON while unpinned.
+    pinned: bool = Field(default=False, exclude_if=lambda value: not value)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -442,6 +445,7 @@ class Engram(BaseModel):
     content: str
     tags: list[str]
     is_public: bool
+    pinned: bool = False
     created_at: datetime
     updated_at: datetime
     created_by: str
@@ -459,6 +463,7 @@ class Engram(BaseModel):
             content=memory.content,
             tags=memory.tags,
             is_public=bool(memory.is_public),
+            pinned=memory.pinned,
             created_at=memory.created_at,
             updated_at=memory.updated_at,
             created_by=memory.created_by,

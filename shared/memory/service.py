@@ -346,7 +346,29 @@ class MemoryService:
         return updated
 
     def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
-        self._delete(principal.team, self._engram(principal.team, engram_id))
+        """Delete an engram; `Conflict` (409) naming it while it is pinned."""
+        engram = self._engram(principal.team, engram_id)
+        if engram.pinned:
+            raise Conflict(
+                f"`id`: engram {engram_id!r} ({engram.key!r} of wallet {engram.wallet_address!r})"
+                " is pinned and cannot be deleted; unpin it first with hecate_unpin_engram or "
+                "moros_unpin_engram",
+                field="id",
+                holder={"id": engram_id, "pinned": True},
+            )
+        self._delete(principal.team, engram)
+
+    def engram_set_pinned(self, principal: Principal, *, engram_id: str, pinned: bool) -> Memory:
+        """Pin (protect from engram_delete and cleanup) or unpin an engram; idempotent."""
+        engram = self._engram(principal.team, engram_id)
+        if engram.pinned == pinned:
+            return engram
+        updated = engram.model_copy(update={"pinned": pinned})
+        try:
+            self._store.replace(principal.team, updated)
+        except MemoryGone as exc:
+            raise _no_engram(engram_id) from exc
+        return updated
 
     def profile(self, principal: Principal, *, wallet_address: str) -> list[Memory]:
         """The wallet's profile fields: its persona engrams keyed `user.profile.*`, by key."""
