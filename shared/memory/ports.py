@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from shared.memory.models import Memory, MemoryFlag
+from shared.memory.models import Finding, Memory, MemoryFlag
 
 
 class MemoryStore(Protocol):
@@ -54,6 +54,42 @@ class MemoryStore(Protocol):
         """Append a flag in one atomic write; None when the memory does not exist."""
         ...
 
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
+        """Replace the record in one conditional write, only while its stored `status` is one
+        of `expected`; else `StateChanged` carrying the stored record (None when gone). A
+        memory leaving the active states gives up its key alias (a retracted key is free)."""
+        ...
+
+    def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
+        """In one transaction: replace `old` (while its stored status is one of `expected`,
+        else `StateChanged`) and create `new`, which takes over `old`'s key alias if it has
+        one."""
+        ...
+
+    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
+        """The team's memories whose lifecycle status is one of `statuses`, in id order."""
+        ...
+
+
+class FindingStore(Protocol):
+    """The curator's findings (conflicts, duplicate clusters), always scoped by team. A
+    finding's id is derived from its kind and members, so detecting it again adds nothing."""
+
+    def add(self, team: str, finding: Finding) -> bool:
+        """Store a new finding; False (and nothing written) when its id exists already."""
+        ...
+
+    def get(self, team: str, finding_id: str) -> Finding | None: ...
+
+    def iter_team(self, team: str) -> Iterator[Finding]:
+        """Every finding of the team, in id order."""
+        ...
+
+    def settle(self, team: str, finding: Finding) -> None:
+        """Replace an `open` finding with its settled version in one conditional write;
+        `StateChanged` (carrying the stored finding) when it is no longer open."""
+        ...
+
 
 class MemoryIndex(Protocol):
     """Ranks a team's memories for a query (the hybrid engine: `shared.search.memory_index`)."""
@@ -87,3 +123,13 @@ class MemoryGone(Exception):
 
 class KeyTaken(Exception):
     """A concurrent `memory_put` created the same key first."""
+
+
+class StateChanged(Exception):
+    """A lifecycle transition lost: the record is no longer in the state it was read in
+    (another reviewer decided first, it was retracted meanwhile ...). `current` is what the
+    store holds now (None when the record is gone)."""
+
+    def __init__(self, current: object | None) -> None:
+        super().__init__("state changed")
+        self.current = current

@@ -6,7 +6,7 @@ from __future__ import annotations
 from shared import runtime
 from shared.config import names
 from shared.memory.curator import Curator, InlineCuration
-from shared.memory.ports import MemoryStore
+from shared.memory.ports import FindingStore, MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.memory_index import SearchMemoryIndex
 
@@ -20,6 +20,17 @@ def build_memory_store() -> MemoryStore:
     from shared.memory.adapters.dynamodb import DynamoMemoryStore
 
     return DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES))
+
+
+def build_finding_store() -> FindingStore:
+    """The curator's findings (conflicts, duplicate clusters) beside the memories."""
+    if runtime.settings().storage == "sqlite":
+        from shared.memory.adapters.sqlite import SqliteFindingStore
+
+        return SqliteFindingStore(runtime.database())
+    from shared.memory.adapters.dynamodb import DynamoFindingStore
+
+    return DynamoFindingStore(runtime.table(names.TABLE_MEMORIES))
 
 
 @runtime.cached

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
-from shared.memory.models import Memory, MemoryFlag
-from shared.memory.ports import KeyTaken, MemoryGone
+from shared.memory.models import Finding, Memory, MemoryFlag
+from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
 from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 MEMORY_PREFIX = "MEMORY#"
 KEY_PREFIX = "KEY#"
 ENGRAM_PREFIX = "ENGRAM#"
+FINDING_PREFIX = "FINDING#"
 
 
 def _memory_sk(memory_id: str) -> str:
@@ -83,6 +84,16 @@ def _alias_expired(alias: dict[str, Any]) -> bool:
     # passed it, the same test `create`'s condition makes, so reads and writes agree.
     ttl = alias.get(TTL_ATTRIBUTE)
     return ttl is not None and int(ttl) < _now_epoch()
+
+
+def _status_condition(expected: frozenset[str]) -> tuple[str, dict[str, Any]]:
+    """`ConditionExpression` and values: the stored status is one of `expected`. A filed
+    record carries no `status` attribute (the JSON leaves the default out)."""
+    values = {f":s{n}": status for n, status in enumerate(sorted(expected))}
+    clauses = [f"#status IN ({', '.join(values)})"] if values else []
+    if "filed" in expected:
+        clauses.append("attribute_not_exists(#status)")
+    return f"attribute_exists(pk) AND ({' OR '.join(clauses)})", values
 
 
 class DynamoMemoryStore:
@@ -195,6 +206,71 @@ class DynamoMemoryStore:
             return None
         return _memory(updated)
 
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
+        condition, values = _status_condition(expected)
+        try:
+            put_if(
+                self._table,
+                _item(team, memory),
+                condition,
+                names={"#status": "status"},
+                values=values,
+            )
+        except ConditionLost as exc:
+            raise StateChanged(_memory(exc.item) if exc.item else None) from exc
+        if memory.key is not None and not memory.active:
+            # A separate conditional delete: the alias may already point at a newer memory;
+            # readers also treat an alias to an inactive memory as free (service._live_by_key).
+            self.drop_alias(team, memory.key, memory.wallet_address, memory.id)
+
+    def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
+        condition, values = _status_condition(expected)
+        writes: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": _item(team, old),
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": {"#status": "status"},
+                    "ExpressionAttributeValues": values,
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": _item(team, new),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+        ]
+        if new.key is not None:
+            writes.append({"Put": {"TableName": self._table.name, "Item": _alias(team, new)}})
+        try:
+            # The old version closes and the new one appears together or not at all.
+            self._table.meta.client.transact_write_items(TransactItems=writes)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            raise StateChanged(self._stored(team, old.id)) from exc
+
+    def _stored(self, team: str, memory_id: str) -> Memory | None:
+        item = self._table.get_item(
+            Key={"pk": team_pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
+        ).get("Item")
+        return _memory(item) if item else None
+
+    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
+        wanted: ConditionBase = Attr("status").is_in(sorted(statuses))
+        if "filed" in statuses:
+            wanted = wanted | Attr("status").not_exists()
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(MEMORY_PREFIX),
+            "FilterExpression": wanted,
+        }
+        for item in query_all(self._table, **kwargs):
+            yield _memory(item)
+
     def iter_recent(self, team: str) -> Iterator[Memory]:
         # The memories table has no index by update time: this reads the whole team. A GSI
         # (team, updated_at) would make it a page; it needs a backfill of deployed items first.
@@ -207,3 +283,58 @@ class DynamoMemoryStore:
         }
         for item in query_all(self._table, **kwargs):
             yield _memory(item)
+
+
+class DynamoFindingStore:
+    """`FindingStore` in the memories table: one item per finding under `FINDING#<id>` (the
+    curator's stream filter only passes `MEMORY#` items, so findings never re-trigger it)."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def _item(self, team: str, finding: Finding) -> dict[str, Any]:
+        return {
+            "pk": team_pk(team),
+            "sk": FINDING_PREFIX + finding.id,
+            "team": team,
+            **to_dynamo(finding.model_dump(mode="json", exclude_none=True)),
+        }
+
+    def add(self, team: str, finding: Finding) -> bool:
+        try:
+            put_if(self._table, self._item(team, finding), "attribute_not_exists(pk)")
+        except ConditionLost:
+            return False
+        return True
+
+    def get(self, team: str, finding_id: str) -> Finding | None:
+        item = self._table.get_item(
+            Key={"pk": team_pk(team), "sk": FINDING_PREFIX + finding_id}, ConsistentRead=True
+        ).get("Item")
+        return _finding(item) if item else None
+
+    def iter_team(self, team: str) -> Iterator[Finding]:
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(FINDING_PREFIX),
+        }
+        for item in query_all(self._table, **kwargs):
+            yield _finding(item)
+
+    def settle(self, team: str, finding: Finding) -> None:
+        try:
+            put_if(
+                self._table,
+                self._item(team, finding),
+                "#status = :open",
+                names={"#status": "status"},
+                values={":open": "open"},
+            )
+        except ConditionLost as exc:
+            raise StateChanged(_finding(exc.item) if exc.item else None) from exc
+
+
+def _finding(item: dict[str, Any]) -> Finding:
+    return Finding.model_validate(
+        {k: from_dynamo(v) for k, v in item.items() if k in Finding.model_fields}
+    )

@@ -13,13 +13,14 @@ expired record it pointed at in the same transaction.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from shared.dynamo_values import from_dynamo
-from shared.memory.models import Memory, MemoryFlag
-from shared.memory.ports import KeyTaken, MemoryGone
+from shared.memory.models import Finding, Memory, MemoryFlag
+from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
 
@@ -39,6 +40,22 @@ MIGRATIONS = (
             " team TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL,"
             " memory_id TEXT NOT NULL, expires_at TEXT,"
             " PRIMARY KEY (team, namespace, key))",
+        ),
+    ),
+    Migration(
+        "memories",
+        2,
+        (
+            # The lifecycle status as a column, so a state is listed from an index
+            # (`iter_by_status`: proposals for a reviewer) and a transition's condition reads
+            # it; existing rows take theirs from the record (filed when it has none).
+            "ALTER TABLE memories ADD COLUMN status TEXT NOT NULL DEFAULT 'filed'",
+            "UPDATE memories SET status = COALESCE(json_extract(record, '$.status'), 'filed')",
+            "CREATE INDEX memories_status ON memories (team, status, id)",
+            # The curator's findings (conflicts, duplicate clusters): the record as JSON.
+            "CREATE TABLE memory_findings ("
+            " team TEXT NOT NULL, id TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL,"
+            " PRIMARY KEY (team, id))",
         ),
     ),
 )
@@ -65,6 +82,47 @@ def _record(memory: Memory) -> str:
 
 def _memory(row: Any) -> Memory:
     return Memory.model_validate(from_json(row["record"]))
+
+
+def _insert(tx: sqlite3.Connection, team: str, memory: Memory) -> None:
+    tx.execute(
+        "INSERT OR REPLACE INTO memories (team, id, expires_at, updated_at, status, record)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            team,
+            memory.id,
+            _expiry(memory),
+            sortable(memory.updated_at),
+            memory.status,
+            _record(memory),
+        ),
+    )
+
+
+def _update(tx: sqlite3.Connection, team: str, memory: Memory) -> int:
+    return tx.execute(
+        "UPDATE memories SET expires_at = ?, updated_at = ?, status = ?, record = ?"
+        " WHERE team = ? AND id = ?",
+        (
+            _expiry(memory),
+            sortable(memory.updated_at),
+            memory.status,
+            _record(memory),
+            team,
+            memory.id,
+        ),
+    ).rowcount
+
+
+def _expect(tx: sqlite3.Connection, team: str, memory_id: str, expected: frozenset[str]) -> None:
+    """Inside the write lock: refuse (`StateChanged`) unless the stored status is expected."""
+    row = tx.execute(
+        "SELECT status, record FROM memories WHERE team = ? AND id = ?", (team, memory_id)
+    ).fetchone()
+    if row is None:
+        raise StateChanged(None)
+    if row["status"] not in expected:
+        raise StateChanged(_memory(row))
 
 
 class SqliteMemoryStore:
@@ -121,20 +179,11 @@ class SqliteMemoryStore:
                     " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
                     (team, namespace, memory.key, memory.id, _expiry(memory)),
                 )
-            tx.execute(
-                "INSERT OR REPLACE INTO memories (team, id, expires_at, updated_at, record)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (team, memory.id, _expiry(memory), sortable(memory.updated_at), _record(memory)),
-            )
+            _insert(tx, team, memory)
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
-            updated = tx.execute(
-                "UPDATE memories SET expires_at = ?, updated_at = ?, record = ?"
-                " WHERE team = ? AND id = ?",
-                (_expiry(memory), sortable(memory.updated_at), _record(memory), team, memory.id),
-            ).rowcount
-            if updated != 1:
+            if _update(tx, team, memory) != 1:
                 raise MemoryGone(memory.id)
             if memory.key is not None:
                 tx.execute(
@@ -184,6 +233,45 @@ class SqliteMemoryStore:
             if updated != 1:  # cannot happen inside the write lock; never write half
                 raise MemoryGone(memory_id)
         return flagged
+
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
+        with self._db.write() as tx:
+            _expect(tx, team, memory.id, expected)
+            _update(tx, team, memory)
+            if memory.key is not None and not memory.active:
+                # Only while the alias still points here: the key may have moved on.
+                tx.execute(
+                    "DELETE FROM memory_aliases"
+                    " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
+                    (team, _namespace(memory.wallet_address), memory.key, memory.id),
+                )
+
+    def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
+        with self._db.write() as tx:
+            _expect(tx, team, old.id, expected)
+            _update(tx, team, old)
+            _insert(tx, team, new)
+            if new.key is not None:
+                tx.execute(
+                    "INSERT OR REPLACE INTO memory_aliases"
+                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (team, _namespace(new.wallet_address), new.key, new.id, _expiry(new)),
+                )
+
+    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
+        marks = ", ".join("?" for _ in statuses)
+        rows = (
+            self._db.connection()
+            .execute(
+                # Only `?` marks are formatted in; the statuses are bound parameters.
+                f"SELECT record FROM memories WHERE team = ? AND status IN ({marks})"  # noqa: S608
+                " ORDER BY id",
+                (team, *sorted(statuses)),
+            )
+            .fetchall()
+        )
+        for row in rows:
+            yield _memory(row)
 
     def iter_team(self, team: str) -> Iterator[Memory]:
         rows = (
@@ -237,13 +325,14 @@ class SqliteMemoryStore:
         with self._db.write() as tx:
             for (team, memory_id), memory in memories.items():
                 tx.execute(
-                    "INSERT OR IGNORE INTO memories (team, id, expires_at, updated_at, record)"
-                    " VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO memories"
+                    " (team, id, expires_at, updated_at, status, record) VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         team,
                         memory_id,
                         _expiry(memory),
                         sortable(memory.updated_at),
+                        memory.status,
                         _record(memory),
                     ),
                 )
@@ -266,3 +355,58 @@ class SqliteMemoryStore:
                 )
                 imported += 1
         return imported
+
+
+class SqliteFindingStore:
+    """`FindingStore` on the embedded database (table `memory_findings`, see MIGRATIONS)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate(MIGRATIONS)
+
+    def add(self, team: str, finding: Finding) -> bool:
+        with self._db.write() as tx:
+            added = tx.execute(
+                "INSERT OR IGNORE INTO memory_findings (team, id, status, record)"
+                " VALUES (?, ?, ?, ?)",
+                (team, finding.id, finding.status, _finding_record(finding)),
+            ).rowcount
+        return added == 1
+
+    def get(self, team: str, finding_id: str) -> Finding | None:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT record FROM memory_findings WHERE team = ? AND id = ?", (team, finding_id)
+            )
+            .fetchone()
+        )
+        return Finding.model_validate(from_json(row["record"])) if row else None
+
+    def iter_team(self, team: str) -> Iterator[Finding]:
+        rows = (
+            self._db.connection()
+            .execute("SELECT record FROM memory_findings WHERE team = ? ORDER BY id", (team,))
+            .fetchall()
+        )
+        for row in rows:
+            yield Finding.model_validate(from_json(row["record"]))
+
+    def settle(self, team: str, finding: Finding) -> None:
+        with self._db.write() as tx:
+            row = tx.execute(
+                "SELECT status, record FROM memory_findings WHERE team = ? AND id = ?",
+                (team, finding.id),
+            ).fetchone()
+            if row is None or row["status"] != "open":
+                raise StateChanged(
+                    Finding.model_validate(from_json(row["record"])) if row else None
+                )
+            tx.execute(
+                "UPDATE memory_findings SET status = ?, record = ? WHERE team = ? AND id = ?",
+                (finding.status, _finding_record(finding), team, finding.id),
+            )
+
+
+def _finding_record(finding: Finding) -> str:
+    return to_json(finding.model_dump(mode="json", exclude_none=True))

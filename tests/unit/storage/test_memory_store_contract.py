@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.memory.models import Memory, MemoryFlag
-from shared.memory.ports import KeyTaken, MemoryGone, MemoryStore
-from shared.memory.wiring import build_memory_store
+from shared.memory.models import Finding, Memory, MemoryFlag
+from shared.memory.ports import FindingStore, KeyTaken, MemoryGone, MemoryStore, StateChanged
+from shared.memory.wiring import build_finding_store, build_memory_store
 from tests.unit.storage.conftest import Backend
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -272,3 +272,167 @@ def test_recent_lists_newest_update_first_past_one_batch(store: MemoryStore) -> 
         if len(first_three) == 3:
             break
     assert first_three == ["mem_0005", "mem_0250", "mem_0249"]
+
+
+# --------------------------------------------------------------- lifecycle (issue 11)
+
+ACTIVE = frozenset({"filed", "pending"})
+
+
+def test_a_transition_applies_only_from_an_expected_status(store: MemoryStore) -> None:
+    proposal = memory(40, status="proposed", subject="db")
+    store.create("alpha", proposal)
+    approved = proposal.model_copy(update={"status": "filed"})
+
+    store.transition("alpha", approved, frozenset({"proposed"}))
+
+    assert store.get("alpha", proposal.id) == approved
+    with pytest.raises(StateChanged) as lost:
+        store.transition(
+            "alpha", proposal.model_copy(update={"status": "rejected"}), frozenset({"proposed"})
+        )
+    assert lost.value.current == approved
+
+
+def test_a_transition_of_a_missing_memory_reports_it_gone(store: MemoryStore) -> None:
+    with pytest.raises(StateChanged) as lost:
+        store.transition("alpha", memory(41), ACTIVE)
+    assert lost.value.current is None
+
+
+def test_a_retracted_keyed_memory_frees_its_key(store: MemoryStore) -> None:
+    keyed = memory(42, key="db")
+    store.create("alpha", keyed)
+
+    store.transition("alpha", keyed.model_copy(update={"status": "retracted"}), ACTIVE)
+
+    assert store.id_for_key("alpha", "db") is None
+    assert store.get("alpha", keyed.id) is not None  # kept, with its history
+    store.create("alpha", memory(43, key="db"))
+    assert store.id_for_key("alpha", "db") == "mem_0043"
+
+
+def test_racing_transitions_have_exactly_one_winner(backend: Backend) -> None:
+    if not backend.is_sqlite:
+        pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
+    store = build_memory_store()
+    proposal = memory(44, status="proposed")
+    store.create("alpha", proposal)
+    outcomes: list[str] = []
+    start = threading.Barrier(2)
+
+    def decide(status: str) -> None:
+        own = build_memory_store()
+        start.wait()
+        try:
+            own.transition(
+                "alpha", proposal.model_copy(update={"status": status}), frozenset({"proposed"})
+            )
+            outcomes.append(status)
+        except StateChanged:
+            outcomes.append("lost")
+
+    threads = [threading.Thread(target=decide, args=(s,)) for s in ("filed", "rejected")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes).count("lost") == 1
+    winner = next(o for o in outcomes if o != "lost")
+    stored = store.get("alpha", proposal.id)
+    assert stored is not None
+    assert stored.status == winner
+
+
+def test_supersede_closes_the_old_version_and_moves_the_key(store: MemoryStore) -> None:
+    old = memory(45, key="db", subject="db")
+    store.create("alpha", old)
+    closed = old.model_copy(update={"status": "superseded", "superseded_by": "mem_0046"})
+    new = memory(46, key="db", subject="db", supersedes=old.id)
+
+    store.supersede("alpha", closed, ACTIVE, new)
+
+    assert store.get("alpha", old.id) == closed
+    assert store.get("alpha", new.id) == new
+    assert store.id_for_key("alpha", "db") == new.id
+
+
+def test_supersede_of_a_version_no_longer_active_writes_nothing(store: MemoryStore) -> None:
+    old = memory(47, status="retracted")
+    store.create("alpha", old)
+    new = memory(48, supersedes=old.id)
+
+    with pytest.raises(StateChanged) as lost:
+        store.supersede("alpha", old.model_copy(update={"status": "superseded"}), ACTIVE, new)
+
+    assert lost.value.current == old
+    assert store.get("alpha", new.id) is None
+
+
+def test_iter_by_status_lists_only_those_states_of_the_team(store: MemoryStore) -> None:
+    store.create("alpha", memory(50))
+    store.create("alpha", memory(51, status="proposed"))
+    store.create("alpha", memory(52, status="retracted"))
+    store.create("beta", memory(53, status="proposed"))
+
+    proposed = [m.id for m in store.iter_by_status("alpha", frozenset({"proposed"}))]
+    live = [m.id for m in store.iter_by_status("alpha", ACTIVE)]
+
+    assert proposed == ["mem_0051"]
+    assert live == ["mem_0050"]
+
+
+def test_structured_fields_round_trip(store: MemoryStore) -> None:
+    structured = memory(
+        54,
+        subject="deploy window",
+        kind="decision",
+        sources=[{"type": "url", "ref": "https://example.com/adr/7"}],
+        confidence=0.75,
+        valid_from=T0,
+        valid_to=T0 + timedelta(days=30),
+        history=[{"at": T0, "action": "written", "by": "agent-a", "status": "filed"}],
+    )
+    store.create("alpha", structured)
+    assert store.get("alpha", structured.id) == structured
+
+
+def finding(number: int, **fields: object) -> Finding:
+    values: dict[str, object] = {
+        "id": f"fnd_{number:04d}",
+        "kind": "conflict",
+        "members": ["mem_0001", "mem_0002"],
+        "detected_at": T0,
+        "similarity": 0.8,
+        "signals": ["negation"],
+    }
+    values.update(fields)
+    return Finding.model_validate(values)
+
+
+@pytest.fixture
+def findings(backend: Backend) -> FindingStore:
+    return build_finding_store()
+
+
+def test_a_finding_is_added_once(findings: FindingStore) -> None:
+    assert findings.add("alpha", finding(1)) is True
+    assert findings.add("alpha", finding(1, signals=["other"])) is False
+    assert findings.get("alpha", "fnd_0001") == finding(1)
+    assert findings.get("beta", "fnd_0001") is None
+    assert [f.id for f in findings.iter_team("alpha")] == ["fnd_0001"]
+
+
+def test_a_finding_is_settled_once(findings: FindingStore) -> None:
+    findings.add("alpha", finding(2))
+    settled = finding(
+        2,
+        status="resolved",
+        resolution={"action": "keep", "by": "agent-a", "at": T0, "result_id": "mem_0001"},
+    )
+    findings.settle("alpha", settled)
+    assert findings.get("alpha", "fnd_0002") == settled
+    with pytest.raises(StateChanged) as lost:
+        findings.settle("alpha", finding(2, status="dismissed"))
+    assert lost.value.current == settled
