@@ -91,6 +91,13 @@ class Database:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
+        # One writer at a time in this process, queued on a lock rather than on SQLite's busy
+        # handler: that handler sleeps 1, 2, 5 … 100 ms between retries, so 32 threads
+        # contending for `BEGIN IMMEDIATE` spend most of their time asleep with the lock free
+        # (measured: 23 claims/s with 32 agents). Other processes still meet at the file lock.
+        # Re-entrant so that a nested `write` fails as before (SQLite refuses a BEGIN inside a
+        # transaction) instead of deadlocking.
+        self._writer = threading.RLock()
         self._migrated: set[tuple[str, int]] = set()
         self.health = WriteHealth()
         with self.write() as tx:
@@ -129,23 +136,24 @@ class Database:
 
         Commits when the block ends, rolls back if it raises. Not re-entrant: a store method
         opens exactly one. `durable=False` is for scratch state only (rate-limit windows): the
-        commit is as atomic and as isolated, but skips the fsync, which costs ~2 ms on this
-        kind of disk; the next durable commit syncs it along with its own pages.
+        commit is as atomic and as isolated, but skips the fsync (0.3–2 ms, by disk); the next
+        durable commit syncs it along with its own pages.
         """
         connection = self.connection()
         if not durable:
             connection.execute("PRAGMA synchronous=NORMAL")
         try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-                connection.execute("COMMIT")
-            except BaseException as exc:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                self.health.saw(exc)
-                raise
-            self.health.saw(None)
+            with self._writer:
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                    connection.execute("COMMIT")
+                except BaseException as exc:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    self.health.saw(exc)
+                    raise
+                self.health.saw(None)
         finally:
             if not durable:
                 connection.execute("PRAGMA synchronous=FULL")
