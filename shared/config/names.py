@@ -37,6 +37,7 @@ TABLE_DOCUMENTS: Final = "documents"
 TABLE_HANDOFFS: Final = "handoffs"
 TABLE_SYNC: Final = "sync"
 TABLE_COORDINATION: Final = "coordination"
+TABLE_KNOWLEDGE: Final = "knowledge"
 TABLE_SESSIONS: Final = "sessions"
 
 
@@ -52,6 +53,7 @@ class Env:
     HANDOFFS_TABLE: Final = "CAIRN_HANDOFFS_TABLE"
     SYNC_TABLE: Final = "CAIRN_SYNC_TABLE"
     COORDINATION_TABLE: Final = "CAIRN_COORDINATION_TABLE"
+    KNOWLEDGE_TABLE: Final = "CAIRN_KNOWLEDGE_TABLE"
     SESSIONS_TABLE: Final = "CAIRN_SESSIONS_TABLE"
     # A JSON model catalog replacing the shipped one (hecate_set_model / moros_set_model).
     MODEL_CATALOG: Final = "CAIRN_MODEL_CATALOG"
@@ -98,6 +100,7 @@ class Outputs:
     HANDOFFS_TABLE: Final = "HandoffsTableName"
     SYNC_TABLE: Final = "SyncTableName"
     COORDINATION_TABLE: Final = "CoordinationTableName"
+    KNOWLEDGE_TABLE: Final = "KnowledgeTableName"
     SESSIONS_TABLE: Final = "SessionsTableName"
     ARTIFACTS_BUCKET: Final = "ArtifactsBucketName"
     SEARCH_ENDPOINT: Final = "SearchEndpoint"

@@ -72,6 +72,15 @@ SESSIONS: Final = TableSpec(
     ),
 )
 
+# Seed 003's captured events, knowledge nodes, entities, CI runs and lessons. Events, nodes and
+# CI runs carry `ts_pk` / `ts_sk` (kind within team, then time), so `by_time` lists them newest
+# first; entities, lessons and session pointers stay out of it.
+KNOWLEDGE_TIME_INDEX: Final = "by_time"
+KNOWLEDGE: Final = TableSpec(
+    logical_id=names.TABLE_KNOWLEDGE,
+    indexes=(IndexSpec(name=KNOWLEDGE_TIME_INDEX, partition_key="ts_pk", sort_key="ts_sk"),),
+)
+
 ALL_TABLES: Final[tuple[TableSpec, ...]] = (
     TOKENS,
     MEMORIES,
