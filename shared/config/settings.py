@@ -48,6 +48,9 @@ class Settings(BaseModel):
     storage: Literal["dynamodb", "sqlite"] = "dynamodb"
     # The team's spending limit per cost.budget period (USD); none configured → spend only.
     cost_budget_usd: float | None = None
+    # The model catalog of hecate_set_model / moros_set_model: "bedrock" (the region's
+    # foundation models, set in AWS), a path to a JSON catalog, or None (the one shipped).
+    model_catalog: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -97,4 +100,5 @@ class Settings(BaseModel):
             cost_budget_usd=float(env[Env.COST_BUDGET_USD])
             if env.get(Env.COST_BUDGET_USD)
             else None,
+            model_catalog=env.get(Env.MODEL_CATALOG) or None,
         )
