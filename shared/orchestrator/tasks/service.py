@@ -14,6 +14,7 @@ Every transition is one conditional write on the task (the `TaskStore` enforces 
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -34,6 +35,9 @@ from shared.orchestrator.tasks.ports import (
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 LEASE_SECONDS = 900
+logger = logging.getLogger("cairn.tasks")
+# Called with (team, the finished task) after each task.complete / task.fail.
+FinishListener = Callable[[str, Task], None]
 
 
 def new_task_id() -> str:
@@ -50,6 +54,16 @@ class TaskService:
         self._store = store
         self._agents = agents
         self._clock = clock
+        self._finish_listeners: list[FinishListener] = []
+
+    def on_finish(self, listener: FinishListener) -> None:
+        """The workflow seam: call `listener(team, task)` once a task is completed or failed.
+
+        The workflow service uses it to resume the execution waiting on that task's step. A
+        listener's failure is logged, not raised: the task's outcome is already stored, and
+        the workflow sweep applies it later.
+        """
+        self._finish_listeners.append(listener)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -177,11 +191,16 @@ class TaskService:
         if task is None:
             raise _no_task(task_id)
         try:
-            self._store.finish(
+            finished = self._store.finish(
                 team, task_id, principal.actor, task.fence, status, outcome, self._now()
             )
         except ClaimNotHeld as lost:
             raise self._not_yours(task_id, principal, lost.current, _VERB[status]) from lost
+        for listener in self._finish_listeners:
+            try:
+                listener(team, finished)
+            except Exception:
+                logger.exception("a task finish listener failed", extra={"task_id": task_id})
 
     def cancel(self, principal: Principal, task_id: str, reason: str | None) -> None:
         try:
