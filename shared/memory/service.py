@@ -10,8 +10,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.memory.lifecycle import REVIEW_SCOPE, Lifecycle
 from shared.memory.models import MAX_FLAGS, EngramType, Memory, MemoryFlag, MemorySearchHit
-from shared.memory.ports import CurationQueue, KeyTaken, MemoryGone, MemoryIndex, MemoryStore
+from shared.memory.ports import (
+    CurationQueue,
+    FindingStore,
+    KeyTaken,
+    MemoryGone,
+    MemoryIndex,
+    MemoryStore,
+)
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
@@ -49,11 +57,16 @@ class MemoryService:
         index: MemoryIndex,
         clock: Callable[[], float] = time.time,
         curation: CurationQueue | None = None,
+        *,
+        findings: FindingStore,
+        detection: CurationQueue | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._clock = clock
         self._curation = curation
+        # Seed 000's advanced memory tools, on the same store and index (shared.memory.lifecycle).
+        self.lifecycle = Lifecycle(store, index, findings, clock=clock, detection=detection)
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -140,6 +153,10 @@ class MemoryService:
             memory = self._live(team, self._store.get(team, memory_id))
             if memory is not None and key is not None and memory.key != key:
                 return None
+            # By id a superseded or retracted version still reads (with its status and links:
+            # it is history); a proposal only for its author and reviewers.
+            if memory is not None and not _may_see(principal, memory):
+                return None
             return memory
         assert key is not None
         return self._live_by_key(team, key)
@@ -150,7 +167,7 @@ class MemoryService:
         hits: list[MemorySearchHit] = []
         for memory_id, score in self._index.search(team, query, limit * 2 + 10):
             memory = self._live(team, self._store.get(team, memory_id))
-            if memory is None:
+            if memory is None or not memory.active:
                 continue
             hits.append(
                 MemorySearchHit(
@@ -216,7 +233,11 @@ class MemoryService:
                 self._index.search(team, query, RECALL_DEPTH)
             ):
                 memory = self._live(team, self._store.get(team, memory_id))
-                if memory is None or (wanted and not wanted & set(memory.tags)):
+                if (
+                    memory is None
+                    or not memory.active
+                    or (wanted and not wanted & set(memory.tags))
+                ):
                     continue
                 demoted = score * FLAG_DEMOTION if memory.flagged else score
                 ranked.append((demoted, position, memory))
@@ -227,7 +248,7 @@ class MemoryService:
             return [memory for _, _, memory in ranked[:limit]]
         now = self.now()
         candidates: Iterator[Memory] = (
-            m for m in self._store.iter_recent(team) if not m.is_expired(now)
+            m for m in self._store.iter_recent(team) if not m.is_expired(now) and m.active
         )
         recent: list[Memory] = []
         flagged: list[Memory] = []
@@ -243,7 +264,7 @@ class MemoryService:
         """Record why a memory is wrong; it is demoted in recall and awaits human review."""
         team = principal.team
         live = self._live(team, self._store.get(team, memory_id))
-        if live is None:
+        if live is None or not live.active:
             raise _no_memory(memory_id)
         if len(live.flags) >= MAX_FLAGS:
             raise InvalidArgument(
@@ -319,6 +340,7 @@ class MemoryService:
             for m in self._store.iter_team(principal.team)
             if m.wallet_address is not None
             and not m.is_expired(now)
+            and m.active
             and (wallet_address is None or m.wallet_address == wallet_address)
             and (engram_type is None or m.engram_type == engram_type)
             and (not wanted or wanted & set(m.tags))
@@ -407,7 +429,7 @@ class MemoryService:
 
     def _engram(self, team: str, engram_id: str) -> Memory:
         memory = self._live(team, self._store.get(team, engram_id))
-        if memory is None or memory.wallet_address is None:
+        if memory is None or memory.wallet_address is None or not memory.active:
             raise _no_engram(engram_id)
         return memory
 
@@ -429,6 +451,11 @@ class MemoryService:
         if memory is None:
             # The record went (TTL collects record and alias separately, or a delete raced a
             # write): a dangling alias would block the key for good, so it goes too.
+            self._store.drop_alias(team, key, wallet, memory_id)
+            return None
+        if not memory.active:
+            # A key names its active version only; a retracted memory's alias may linger
+            # where dropping it was a separate write (DynamoDB): it frees the key too.
             self._store.drop_alias(team, key, wallet, memory_id)
             return None
         return self._live(team, memory)
@@ -459,3 +486,9 @@ def _no_engram(engram_id: str) -> NotFound:
         "engram_search or engram_list_by_type",
         field="id",
     )
+
+
+def _may_see(principal: Principal, memory: Memory) -> bool:
+    if memory.status not in {"proposed", "rejected"}:
+        return True
+    return memory.created_by == principal.actor or REVIEW_SCOPE in principal.effective_scopes

@@ -47,5 +47,8 @@ def build_memory_service() -> MemoryService:
     store = build_memory_store()
     inline = runtime.settings().curation == "inline"
     return MemoryService(
-        store, SearchMemoryIndex(), curation=InlineCuration(build_curator()) if inline else None
+        store,
+        SearchMemoryIndex(),
+        curation=InlineCuration(build_curator()) if inline else None,
+        findings=build_finding_store(),
     )
