@@ -15,6 +15,8 @@ KNOWN_SCOPES: frozenset[str] = frozenset(
         "memory",
         "memory.read",
         "memory.write",
+        # Reviewing memory proposals (memory_review): `memory` does not imply it, `admin` does.
+        "memory.review",
         "sync",
         "ingest",
         "agent.register",
