@@ -1,34 +1,18 @@
 """The orchestrator tool group (seed 000): agent.*, task.*, artifact.*, event.* and cost.*
 over the coordination table (and the artifacts/ prefix of the bucket).
 
-Agents (`shared.orchestrator.agents`) and tasks (`shared.orchestrator.tasks`) each register their
-tools on this group; `shared.orchestrator.wiring` builds their services once per container.
+Each part (`shared.orchestrator.agents`, `.tasks`, …) declares its tools in its own `tools`
+module with `@GROUP.tool`, as every other group does; importing them here registers them.
+`shared.orchestrator.wiring` builds their services once per container.
 """
 
 from __future__ import annotations
 
-from shared.config import names
-from shared.orchestrator.service import Orchestrator
-from shared.orchestrator.wiring import build_orchestrator
-from shared.tools.registry import ToolGroup
+from shared.orchestrator.agents import tools as _agents  # noqa: F401 - registers its tools
+from shared.orchestrator.artifacts import tools as _artifacts  # noqa: F401
+from shared.orchestrator.costs import tools as _costs  # noqa: F401
+from shared.orchestrator.events import tools as _events  # noqa: F401
+from shared.orchestrator.group import GROUP
+from shared.orchestrator.tasks import tools as _tasks  # noqa: F401
 
-GROUP: ToolGroup[Orchestrator] = ToolGroup(
-    name=names.GROUP_ORCHESTRATOR, build_service=build_orchestrator
-)
-
-
-def _register() -> None:
-    from shared.orchestrator.agents.tools import register as register_agents
-    from shared.orchestrator.artifacts.tools import register as register_artifacts
-    from shared.orchestrator.costs.tools import register as register_costs
-    from shared.orchestrator.events.tools import register as register_events
-    from shared.orchestrator.tasks.tools import register as register_tasks
-
-    register_agents(GROUP)
-    register_tasks(GROUP)
-    register_events(GROUP)
-    register_costs(GROUP)
-    register_artifacts(GROUP)
-
-
-_register()
+__all__ = ["GROUP"]

@@ -17,112 +17,102 @@ from shared.orchestrator.agents.models import (
     RegisterAgentOutput,
     SuccessOutput,
 )
+from shared.orchestrator.group import GROUP
 from shared.orchestrator.service import Orchestrator
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import READ_ONLY, Annotations, ToolContext
 
 REGISTER_SCOPE = "agent.register"
 SELF_SCOPE = "agent.self"
 READ_SCOPE = "agent.read"
 
 
-def register(group: ToolGroup[Orchestrator]) -> None:
-    """Add the five agent tools to the orchestrator group."""
-
-    @group.tool(
-        name="agent.register",
-        title="Register an agent",
-        description=(
-            "Register a new agent. Returns its agent_id and a bearer token bound to it (shown "
-            "once: keep it) with the agent scopes; the name must be unique in the team — a taken "
-            "name is a 409 unless overwrite is true, which replaces that agent and revokes its "
-            "token. Needs a registration token (scope agent.register)."
-        ),
-        scopes=(REGISTER_SCOPE,),
-        # Each call mints a new agent and token; with overwrite it retires the existing agent.
-        annotations=Annotations(
-            read_only=False, destructive=True, idempotent=False, open_world=False
-        ),
+@GROUP.tool(
+    name="agent.register",
+    title="Register an agent",
+    description=(
+        "Register a new agent. Returns its agent_id and a bearer token bound to it (shown "
+        "once: keep it) with the agent scopes; the name must be unique in the team — a taken "
+        "name is a 409 unless overwrite is true, which replaces that agent and revokes its "
+        "token. Needs a registration token (scope agent.register)."
+    ),
+    scopes=(REGISTER_SCOPE,),
+    # Each call mints a new agent and token; with overwrite it retires the existing agent.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False, open_world=False),
+)
+def agent_register(ctx: ToolContext[Orchestrator], args: RegisterAgentInput) -> RegisterAgentOutput:
+    return ctx.service.agents.register(
+        ctx.principal,
+        name=args.name,
+        agent_type=args.agent_type,
+        capabilities=args.capabilities,
+        scopes=args.scopes,
+        metadata=args.metadata,
+        max_concurrent_tasks=args.max_concurrent_tasks,
+        default_model=args.default_model,
+        model_provider=args.model_provider,
+        overwrite=args.overwrite,
     )
-    def agent_register(
-        ctx: ToolContext[Orchestrator], args: RegisterAgentInput
-    ) -> RegisterAgentOutput:
-        return ctx.service.agents.register(
-            ctx.principal,
-            name=args.name,
-            agent_type=args.agent_type,
-            capabilities=args.capabilities,
-            scopes=args.scopes,
-            metadata=args.metadata,
-            max_concurrent_tasks=args.max_concurrent_tasks,
-            default_model=args.default_model,
-            model_provider=args.model_provider,
-            overwrite=args.overwrite,
-        )
 
-    @group.tool(
-        name="agent.heartbeat",
-        title="Send an agent heartbeat",
-        description=(
-            "Send heartbeat for an agent. Call it periodically with your own agent_id; status is "
-            "free text (default active) shown by agent.list with the heartbeat time."
-        ),
-        scopes=(SELF_SCOPE,),
-        # Overwrites only the agent's own liveness fields; a repeat leaves the same state.
-        annotations=Annotations(
-            read_only=False, destructive=False, idempotent=True, open_world=False
-        ),
-    )
-    def agent_heartbeat(ctx: ToolContext[Orchestrator], args: HeartbeatInput) -> SuccessOutput:
-        ctx.service.agents.heartbeat(ctx.principal, agent_id=args.agent_id, status=args.status)
-        return SuccessOutput()
 
-    @group.tool(
-        name="agent.capabilities",
-        title="Update agent capabilities",
-        description=(
-            "Update agent capabilities. The list replaces the agent's capabilities entirely; "
-            "tasks whose requires_capability is not in it are no longer offered to the agent."
-        ),
-        scopes=(SELF_SCOPE,),
-        # Destructive: the old list is replaced, not merged. Idempotent: same list, same state.
-        annotations=Annotations(
-            read_only=False, destructive=True, idempotent=True, open_world=False
-        ),
-    )
-    def agent_capabilities(
-        ctx: ToolContext[Orchestrator], args: CapabilitiesInput
-    ) -> SuccessOutput:
-        ctx.service.agents.set_capabilities(
-            ctx.principal, agent_id=args.agent_id, capabilities=args.capabilities
-        )
-        return SuccessOutput()
+@GROUP.tool(
+    name="agent.heartbeat",
+    title="Send an agent heartbeat",
+    description=(
+        "Send heartbeat for an agent. Call it periodically with your own agent_id; status is "
+        "free text (default active) shown by agent.list with the heartbeat time."
+    ),
+    scopes=(SELF_SCOPE,),
+    # Overwrites only the agent's own liveness fields; a repeat leaves the same state.
+    annotations=Annotations(read_only=False, destructive=False, idempotent=True, open_world=False),
+)
+def agent_heartbeat(ctx: ToolContext[Orchestrator], args: HeartbeatInput) -> SuccessOutput:
+    ctx.service.agents.heartbeat(ctx.principal, agent_id=args.agent_id, status=args.status)
+    return SuccessOutput()
 
-    @group.tool(
-        name="agent.list",
-        title="List agents",
-        description=(
-            "List agents. Returns the team's registered agents (deregistered ones left out) with "
-            "their capabilities, status and last heartbeat; never their tokens."
-        ),
-        scopes=(READ_SCOPE,),
-        annotations=READ_ONLY,
-    )
-    def agent_list(ctx: ToolContext[Orchestrator], args: ListAgentsInput) -> ListAgentsOutput:
-        return ListAgentsOutput(agents=ctx.service.agents.list_agents(ctx.principal))
 
-    @group.tool(
-        name="agent.deregister",
-        title="Deregister an agent",
-        description=(
-            "Deregister agent. Retires your own agent_id: it leaves agent.list, its name is "
-            "freed and its token stops working at once."
-        ),
-        scopes=(SELF_SCOPE,),
-        # Destructive: the token is revoked for good. Idempotent: a repeat changes nothing more.
-        annotations=Annotations(
-            read_only=False, destructive=True, idempotent=True, open_world=False
-        ),
+@GROUP.tool(
+    name="agent.capabilities",
+    title="Update agent capabilities",
+    description=(
+        "Update agent capabilities. The list replaces the agent's capabilities entirely; "
+        "tasks whose requires_capability is not in it are no longer offered to the agent."
+    ),
+    scopes=(SELF_SCOPE,),
+    # Destructive: the old list is replaced, not merged. Idempotent: same list, same state.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
+)
+def agent_capabilities(ctx: ToolContext[Orchestrator], args: CapabilitiesInput) -> SuccessOutput:
+    ctx.service.agents.set_capabilities(
+        ctx.principal, agent_id=args.agent_id, capabilities=args.capabilities
     )
-    def agent_deregister(ctx: ToolContext[Orchestrator], args: AgentIdInput) -> SuccessOutput:
-        ctx.service.agents.deregister(ctx.principal, agent_id=args.agent_id)
-        return SuccessOutput()
+    return SuccessOutput()
+
+
+@GROUP.tool(
+    name="agent.list",
+    title="List agents",
+    description=(
+        "List agents. Returns the team's registered agents (deregistered ones left out) with "
+        "their capabilities, status and last heartbeat; never their tokens."
+    ),
+    scopes=(READ_SCOPE,),
+    annotations=READ_ONLY,
+)
+def agent_list(ctx: ToolContext[Orchestrator], args: ListAgentsInput) -> ListAgentsOutput:
+    return ListAgentsOutput(agents=ctx.service.agents.list_agents(ctx.principal))
+
+
+@GROUP.tool(
+    name="agent.deregister",
+    title="Deregister an agent",
+    description=(
+        "Deregister agent. Retires your own agent_id: it leaves agent.list, its name is "
+        "freed and its token stops working at once."
+    ),
+    scopes=(SELF_SCOPE,),
+    # Destructive: the token is revoked for good. Idempotent: a repeat changes nothing more.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
+)
+def agent_deregister(ctx: ToolContext[Orchestrator], args: AgentIdInput) -> SuccessOutput:
+    ctx.service.agents.deregister(ctx.principal, agent_id=args.agent_id)
+    return SuccessOutput()
