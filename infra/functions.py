@@ -50,6 +50,8 @@ class GroupAccess:
     # Mints and revokes team tokens (agent.register): the tokens table (read/write) and the
     # pepper secret that keys their hashes.
     token_admin: bool = False
+    # bedrock:ListFoundationModels (the model catalog of the persona set_model tools).
+    list_foundation_models: bool = False
 
 
 GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
@@ -71,6 +73,13 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         read_write_tables=(names.TABLE_COORDINATION,),
         token_admin=True,
         bucket_prefixes=(names.BUCKET_PREFIX_ARTIFACTS,),
+    ),
+    # Persona sessions; hecate_remember / pins / cleanup summaries write engrams, which are
+    # memories (indexed for search and recall like any other); set_model lists Bedrock's models.
+    names.GROUP_SESSIONS: GroupAccess(
+        read_write_tables=(names.TABLE_SESSIONS, names.TABLE_MEMORIES),
+        search=True,
+        list_foundation_models=True,
     ),
 }
 
@@ -258,6 +267,19 @@ class Functions(Construct):
                         )
                     ],
                 )
+            )
+        if access.list_foundation_models:
+            environment[Env.MODEL_CATALOG] = "bedrock"
+            # ListFoundationModels has no resource-level permissions: "*" is its only form.
+            function.add_to_role_policy(
+                iam.PolicyStatement(actions=["bedrock:ListFoundationModels"], resources=["*"])
+            )
+            suppress(
+                _role(function),
+                "IAM5",
+                "bedrock:ListFoundationModels supports no resource-level permissions; it only "
+                "lists model ids and names (the persona set_model catalog).",
+                ["Resource::*"],
             )
         if access.token_admin:
             data.token_pepper.grant_read(function)

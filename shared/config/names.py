@@ -16,12 +16,14 @@ GROUP_SEARCH: Final = "search"
 GROUP_HANDOFFS: Final = "handoffs"
 GROUP_SYNC: Final = "sync"
 GROUP_ORCHESTRATOR: Final = "orchestrator"
+GROUP_SESSIONS: Final = "sessions"
 TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_MEMORY,
     GROUP_SEARCH,
     GROUP_HANDOFFS,
     GROUP_SYNC,
     GROUP_ORCHESTRATOR,
+    GROUP_SESSIONS,
 )
 # Prefixes of the one artifacts/inbox bucket, each granted only to the group that owns it.
 BUCKET_PREFIX_INBOX: Final = "inbox"

@@ -13,9 +13,10 @@ def load_groups() -> dict[str, ToolGroup[Any]]:
     from shared.memory.tools import GROUP as memory
     from shared.orchestrator.tools import GROUP as orchestrator
     from shared.search.tools import GROUP as search
+    from shared.sessions.tools import GROUP as sessions
     from shared.sync.tools import GROUP as sync
 
-    return {group.name: group for group in (memory, search, handoffs, sync, orchestrator)}
+    return {group.name: group for group in (memory, search, handoffs, sync, orchestrator, sessions)}
 
 
 def load_catalog() -> Catalog:

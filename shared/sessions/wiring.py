@@ -1,0 +1,49 @@
+"""Builds the sessions group's store, model catalog and service (the one place its adapters
+are chosen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shared import runtime
+from shared.config import names
+from shared.memory.wiring import build_memory_service
+from shared.sessions.ports import ModelCatalog, SessionStore
+from shared.sessions.service import SessionService
+
+
+def build_session_store() -> SessionStore:
+    """The sessions of the configured storage: SQLite in the data folder, or DynamoDB."""
+    if runtime.settings().storage == "sqlite":
+        from shared.sessions.adapters.sqlite import SqliteSessionStore
+
+        return SqliteSessionStore(runtime.database())
+    from shared.sessions.adapters.dynamodb import DynamoSessionStore
+
+    return DynamoSessionStore(runtime.table(names.TABLE_SESSIONS))
+
+
+@runtime.cached
+def build_model_catalog() -> ModelCatalog:
+    """Bedrock's foundation models (`model_catalog = "bedrock"`, set in AWS), a configured
+    JSON file, or the catalog shipped with cairn."""
+    configured = runtime.settings().model_catalog
+    if configured == "bedrock":
+        import boto3
+
+        from shared.sessions.adapters.catalog import BedrockModelCatalog
+
+        return BedrockModelCatalog(boto3.client("bedrock", region_name=runtime.settings().region))
+    from shared.sessions.adapters.catalog import SHIPPED_CATALOG, FileModelCatalog
+
+    return FileModelCatalog(Path(configured) if configured else SHIPPED_CATALOG)
+
+
+@runtime.cached
+def build_session_service() -> SessionService:
+    """The sessions group's service, built once per process."""
+    from shared.sessions.adapters.memory import MemoryEngrams
+
+    return SessionService(
+        build_session_store(), MemoryEngrams(build_memory_service()), build_model_catalog
+    )
