@@ -378,7 +378,7 @@ class McpGateway:
             if reply.error is not None:
                 outcome = reply.error.code
                 return error_result(reply.error)
-            return success_result(reply.result or {})
+            return success_result(reply.result or {}, spec.text_field)
         finally:
             latency_ms = round((time.perf_counter() - started) * 1000, 2)
             logger.info(

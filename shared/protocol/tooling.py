@@ -50,12 +50,23 @@ def decode_cursor(cursor: object) -> int:
         ) from exc
 
 
-def success_result(structured: dict[str, Any]) -> dict[str, Any]:
-    """structuredContent, the same JSON as text, and (for seed 001 clients) the fields on top."""
+def success_result(structured: dict[str, Any], text_field: str | None = None) -> dict[str, Any]:
+    """structuredContent, the same JSON as text, and (for seed 001 clients) the fields on top.
+
+    With `text_field`, the text block is that field's value alone: a string as is, anything
+    else as JSON (`{}` for None), for seeds whose tools return a bare string or list.
+    """
     result: dict[str, Any] = {k: v for k, v in structured.items() if k not in _RESERVED_RESULT_KEYS}
+    if text_field is None:
+        text = json.dumps(structured, ensure_ascii=False)
+    else:
+        value = structured.get(text_field)
+        text = value if isinstance(value, str) else json.dumps(value or {}, ensure_ascii=False)
+        if isinstance(value, list):
+            text = json.dumps(value, ensure_ascii=False)
     result.update(
         {
-            "content": [{"type": "text", "text": json.dumps(structured, ensure_ascii=False)}],
+            "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
             "isError": False,
         }

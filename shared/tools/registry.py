@@ -111,6 +111,10 @@ class ToolSpec:
     scopes: tuple[str, ...]
     annotations: Annotations
     implementation: Implementation
+    # The output field whose value alone is the text content block (a seed that returns a
+    # list or a string: MCP wants an object in structuredContent, the text carries the seed's
+    # value as is). None: the text block is the whole structured JSON.
+    text_field: str | None = None
 
 
 @dataclass
@@ -129,6 +133,7 @@ class ToolGroup(Generic[ServiceT]):
         description: str,
         scopes: tuple[str, ...],
         annotations: Annotations,
+        text_field: str | None = None,
     ) -> Callable[
         [ToolFunction[ServiceT, InputT, OutputT]], ToolFunction[ServiceT, InputT, OutputT]
     ]:
@@ -151,6 +156,7 @@ class ToolGroup(Generic[ServiceT]):
                 scopes=scopes,
                 annotations=annotations,
                 implementation=function,
+                text_field=text_field,
             )
             return function
 
