@@ -256,6 +256,9 @@ class Lifecycle:
     def retract(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Mark an active memory retracted: kept with its history, out of every listing."""
         team = principal.team
+        stored = self._store.get(team, memory_id)
+        if stored is not None and stored.status == "retracted":
+            return stored  # retracting twice changes nothing
         memory = self._active(team, memory_id, "id")
         now = self.now()
         retracted = memory.model_copy(

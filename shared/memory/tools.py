@@ -7,7 +7,7 @@ Seed 002's descriptions are its text verbatim ("the exact text an agent receives
 from __future__ import annotations
 
 from shared.config import names
-from shared.memory import engram_tools
+from shared.memory import engram_tools, lifecycle_tools
 from shared.memory.models import (
     FlagMemoryInput,
     FlagMemoryOutput,
@@ -159,3 +159,4 @@ def flag_memory(ctx: ToolContext[MemoryService], args: FlagMemoryInput) -> FlagM
 
 
 engram_tools.register(GROUP)
+lifecycle_tools.register(GROUP)

@@ -1,0 +1,243 @@
+"""Seed 000's advanced memory tools, registered on the memory group: structured memories with
+review, supersession, retraction, bi-temporal queries, conflicts and duplicates — views of the
+one memory record (shared.memory.lifecycle holds the logic; docs/memory.md the design)."""
+
+from __future__ import annotations
+
+from shared.memory.lifecycle_models import (
+    ConflictResolveInput,
+    DuplicateResolveInput,
+    FindingResolveOutput,
+    FindingsListInput,
+    FindingsListOutput,
+    FindingView,
+    MemoryProposeInput,
+    MemoryQueryInput,
+    MemoryQueryOutput,
+    MemoryRecordOutput,
+    MemoryRetractInput,
+    MemoryReviewInput,
+    MemoryReviewOutput,
+    MemorySupersedeInput,
+    MemorySupersedeOutput,
+    MemoryWriteInput,
+)
+from shared.memory.service import MemoryService
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+
+_CLAIM_FIELDS = (
+    "content",
+    "subject",
+    "kind",
+    "title",
+    "tags",
+    "sources",
+    "confidence",
+    "valid_from",
+    "valid_to",
+    "metadata",
+)
+# Ends a version's validity or hides it from every listing (kept, never deleted); a repeat
+# finds the memory already in that state.
+_RETRACT = Annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+# Closes the old version and writes a new one: each call adds a version.
+_REPLACE = Annotations(read_only=False, destructive=True, idempotent=False, open_world=False)
+# A decision is made once; repeating it changes nothing (the proposal is no longer open).
+_DECIDE = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
+
+
+def memory_write(ctx: ToolContext[MemoryService], args: MemoryWriteInput) -> MemoryRecordOutput:
+    claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
+    return MemoryRecordOutput(memory=ctx.service.lifecycle.write(ctx.principal, **claim))
+
+
+def memory_propose(ctx: ToolContext[MemoryService], args: MemoryProposeInput) -> MemoryRecordOutput:
+    claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
+    return MemoryRecordOutput(memory=ctx.service.lifecycle.propose(ctx.principal, **claim))
+
+
+def memory_query(ctx: ToolContext[MemoryService], args: MemoryQueryInput) -> MemoryQueryOutput:
+    memories, cursor = ctx.service.lifecycle.query(
+        ctx.principal,
+        query=args.query,
+        subject=args.subject,
+        kind=args.kind,
+        tags=args.tags,
+        created_by=args.created_by,
+        status=args.status,
+        as_of=args.as_of,
+        known_at=args.known_at,
+        versions_of=args.versions_of,
+        limit=args.limit,
+        cursor=args.cursor,
+    )
+    return MemoryQueryOutput(memories=memories, next_cursor=cursor)
+
+
+def memory_retract(ctx: ToolContext[MemoryService], args: MemoryRetractInput) -> MemoryRecordOutput:
+    memory = ctx.service.lifecycle.retract(ctx.principal, memory_id=args.id, reason=args.reason)
+    return MemoryRecordOutput(memory=memory)
+
+
+def memory_supersede(
+    ctx: ToolContext[MemoryService], args: MemorySupersedeInput
+) -> MemorySupersedeOutput:
+    new, old = ctx.service.lifecycle.supersede(
+        ctx.principal,
+        memory_id=args.id,
+        content=args.content,
+        subject=args.subject,
+        kind=args.kind,
+        title=args.title,
+        tags=args.tags,
+        sources=args.sources,
+        confidence=args.confidence,
+        valid_from=args.valid_from,
+        valid_to=args.valid_to,
+        reason=args.reason,
+    )
+    return MemorySupersedeOutput(memory=new, superseded=old)
+
+
+def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> MemoryReviewOutput:
+    results = ctx.service.lifecycle.review(
+        ctx.principal, ids=args.ids, decision=args.decision, note=args.note
+    )
+    return MemoryReviewOutput(results=results)
+
+
+def conflicts_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
+    rows, cursor = ctx.service.lifecycle.findings(
+        ctx.principal, kind="conflict", status=args.status, limit=args.limit, cursor=args.cursor
+    )
+    return FindingsListOutput(
+        items=[FindingView(finding=f, memories=m) for f, m in rows], next_cursor=cursor
+    )
+
+
+def conflict_resolve(
+    ctx: ToolContext[MemoryService], args: ConflictResolveInput
+) -> FindingResolveOutput:
+    finding, memories = ctx.service.lifecycle.resolve_conflict(
+        ctx.principal,
+        finding_id=args.id,
+        action=args.action,
+        keep_id=args.keep_id,
+        content=args.content,
+        note=args.note,
+    )
+    return FindingResolveOutput(finding=finding, memories=memories)
+
+
+def duplicates_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
+    rows, cursor = ctx.service.lifecycle.findings(
+        ctx.principal, kind="duplicate", status=args.status, limit=args.limit, cursor=args.cursor
+    )
+    return FindingsListOutput(
+        items=[FindingView(finding=f, memories=m) for f, m in rows], next_cursor=cursor
+    )
+
+
+def duplicate_resolve(
+    ctx: ToolContext[MemoryService], args: DuplicateResolveInput
+) -> FindingResolveOutput:
+    finding, memories = ctx.service.lifecycle.resolve_duplicates(
+        ctx.principal, finding_id=args.id, action=args.action, keep_id=args.keep_id, note=args.note
+    )
+    return FindingResolveOutput(finding=finding, memories=memories)
+
+
+def register(group: ToolGroup[MemoryService]) -> None:
+    """Add the ten advanced memory tools to the memory group."""
+    group.tool(
+        name="memory_write",
+        title="Write a structured memory",
+        description="Create a structured memory record: `content` plus `subject`, `kind` "
+        "(fact, decision, preference, procedure, observation), `sources` (provenance), "
+        "`confidence` (0-1) and its valid time (`valid_from` / `valid_to`). The author is the "
+        "calling token. Filed at once; the curator then looks for conflicts and duplicates.",
+        scopes=("memory.write",),
+        annotations=APPEND,
+    )(memory_write)
+    group.tool(
+        name="memory_query",
+        title="Query structured memories",
+        description="Structured memories filtered by `subject`, `kind`, `tags`, `created_by` "
+        "and `status`, optionally ranked by a free-text `query`. `as_of` asks what was true "
+        "then (valid time), `known_at` what the team knew then (transaction time), "
+        "`versions_of` returns a memory's whole version chain. Retracted, superseded and "
+        "proposed records are left out unless `status` asks for them. Cursor-paginated.",
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )(memory_query)
+    group.tool(
+        name="memory_retract",
+        title="Retract a memory",
+        description="Mark an active memory retracted, with a `reason`. It is never deleted and "
+        "keeps its history, but drops out of recall, memory_search, search and memory_query.",
+        scopes=("memory.write",),
+        annotations=_RETRACT,
+    )(memory_retract)
+    group.tool(
+        name="memory_supersede",
+        title="Supersede a memory",
+        description="Write a new version of an active memory (`id` plus the new `content`; "
+        "other fields default to the old version's). The old version's validity ends where the "
+        "new one's begins (`valid_from`, default now); the two link to each other and "
+        "memory_query `versions_of` reads the whole chain.",
+        scopes=("memory.write",),
+        annotations=_REPLACE,
+    )(memory_supersede)
+    group.tool(
+        name="memory_propose",
+        title="Propose a memory",
+        description="File a memory as a proposal for human review: invisible to recall and "
+        "search until a reviewer approves it with memory_review (and for good if rejected).",
+        scopes=("memory.write",),
+        annotations=APPEND,
+    )(memory_propose)
+    group.tool(
+        name="memory_review",
+        title="Review memory proposals",
+        description="Approve or reject one or more proposals (`ids`, `decision`, `note`). Needs "
+        "the `memory.review` scope. Each proposal is decided once: if another reviewer decided "
+        "first, its result says `decided: false` and the status that won.",
+        scopes=("memory.review",),
+        annotations=_DECIDE,
+    )(memory_review)
+    group.tool(
+        name="conflicts_list",
+        title="List memory conflicts",
+        description="Conflicts the curator found: two active memories about the same subject "
+        "(or key, or title) whose claims differ and neither supersedes the other; `status` "
+        "open (default), resolved, dismissed or all. Each comes with its memories.",
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )(conflicts_list)
+    group.tool(
+        name="conflict_resolve",
+        title="Resolve a memory conflict",
+        description="Resolve a conflict: `keep` one (`keep_id`; the other is superseded by it), "
+        "`merge` both into a new version (`content`), or mark `both_valid` (never reported "
+        "again).",
+        scopes=("memory.write",),
+        annotations=_REPLACE,
+    )(conflict_resolve)
+    group.tool(
+        name="duplicates_list",
+        title="List memory duplicates",
+        description="Duplicate clusters the curator found: near-identical active memories (same "
+        "body, or embeddings above its threshold); `status` open (default), resolved, "
+        "dismissed or all.",
+        scopes=("memory.read",),
+        annotations=READ_ONLY,
+    )(duplicates_list)
+    group.tool(
+        name="duplicate_resolve",
+        title="Resolve a duplicate cluster",
+        description="`merge` a cluster into one member (`keep_id`, default the oldest) that keeps "
+        "every member's tags and sources and names the others in its provenance (they are "
+        "superseded by it), or `dismiss` it.",
+        scopes=("memory.write",),
+        annotations=_REPLACE,
+    )(duplicate_resolve)
