@@ -27,7 +27,13 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from shared.memory.models import Memory
-from shared.memory.ports import MemoryGone, MemoryIndex, MemorySimilarity, MemoryStore
+from shared.memory.ports import (
+    CurationQueue,
+    MemoryGone,
+    MemoryIndex,
+    MemorySimilarity,
+    MemoryStore,
+)
 
 DUPLICATE_SIMILARITY = 0.95
 LINK_SIMILARITY = 0.5
@@ -110,7 +116,12 @@ class Curator:
             if candidate_id == memory.id:
                 continue
             candidate = self._store.get(team, candidate_id)
-            if candidate is not None and _curated_kind(candidate) and not candidate.is_expired(now):
+            if (
+                candidate is not None
+                and candidate.active
+                and _curated_kind(candidate)
+                and not candidate.is_expired(now)
+            ):
                 found.append(candidate)
         return found[:CANDIDATES]
 
@@ -131,10 +142,14 @@ class Curator:
 
 
 class InlineCuration:
-    """`CurationQueue` that curates at once, in the caller's thread (local mode and tests)."""
+    """`CurationQueue` that curates at once, in the caller's thread (local mode and tests);
+    a memory it files goes on to conflict and duplicate detection (`detection`)."""
 
-    def __init__(self, curator: Curator) -> None:
+    def __init__(self, curator: Curator, detection: CurationQueue | None = None) -> None:
         self._curator = curator
+        self._detection = detection
 
     def submit(self, team: str, memory_id: str) -> None:
-        self._curator.file(team, memory_id)
+        outcome = self._curator.file(team, memory_id)
+        if self._detection is not None and outcome.action == "filed":
+            self._detection.submit(team, memory_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from shared import runtime
 from shared.config import names
 from shared.memory.curator import Curator, InlineCuration
+from shared.memory.detection import BackgroundDetection, Detector
 from shared.memory.ports import FindingStore, MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.memory_index import SearchMemoryIndex
@@ -41,14 +42,33 @@ def build_curator() -> Curator:
 
 
 @runtime.cached
+def build_detector() -> Detector:
+    """Conflict and duplicate detection on the memory store, its findings and the search
+    engine (the stream-fed curator runs it in AWS, `build_detection_queue` locally)."""
+    index = SearchMemoryIndex()
+    return Detector(build_memory_store(), index, index, build_finding_store())
+
+
+@runtime.cached
+def build_detection_queue() -> BackgroundDetection | None:
+    """Locally (inline curation) a background worker thread; in AWS none: the memories
+    table's stream feeds the curator, which detects."""
+    if runtime.settings().curation != "inline":
+        return None
+    return BackgroundDetection(build_detector())
+
+
+@runtime.cached
 def build_memory_service() -> MemoryService:
     """The memory group's service, built once per process."""
     # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
     store = build_memory_store()
     inline = runtime.settings().curation == "inline"
+    detection = build_detection_queue()
     return MemoryService(
         store,
         SearchMemoryIndex(),
-        curation=InlineCuration(build_curator()) if inline else None,
+        curation=InlineCuration(build_curator(), detection) if inline else None,
         findings=build_finding_store(),
+        detection=detection,
     )

@@ -1,0 +1,434 @@
+"""Conflict and duplicate detection: the curator's second job, after filing.
+
+For one active memory the detector reads its candidates (the team's best hybrid matches for
+its text, plus every active memory about the same topic), measures their cosine similarity in
+the search engine's embedding space, and judges each pair with `judge`:
+
+- **duplicate**: the same normalised body, or a cosine of at least `DUPLICATE_COSINE` with no
+  sign that the two claims differ;
+- **conflict**: about the same topic (subject, else title, else key), or at least
+  `CONFLICT_COSINE` alike, and the claims differ by a negation, a number, an antonym, or (at
+  least `VALUE_COSINE` alike or same topic) a swapped value word.
+
+Two memories of one version chain never conflict. A finding's id is derived from its kind and
+members, so running the detector again over the same memory — a replayed stream record, a
+retry — adds nothing; a finding once resolved or dismissed is never re-opened by it.
+
+The thresholds were fitted on the train part of tests/data/memory_pairs.jsonl only (`cairn
+bench curation --fit`); `make bench` grades them on the held-out part (docs/memory.md).
+Where a model judges better than a rule, `ContradictionJudge` is the port: the AWS stack may
+put Bedrock behind it; the default is the rule set here and needs no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from shared.memory.models import Finding, Memory
+from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
+from shared.observability import logger
+
+DUPLICATE_COSINE = 0.9
+CONFLICT_COSINE = 0.6
+VALUE_COSINE = 0.75
+CANDIDATES = 10
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*")
+_NUMBER = re.compile(r"\d+(?:[.:]\d+)*")
+NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nothing", "cannot", "without", "neither", "nor", "nobody"}
+)
+_CONTRACTED = re.compile(r"\b\w+n't\b")
+_ANTONYM_PAIRS = (
+    ("enabled", "disabled"),
+    ("enable", "disable"),
+    ("on", "off"),
+    ("allowed", "forbidden"),
+    ("allow", "forbid"),
+    ("allowed", "prohibited"),
+    ("allowed", "banned"),
+    ("true", "false"),
+    ("yes", "no"),
+    ("always", "never"),
+    ("increase", "decrease"),
+    ("increased", "decreased"),
+    ("before", "after"),
+    ("public", "private"),
+    ("required", "optional"),
+    ("mandatory", "optional"),
+    ("accept", "reject"),
+    ("accepted", "rejected"),
+    ("include", "exclude"),
+    ("included", "excluded"),
+    ("start", "stop"),
+    ("started", "stopped"),
+    ("open", "closed"),
+    ("up", "down"),
+    ("more", "less"),
+    ("minimum", "maximum"),
+    ("min", "max"),
+    ("success", "failure"),
+    ("succeeded", "failed"),
+    ("passes", "fails"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("tabs", "spaces"),
+    ("light", "dark"),
+    ("higher", "lower"),
+    ("faster", "slower"),
+    ("early", "late"),
+    ("earlier", "later"),
+    ("first", "last"),
+    ("internal", "external"),
+    ("deprecated", "supported"),
+    ("stable", "unstable"),
+    ("safe", "unsafe"),
+    ("valid", "invalid"),
+    ("approved", "denied"),
+    ("active", "inactive"),
+    ("online", "offline"),
+    ("frozen", "open"),
+    ("use", "avoid"),
+    ("prefer", "avoid"),
+    ("prefers", "avoids"),
+    ("likes", "dislikes"),
+    ("love", "hate"),
+    ("loves", "hates"),
+    ("add", "remove"),
+    ("added", "removed"),
+    ("weekdays", "weekends"),
+    ("morning", "evening"),
+    ("am", "pm"),
+    ("monday", "friday"),
+    ("utc", "local"),
+)
+ANTONYMS: dict[str, frozenset[str]] = {}
+for _a, _b in _ANTONYM_PAIRS:
+    ANTONYMS[_a] = ANTONYMS.get(_a, frozenset()) | {_b}
+    ANTONYMS[_b] = ANTONYMS.get(_b, frozenset()) | {_a}
+STOPWORDS = (
+    frozenset(
+        [
+            "a",
+            "an",
+            "the",
+            "is",
+            "are",
+            "was",
+            "were",
+            "be",
+            "been",
+            "being",
+            "of",
+            "to",
+            "in",
+            "on",
+            "at",
+            "by",
+            "for",
+            "with",
+            "from",
+            "as",
+            "and",
+            "or",
+            "but",
+            "it",
+            "its",
+            "this",
+            "that",
+            "these",
+            "those",
+            "we",
+            "our",
+            "us",
+            "you",
+            "your",
+            "they",
+            "their",
+            "he",
+            "she",
+            "his",
+            "her",
+            "i",
+            "me",
+            "my",
+            "do",
+            "does",
+            "did",
+            "has",
+            "have",
+            "had",
+            "will",
+            "would",
+            "should",
+            "can",
+            "could",
+            "may",
+            "might",
+            "must",
+            "shall",
+            "so",
+            "than",
+            "then",
+            "there",
+            "here",
+            "all",
+            "any",
+            "each",
+            "every",
+            "some",
+            "such",
+            "also",
+            "just",
+            "only",
+            "very",
+            "into",
+            "onto",
+            "over",
+            "under",
+            "about",
+            "which",
+            "who",
+            "whom",
+            "what",
+            "when",
+            "where",
+            "why",
+            "how",
+        ]
+    )
+    - NEGATIONS
+    - {"on"}
+)
+
+
+def normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def topic(memory: Memory) -> str | None:
+    """What a memory is about, for "the same subject (or key, or title)"."""
+    raw = memory.subject or memory.title or memory.key
+    if not raw:
+        return None
+    return " ".join(_WORD.findall(raw.casefold().replace("_", " ").replace("-", " "))) or None
+
+
+def _tokens(text: str) -> list[str]:
+    lowered = text.casefold().replace("’", "'")
+    negated = ["not"] * len(_CONTRACTED.findall(lowered))
+    return _WORD.findall(_CONTRACTED.sub(" ", lowered)) + negated
+
+
+def signals(a: str, b: str) -> list[str]:
+    """Why two sentences' claims may differ: `negation`, `number`, `antonym`, `value`."""
+    ta, tb = _tokens(a), _tokens(b)
+    wa, wb = set(ta), set(tb)
+    found: list[str] = []
+    if bool(wa & NEGATIONS) != bool(wb & NEGATIONS):
+        found.append("negation")
+    na, nb = set(_NUMBER.findall(a)), set(_NUMBER.findall(b))
+    if na and nb and na != nb:
+        found.append("number")
+    only_a, only_b = wa - wb, wb - wa
+    if any(ANTONYMS.get(w, frozenset()) & only_b for w in only_a):
+        found.append("antonym")
+    ca, cb = wa - STOPWORDS - NEGATIONS, wb - STOPWORDS - NEGATIONS
+    diff_a, diff_b = ca - cb, cb - ca
+    union = ca | cb
+    overlap = len(ca & cb) / len(union) if union else 0.0
+    if 1 <= len(diff_a) <= 3 and 1 <= len(diff_b) <= 3 and overlap >= 0.4:
+        found.append("value")
+    return found
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Literal["conflict", "duplicate"] | None
+    signals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    duplicate: float = DUPLICATE_COSINE
+    conflict: float = CONFLICT_COSINE
+    value: float = VALUE_COSINE
+
+
+def judge(
+    a: str, b: str, cosine: float, same_topic: bool, thresholds: Thresholds = Thresholds()
+) -> Verdict:
+    """Whether two memories' texts conflict, duplicate each other, or neither.
+
+    >>> judge("Deploys are frozen on Fridays.", "Deploys are not frozen on Fridays.", 0.9, False)
+    Verdict(kind='conflict', signals=('negation',))
+    """
+    if normal(a) == normal(b):
+        return Verdict("duplicate", ("same_body",))
+    found = tuple(signals(a, b))
+    strong = [s for s in found if s != "value"]
+    if strong and (same_topic or cosine >= thresholds.conflict):
+        return Verdict("conflict", found)
+    # A swapped word alone is weak: paraphrases swap words too, and they are the most alike.
+    if (
+        "value" in found
+        and (same_topic or cosine >= thresholds.value)
+        and (cosine < thresholds.duplicate)
+    ):
+        return Verdict("conflict", found)
+    if cosine >= thresholds.duplicate:
+        return Verdict("duplicate", found)
+    return Verdict(None, found)
+
+
+class ContradictionJudge(Protocol):
+    """Judges a pair of memory texts (the rule set by default; a model where configured)."""
+
+    def __call__(self, a: str, b: str, cosine: float, same_topic: bool) -> Verdict: ...
+
+
+def finding_id(kind: str, members: list[str]) -> str:
+    digest = hashlib.sha256(f"{kind}:{','.join(sorted(members))}".encode()).hexdigest()
+    return ("cfl_" if kind == "conflict" else "dup_") + digest[:24]
+
+
+def _text(memory: Memory) -> str:
+    return memory.content
+
+
+def _detectable(memory: Memory, now: datetime) -> bool:
+    return memory.active and memory.wallet_address is None and not memory.is_expired(now)
+
+
+class Detector:
+    """Finds conflicts and duplicate clusters around one memory and records them."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: MemoryIndex,
+        similarity: MemorySimilarity,
+        findings: FindingStore,
+        judge_pair: ContradictionJudge = judge,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._similarity = similarity
+        self._findings = findings
+        self._judge = judge_pair
+        self._clock = clock
+
+    def detect(self, team: str, memory_id: str) -> list[Finding]:
+        """The findings newly recorded for `memory_id` (none when it is not an active memory,
+        or everything found was recorded before)."""
+        now = datetime.fromtimestamp(self._clock(), tz=UTC)
+        memory = self._store.get(team, memory_id)
+        if memory is None or not _detectable(memory, now):
+            return []
+        candidates = self._candidates(team, memory, now)
+        if not candidates:
+            return []
+        cosines = self._similarity.similarities(_text(memory), [_text(c) for c in candidates])
+        own_topic = topic(memory)
+        duplicates: list[str] = []
+        best = 0.0
+        added: list[Finding] = []
+        for candidate, cosine in zip(candidates, cosines, strict=True):
+            same_topic = own_topic is not None and topic(candidate) == own_topic
+            verdict = self._judge(memory.content, candidate.content, cosine, same_topic)
+            if verdict.kind == "duplicate":
+                duplicates.append(candidate.id)
+                best = max(best, cosine)
+            elif verdict.kind == "conflict":
+                members = sorted([memory.id, candidate.id])
+                finding = Finding(
+                    id=finding_id("conflict", members),
+                    kind="conflict",
+                    members=members,
+                    detected_at=now,
+                    topic=own_topic if same_topic else None,
+                    similarity=round(cosine, 4),
+                    signals=list(verdict.signals),
+                )
+                if self._findings.add(team, finding):
+                    added.append(finding)
+        if duplicates:
+            members = sorted([memory.id, *duplicates])
+            cluster = Finding(
+                id=finding_id("duplicate", members),
+                kind="duplicate",
+                members=members,
+                detected_at=now,
+                topic=own_topic,
+                similarity=round(best, 4),
+            )
+            if self._findings.add(team, cluster):
+                added.append(cluster)
+        return added
+
+    def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
+        chain = {memory.id, memory.supersedes, memory.superseded_by, *memory.merged_from}
+        found: dict[str, Memory] = {}
+        for candidate_id, _ in self._index.search(team, _text(memory), CANDIDATES + 1):
+            if candidate_id in chain or candidate_id in found:
+                continue
+            candidate = self._store.get(team, candidate_id)
+            if candidate is not None and _detectable(candidate, now):
+                found[candidate.id] = candidate
+        own_topic = topic(memory)
+        if own_topic is not None:
+            for candidate in self._store.iter_by_status(team, frozenset({"filed", "pending"})):
+                if (
+                    candidate.id not in chain
+                    and candidate.id not in found
+                    and _detectable(candidate, now)
+                    and topic(candidate) == own_topic
+                ):
+                    found[candidate.id] = candidate
+        return [c for c in found.values() if memory.id not in c.merged_from]
+
+
+class BackgroundDetection:
+    """`CurationQueue` for local mode: detection runs on a worker thread, off the request
+    path (the local counterpart of the stream-fed curator). `drain` waits until it caught up."""
+
+    def __init__(self, detector: Detector) -> None:
+        self._detector = detector
+        self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    def submit(self, team: str, memory_id: str) -> None:
+        with self._guard:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="cairn-detection", daemon=True
+                )
+                self._thread.start()
+        self._queue.put((team, memory_id))
+
+    def drain(self) -> None:
+        """Block until every submitted memory has been examined."""
+        self._queue.join()
+
+    def _run(self) -> None:
+        while True:
+            team, memory_id = self._queue.get()
+            try:
+                self._detector.detect(team, memory_id)
+            except Exception as exc:  # a failed detection must not stop the worker
+                logger.warning(
+                    "detection failed",
+                    extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
+                )
+            finally:
+                self._queue.task_done()
