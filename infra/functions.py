@@ -81,6 +81,9 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         search=True,
         list_foundation_models=True,
     ),
+    # Seed 003: captured events, nodes, entities, CI runs and lessons (the knowledge table), the
+    # search engine for its nodes; the enrichment queue and webhook secret are wired by infra.
+    names.GROUP_KNOWLEDGE: GroupAccess(read_write_tables=(names.TABLE_KNOWLEDGE,), search=True),
 }
 
 # The curator files what the memory group writes (dedupe, merge, link; re-indexing and

@@ -17,6 +17,7 @@ GROUP_HANDOFFS: Final = "handoffs"
 GROUP_SYNC: Final = "sync"
 GROUP_ORCHESTRATOR: Final = "orchestrator"
 GROUP_SESSIONS: Final = "sessions"
+GROUP_KNOWLEDGE: Final = "knowledge"
 TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_MEMORY,
     GROUP_SEARCH,
@@ -24,6 +25,7 @@ TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_SYNC,
     GROUP_ORCHESTRATOR,
     GROUP_SESSIONS,
+    GROUP_KNOWLEDGE,
 )
 # Prefixes of the one artifacts/inbox bucket, each granted only to the group that owns it.
 BUCKET_PREFIX_INBOX: Final = "inbox"

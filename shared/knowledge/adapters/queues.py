@@ -1,0 +1,77 @@
+"""`EnrichmentQueue` adapters: inline (tests), a background thread (local), SQS FIFO (AWS)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+logger = logging.getLogger("cairn.knowledge")
+Enrich = Callable[[str, Sequence[str]], object]
+
+
+class InlineQueue:
+    """Enriches right away, in the caller's thread: deterministic for tests."""
+
+    def __init__(self, enrich: Enrich) -> None:
+        self._enrich = enrich
+
+    def submit(self, team: str, event_ids: Sequence[str]) -> None:
+        self._enrich(team, list(event_ids))
+
+
+class BackgroundQueue:
+    """`make serve`'s enrichment worker: one daemon thread, so ingest answers at once and one
+    team's enrichment never runs twice at the same time. `drain` waits for the backlog."""
+
+    def __init__(self, enrich: Enrich) -> None:
+        self._enrich = enrich
+        self._jobs: queue.Queue[tuple[str, list[str]]] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="cairn-enrichment", daemon=True)
+        self._thread.start()
+
+    def submit(self, team: str, event_ids: Sequence[str]) -> None:
+        self._jobs.put((team, list(event_ids)))
+
+    def drain(self) -> None:
+        self._jobs.join()
+
+    def _run(self) -> None:
+        while True:
+            team, ids = self._jobs.get()
+            try:
+                self._enrich(team, ids)
+            except Exception:
+                # The events are stored; a failed enrichment leaves them searchable as events.
+                logger.exception("enrichment failed", extra={"team": team, "events": len(ids)})
+            finally:
+                self._jobs.task_done()
+
+
+MAX_IDS_PER_MESSAGE = 500
+
+
+class SqsQueue:
+    """The enrichment worker's FIFO queue: one message group per team keeps a team's
+    sessionizing in order and single-file (see the DynamoDB adapter's note)."""
+
+    def __init__(self, client: Any, queue_url: str) -> None:
+        self._client = client
+        self._url = queue_url
+
+    def submit(self, team: str, event_ids: Sequence[str]) -> None:
+        import hashlib
+
+        ids = list(event_ids)
+        for start in range(0, len(ids), MAX_IDS_PER_MESSAGE):
+            batch = ids[start : start + MAX_IDS_PER_MESSAGE]
+            body = json.dumps({"team": team, "event_ids": batch})
+            self._client.send_message(
+                QueueUrl=self._url,
+                MessageBody=body,
+                MessageGroupId=team,
+                MessageDeduplicationId=hashlib.sha256(body.encode()).hexdigest(),
+            )

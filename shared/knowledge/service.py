@@ -1,0 +1,526 @@
+"""The knowledge service: ingest events and answer seed 003's nine tools, within one team.
+
+Filters follow seed 003: `since` (strict `<digits><m|h|d>`, refused when malformed — cairn's
+one documented difference), `project` a substring of a linked cwd or git repo, `source` one of
+shell / claude / browser / workflow (claude covering every agentic harness), `branch` exact
+(ignored for browser events, which have none), all combined with AND; `limit` clamped.
+Probe events are stored but never shown: the enricher skips them and every read drops them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlparse
+
+from shared.auth.principal import Principal
+from shared.knowledge.filters import Filters, check_source, clamp_limit, parse_since
+from shared.knowledge.models import (
+    ENTITY_TYPES,
+    CiRun,
+    EntityResult,
+    Event,
+    EventIn,
+    EventResult,
+    IngestEventsOutput,
+    KnowledgeNode,
+    Lesson,
+    NodeResult,
+    ProjectResult,
+)
+from shared.knowledge.ports import (
+    ChatModel,
+    EnrichmentQueue,
+    EntityStore,
+    EventStore,
+    LessonStore,
+    ModelUnavailable,
+    NodeIndex,
+    NodeStore,
+)
+from shared.knowledge.redaction import redact
+from shared.tools.errors import InvalidArgument
+
+CONTEXT_EMBED_CHARS = 600
+# How many index hits a filtered query reads to still fill `limit` after the filters.
+FILTERED_DEPTH = 500
+EXTRACTIVE_NOTE = "(Extractive answer: no model is configured, so these are the most relevant "
+EXTRACTIVE_NOTE += "sentences of the sources, quoted.)"
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD = re.compile(r"[a-z0-9_./-]{2,}")
+_STOP = frozenset(
+    {
+        "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "what", "which",
+        "was", "were", "is", "are", "did", "do", "does", "how", "why", "when", "who", "i", "we",
+        "my", "our", "it", "that", "this", "be", "been", "from", "at", "by", "as", "about", "any",
+    }
+)  # fmt: skip
+
+ModelFactory = Callable[[], ChatModel | None]
+
+
+def _redacted(event: EventIn, now_ms: int) -> tuple[Event, bool]:
+    """The event as it will be stored: secrets redacted from every free-text field."""
+    values = event.model_dump()
+    changed = False
+    for name in ("command", "summary_text", "url", "title", "cwd", "repo_root"):
+        original = values.get(name)
+        if original is not None:
+            values[name] = redact(original)
+            changed |= values[name] != original
+    calls = [redact(c) for c in event.tool_calls]
+    changed |= calls != event.tool_calls
+    values["tool_calls"] = calls
+    return Event.model_validate({**values, "ingested_at": now_ms}), changed
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def _day(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+def event_result(event: Event) -> EventResult:
+    """Seed 003's per-source projection of an event into the common envelope."""
+    if event.source == "shell":
+        summary = event.command or ""
+        detail = f"exit={event.exit_code} duration={event.duration_ms or 0}ms"
+    elif event.source == "claude":
+        summary = event.summary_text or ""
+        detail = f"messages={event.message_count or 0} tools={len(event.tool_calls)}"
+    elif event.source == "browser":
+        domain = (urlparse(event.url or "").hostname or "").removeprefix("www.")
+        summary = f"{domain} — {event.title or event.url}"
+        detail = f"dwell={event.dwell_ms or 0}ms scroll={event.scroll_pct or 0}%"
+    else:
+        summary = event.summary_text or ""
+        detail = f"status={event.status or 'unknown'}"
+    browser = event.source == "browser"
+    return EventResult(
+        id=event.id,
+        source=event.source,
+        timestamp=event.timestamp,
+        summary=summary,
+        cwd="" if browser else event.cwd or "",
+        detail=detail,
+        git_branch="" if browser else event.git_branch or "",
+    )
+
+
+def node_result(node: KnowledgeNode, score: float) -> NodeResult:
+    return NodeResult(
+        uuid=node.uuid,
+        score=round(score, 4),
+        summary=node.summary,
+        intent=node.intent,
+        outcome=node.outcome,
+        tags=node.tags,
+        embed_text=node.embed_text,
+        cwd=node.cwd,
+        git_branch=node.git_branch,
+        captured_at=node.captured_at,
+        linked_event_ids=node.linked_event_ids,
+        linked_claude_session_ids=node.linked_claude_session_ids,
+        linked_browser_event_ids=node.linked_browser_event_ids,
+    )
+
+
+class KnowledgeService:
+    """Seed 003 over the knowledge stores, the hybrid engine, a queue and an optional model."""
+
+    def __init__(
+        self,
+        *,
+        events: EventStore,
+        nodes: NodeStore,
+        entities: EntityStore,
+        lessons: LessonStore,
+        index: NodeIndex,
+        queue: EnrichmentQueue,
+        model: ModelFactory = lambda: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._events = events
+        self._nodes = nodes
+        self._entities = entities
+        self._lessons = lessons
+        self._index = index
+        self._queue = queue
+        self._model = model
+        self._clock = clock
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _filters(self, since: str, project: str, source: str, branch: str = "") -> Filters:
+        return Filters(
+            since_ms=parse_since(since, self.now_ms()),
+            project=project,
+            source=check_source(source),
+            branch=branch,
+        )
+
+    # ------------------------------------------------------------------ ingest
+
+    def ingest(self, principal: Principal, events: Sequence[EventIn]) -> IngestEventsOutput:
+        """Store new events (redacted first), skip known ids, queue the new ones for enrichment."""
+        ids = [e.id for e in events]
+        if len(set(ids)) != len(ids):
+            repeated = next(i for i in ids if ids.count(i) > 1)
+            raise InvalidArgument(
+                f"`events`: id {repeated!r} appears twice in one batch; give each event its own id",
+                field="events",
+            )
+        now = self.now_ms()
+        redacted = [_redacted(e, now) for e in events]
+        stored = self._events.put_new(principal.team, [e for e, _ in redacted])
+        if stored:
+            self._queue.submit(principal.team, stored)
+        new = set(stored)
+        return IngestEventsOutput(
+            accepted=len(stored),
+            duplicates=len(events) - len(stored),
+            redacted=sum(1 for e, changed in redacted if changed and e.id in new),
+        )
+
+    # ------------------------------------------------------------------ events and projects
+
+    def search_events(
+        self,
+        principal: Principal,
+        *,
+        query: str = "",
+        source: str = "all",
+        since: str = "",
+        project: str = "",
+        branch: str = "",
+        limit: int = 20,
+    ) -> list[EventResult]:
+        """Raw events matching every filter, newest first."""
+        wanted = self._filters(since, project, "" if source == "all" else source, branch)
+        check_source(source, allow_all=True)
+        needle = query.lower()
+        found: list[EventResult] = []
+        for event in self._events.recent(principal.team, since_ms=wanted.since_ms):
+            if event.probe_tag is not None:
+                continue
+            if wanted.source and event.source != wanted.source:
+                continue
+            if not wanted.project_matches(event.places):
+                continue
+            if event.source != "browser" and not wanted.branch_matches(event.git_branch):
+                continue
+            result = event_result(event)
+            haystack = f"{result.summary}\n{event.url or ''}".lower()
+            if needle and needle not in haystack:
+                continue
+            found.append(result)
+            if len(found) >= clamp_limit(limit):
+                break
+        return found
+
+    def list_projects(self, principal: Principal, *, limit: int = 50) -> list[ProjectResult]:
+        return [
+            ProjectResult(git_repo=p.git_repo, cwd_root=p.cwd_root, last_seen=p.last_seen)
+            for p in self._events.projects(principal.team, clamp_limit(limit))
+        ]
+
+    def get_entities(
+        self,
+        principal: Principal,
+        *,
+        entity_type: str = "",
+        query: str = "",
+        limit: int = 50,
+        project: str = "",
+        since: str = "",
+    ) -> list[EntityResult]:
+        if entity_type and entity_type not in ENTITY_TYPES:
+            raise InvalidArgument(
+                f"`type` must be one of {', '.join(ENTITY_TYPES)} or empty (got {entity_type!r})",
+                field="type",
+            )
+        since_ms = parse_since(since, self.now_ms())
+        needle = query.lower()
+        found: list[EntityResult] = []
+        for entity in self._entities.entities(principal.team, entity_type=entity_type):
+            if entity.last_seen < since_ms:
+                continue
+            if (
+                needle
+                and needle not in entity.name.lower()
+                and needle not in entity.canonical.lower()
+            ):
+                continue
+            if project and not any(project in p for p in entity.places):
+                continue
+            found.append(
+                EntityResult.model_validate(
+                    entity.model_dump(include=set(EntityResult.model_fields))
+                )
+            )
+            if len(found) >= clamp_limit(limit):
+                break
+        return found
+
+    # ------------------------------------------------------------------ knowledge nodes
+
+    def _keep(self, node: KnowledgeNode, wanted: Filters, entity: str = "") -> bool:
+        if node.captured_at < wanted.since_ms:
+            return False
+        if wanted.source and wanted.source not in node.sources:
+            return False
+        if not wanted.project_matches([*node.places, node.cwd, node.git_repo]):
+            return False
+        if (
+            wanted.branch
+            and wanted.branch not in node.branches
+            and node.git_branch != wanted.branch
+        ):
+            return False
+        return not entity or any(e.split(":", 1)[1] == entity for e in node.entities)
+
+    def _ranked(
+        self, team: str, query: str, mode: str, limit: int, wanted: Filters, entity: str = ""
+    ) -> list[tuple[KnowledgeNode, float]]:
+        filtered = bool(
+            wanted.since_ms or wanted.project or wanted.source or wanted.branch or entity
+        )
+        if mode == "recent":
+            recent = self._nodes.recent_nodes(team, since_ms=wanted.since_ms)
+            kept = [n for n in recent if self._keep(n, wanted, entity)][:limit]
+            return [(n, 1.0) for n in kept]
+        depth = FILTERED_DEPTH if filtered else limit
+        hits = self._index.query(team, query, mode, depth)
+        scores = dict(hits)
+        nodes = self._nodes.get_nodes(team, [uuid for uuid, _ in hits])
+        kept = [n for n in nodes if self._keep(n, wanted, entity)]
+        return [(n, scores[n.uuid]) for n in kept[:limit]]
+
+    def _lexical(
+        self, team: str, query: str, limit: int, wanted: Filters
+    ) -> list[tuple[KnowledgeNode, float]]:
+        """Seed 003's lexical path: substring matching over summary and embed_text."""
+        terms = _terms(query) or [query.lower()]
+        scored: list[tuple[KnowledgeNode, float]] = []
+        for node in self._nodes.recent_nodes(team, since_ms=wanted.since_ms):
+            if not self._keep(node, wanted):
+                continue
+            text = f"{node.summary}\n{node.embed_text}".lower()
+            matched = sum(1 for t in terms if t in text)
+            if matched:
+                scored.append((node, matched / len(terms)))
+        scored.sort(key=lambda pair: (-pair[1], -pair[0].captured_at))
+        return scored[:limit]
+
+    def search_knowledge(
+        self,
+        principal: Principal,
+        *,
+        query: str,
+        mode: str = "semantic",
+        limit: int = 10,
+        project: str = "",
+        since: str = "",
+        source: str = "",
+        branch: str = "",
+    ) -> list[NodeResult]:
+        """Semantic without filters; lexical when asked or when any filter is given."""
+        wanted = self._filters(since, project, source, branch)
+        limit = clamp_limit(limit)
+        filtered = bool(wanted.since_ms or wanted.project or wanted.source or wanted.branch)
+        if mode == "lexical" or filtered:
+            pairs = self._lexical(principal.team, query, limit, wanted)
+        else:
+            pairs = self._ranked(principal.team, query, "semantic", limit, wanted)
+        return [node_result(n, s) for n, s in pairs]
+
+    def search_hybrid(
+        self,
+        principal: Principal,
+        *,
+        query: str,
+        mode: str = "hybrid",
+        limit: int = 10,
+        project: str = "",
+        since: str = "",
+        source: str = "",
+        branch: str = "",
+        entity: str = "",
+    ) -> list[NodeResult]:
+        wanted = self._filters(since, project, source, branch)
+        pairs = self._ranked(principal.team, query, mode, clamp_limit(limit), wanted, entity)
+        return [node_result(n, s) for n, s in pairs]
+
+    def get_context(
+        self,
+        principal: Principal,
+        *,
+        query: str,
+        limit: int = 10,
+        project: str = "",
+        since: str = "",
+        source: str = "",
+    ) -> str:
+        """Seed 003's Markdown context block (hybrid retrieval, 600-character embed text)."""
+        wanted = self._filters(since, project, source)
+        pairs = self._ranked(principal.team, query, "hybrid", clamp_limit(limit), wanted)
+        lines = [f"# Hippo context for: {query}", ""]
+        if not pairs:
+            lines.append("_No relevant knowledge found._")
+            return "\n".join(lines)
+        for number, (node, score) in enumerate(pairs, start=1):
+            embed = node.embed_text
+            if len(embed) > CONTEXT_EMBED_CHARS:
+                embed = embed[:CONTEXT_EMBED_CHARS] + "…"
+            lines += [
+                f"## [{number}] {node.summary} (score: {score:.2f})",
+                f"- **Outcome:** {node.outcome}",
+                f"- **CWD:** `{node.cwd}`",
+                f"- **Branch:** `{node.git_branch}`",
+                f"- **When:** {_iso(node.captured_at)}",
+                f"- **uuid:** `{node.uuid}`",
+                "",
+                embed,
+                "",
+            ]
+        return "\n".join(lines).rstrip() + "\n"
+
+    # ------------------------------------------------------------------ ask
+
+    def ask(
+        self,
+        principal: Principal,
+        *,
+        question: str,
+        limit: int = 10,
+        project: str = "",
+        since: str = "",
+        source: str = "",
+        branch: str = "",
+    ) -> str:
+        """The answer, then a `Sources:` block; an `Error: …` string when the model fails."""
+        wanted = self._filters(since, project, source, branch)
+        pairs = self._ranked(principal.team, question, "hybrid", clamp_limit(limit), wanted)
+        if not pairs:
+            return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
+        sources = _sources_block(pairs)
+        model = self._model()
+        if model is None:
+            return f"{_extractive(question, pairs)}\n\n{sources}"
+        try:
+            answer = model.complete(_SYSTEM_PROMPT, _prompt(question, pairs)).strip()
+        except ModelUnavailable as exc:
+            return f"Error: the model {model.name!r} is unreachable or misconfigured: {exc}"
+        return f"{answer}\n\n{sources}"
+
+    # ------------------------------------------------------------------ CI and lessons
+
+    def get_ci_status(
+        self, principal: Principal, *, repo: str, sha: str | None = None, branch: str | None = None
+    ) -> dict[str, Any]:
+        run = self._lessons.latest_run(principal.team, repo, sha=sha, branch=branch)
+        return {} if run is None else run.model_dump(mode="json", exclude={"updated_at"})
+
+    def get_lessons(
+        self,
+        principal: Principal,
+        *,
+        repo: str | None = None,
+        path: str | None = None,
+        tool: str | None = None,
+        limit: int = 10,
+    ) -> list[Lesson]:
+        found: list[Lesson] = []
+        for lesson in self._lessons.lessons(principal.team):
+            if repo and lesson.repo != repo:
+                continue
+            if tool and lesson.tool != tool:
+                continue
+            if path is not None and not path.startswith(lesson.path_prefix):
+                continue
+            found.append(lesson)
+        return found[: clamp_limit(limit)]
+
+    def record_ci_run(self, team: str, run: CiRun) -> list[Lesson]:
+        """Store a run; each failure annotation counts toward its lesson."""
+        from shared.knowledge.github import lesson_candidates, merge_runs
+
+        stored = self._lessons.get_run(team, run.repo, run.run_id)
+        run = merge_runs(stored, run).model_copy(update={"updated_at": self.now_ms()})
+        self._lessons.put_run(team, run)
+        counted: list[Lesson] = []
+        for key, occurrence, summary, hint in lesson_candidates(run):
+            counted.append(
+                self._lessons.record_occurrence(
+                    team,
+                    key,
+                    occurrence_id=occurrence,
+                    summary=summary,
+                    fix_hint=hint,
+                    seen_at=run.updated_at,
+                )
+            )
+        return counted
+
+
+def _sources_block(pairs: Iterable[tuple[KnowledgeNode, float]]) -> str:
+    lines = ["Sources:"]
+    for number, (node, score) in enumerate(pairs, start=1):
+        summary = node.summary if len(node.summary) <= 120 else node.summary[:119] + "…"
+        branch = f" ({node.git_branch})" if node.git_branch else ""
+        lines.append(f"{number}. [{round(score * 100)}%] {summary}")
+        lines.append(f"   {node.cwd or '-'}{branch} — {_day(node.captured_at)}")
+    return "\n".join(lines)
+
+
+def _extractive(question: str, pairs: Sequence[tuple[KnowledgeNode, float]]) -> str:
+    """The sentences of the sources that share most words with the question, cited."""
+    wanted = set(_terms(question))
+    candidates: list[tuple[float, int, str]] = []
+    for number, (node, score) in enumerate(pairs, start=1):
+        for sentence in [node.summary, *_SENTENCE.split(node.embed_text)]:
+            sentence = sentence.strip()
+            if len(sentence) < 8:
+                continue
+            overlap = len(wanted & set(_terms(sentence)))
+            candidates.append((overlap + score, number, sentence))
+    candidates.sort(key=lambda c: (-c[0], c[1]))
+    chosen: list[str] = []
+    seen: set[str] = set()
+    for _, number, sentence in candidates:
+        if sentence in seen:
+            continue
+        seen.add(sentence)
+        short = sentence if len(sentence) <= 300 else sentence[:299] + "…"
+        chosen.append(f"- {short} [{number}]")
+        if len(chosen) == 4:
+            break
+    return EXTRACTIVE_NOTE + "\n" + "\n".join(chosen)
+
+
+_SYSTEM_PROMPT = (
+    "You answer a developer's question about their team's recent work from numbered knowledge "
+    "notes (shell sessions, agent sessions, browser visits, CI runs). Answer briefly and only "
+    "from the notes; cite notes as [n]. If the notes do not answer it, say so."
+)
+
+
+def _prompt(question: str, pairs: Sequence[tuple[KnowledgeNode, float]]) -> str:
+    notes = []
+    for number, (node, _) in enumerate(pairs, start=1):
+        embed = node.embed_text[:CONTEXT_EMBED_CHARS]
+        notes.append(
+            f"[{number}] {node.summary}\noutcome: {node.outcome}; cwd: {node.cwd}; "
+            f"branch: {node.git_branch}; when: {_iso(node.captured_at)}\n{embed}"
+        )
+    return "Notes:\n\n" + "\n\n".join(notes) + f"\n\nQuestion: {question}"

@@ -1,0 +1,128 @@
+"""Builds the knowledge group on the configured storage (the one place its adapters are chosen).
+
+Its own settings (`KnowledgeSettings`) are read once from the environment here, beside the
+process-wide `Settings`: the model, the enrichment queue and the webhook secrets are the
+knowledge group's alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict
+
+from shared import runtime
+from shared.config import names
+from shared.knowledge.enrich import Enricher
+from shared.knowledge.ports import ChatModel, EnrichmentQueue, KnowledgeStores
+from shared.knowledge.service import KnowledgeService
+
+ENV_MODEL: Final = "CAIRN_KNOWLEDGE_MODEL"
+ENV_QUEUE_URL: Final = "CAIRN_KNOWLEDGE_QUEUE_URL"
+ENV_WEBHOOK_SECRET_ARN: Final = "CAIRN_GITHUB_WEBHOOK_SECRET_ARN"
+WEBHOOK_SECRETS_FILE: Final = "github-webhook-secrets.json"
+
+
+class KnowledgeSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None = None
+    queue_url: str | None = None
+    webhook_secret_arn: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> KnowledgeSettings:
+        env = os.environ if environ is None else environ
+        return cls(
+            model=env.get(ENV_MODEL) or None,
+            queue_url=env.get(ENV_QUEUE_URL) or None,
+            webhook_secret_arn=env.get(ENV_WEBHOOK_SECRET_ARN) or None,
+        )
+
+
+@runtime.cached
+def knowledge_settings() -> KnowledgeSettings:
+    return KnowledgeSettings.from_env()
+
+
+@runtime.cached
+def build_stores() -> KnowledgeStores:
+    """One object serving the four store ports (they share one table / database)."""
+    if runtime.settings().storage == "sqlite":
+        from shared.knowledge.adapters.sqlite import SqliteKnowledgeStores
+
+        return SqliteKnowledgeStores(runtime.database())
+    from shared.knowledge.adapters.dynamodb import DynamoKnowledgeStores
+
+    return DynamoKnowledgeStores(runtime.table(names.TABLE_KNOWLEDGE))
+
+
+def build_enricher() -> Enricher:
+    from shared.knowledge.adapters.search_index import SearchNodeIndex
+    from shared.search.wiring import build_search_service
+
+    stores = build_stores()
+    return Enricher(stores, stores, stores, SearchNodeIndex(build_search_service))
+
+
+@runtime.cached
+def build_model() -> ChatModel | None:
+    from shared.knowledge.adapters.models import model_from_setting
+
+    return model_from_setting(knowledge_settings().model, runtime.settings().region)
+
+
+def build_queue(enricher: Enricher) -> EnrichmentQueue:
+    from shared.knowledge.adapters.queues import BackgroundQueue, InlineQueue, SqsQueue
+
+    configured = knowledge_settings()
+    if configured.queue_url:
+        import boto3
+
+        return SqsQueue(
+            boto3.client("sqs", region_name=runtime.settings().region), configured.queue_url
+        )
+    if runtime.settings().storage == "sqlite":
+        return BackgroundQueue(enricher.enrich)
+    return InlineQueue(enricher.enrich)
+
+
+@runtime.cached
+def build_knowledge_service() -> KnowledgeService:
+    from shared.knowledge.adapters.search_index import SearchNodeIndex
+    from shared.search.wiring import build_search_service
+
+    stores = build_stores()
+    enricher = build_enricher()
+    return KnowledgeService(
+        events=stores,
+        nodes=stores,
+        entities=stores,
+        lessons=stores,
+        index=SearchNodeIndex(build_search_service),
+        queue=build_queue(enricher),
+        model=build_model,
+    )
+
+
+def webhook_secret(team: str) -> str | None:
+    """The team's GitHub webhook secret: Secrets Manager in AWS (a JSON object team → secret),
+    else `github-webhook-secrets.json` in the data folder."""
+    configured = knowledge_settings()
+    if configured.webhook_secret_arn:
+        import boto3
+
+        client = boto3.client("secretsmanager", region_name=runtime.settings().region)
+        value = client.get_secret_value(SecretId=configured.webhook_secret_arn)["SecretString"]
+        secrets: dict[str, str] = json.loads(value)
+        return secrets.get(team)
+    data_dir = runtime.settings().data_dir
+    path = Path(data_dir) / WEBHOOK_SECRETS_FILE if data_dir else None
+    if path is None or not path.exists():
+        return None
+    stored: dict[str, str] = json.loads(path.read_text())
+    return stored.get(team)
