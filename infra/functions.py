@@ -81,6 +81,8 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         search=True,
         list_foundation_models=True,
     ),
+    # Workflow records live beside the tasks their steps become (the coordination table).
+    names.GROUP_WORKFLOWS: GroupAccess(read_write_tables=(names.TABLE_COORDINATION,)),
     # Seed 003: captured events, nodes, entities, CI runs and lessons (the knowledge table), the
     # search engine for its nodes; the enrichment queue and webhook secret are wired by infra.
     names.GROUP_KNOWLEDGE: GroupAccess(read_write_tables=(names.TABLE_KNOWLEDGE,), search=True),

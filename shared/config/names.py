@@ -18,6 +18,7 @@ GROUP_SYNC: Final = "sync"
 GROUP_ORCHESTRATOR: Final = "orchestrator"
 GROUP_SESSIONS: Final = "sessions"
 GROUP_KNOWLEDGE: Final = "knowledge"
+GROUP_WORKFLOWS: Final = "workflows"
 TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_MEMORY,
     GROUP_SEARCH,
@@ -26,12 +27,15 @@ TOOL_GROUPS: Final[tuple[str, ...]] = (
     GROUP_ORCHESTRATOR,
     GROUP_SESSIONS,
     GROUP_KNOWLEDGE,
+    GROUP_WORKFLOWS,
 )
 # Prefixes of the one artifacts/inbox bucket, each granted only to the group that owns it.
 BUCKET_PREFIX_INBOX: Final = "inbox"
 BUCKET_PREFIX_ARTIFACTS: Final = "artifacts"
 # Workers: functions no tool call reaches (fed by streams, queues or schedules).
 WORKER_CURATOR: Final = "curator"
+# Turns each step the state machines reach (a queue message with the callback token) into a task.
+WORKER_WORKFLOW_DISPATCHER: Final = "workflow_dispatcher"
 WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR,)
 
 # Logical table ids (the physical names are derived per environment by the stack).
@@ -74,6 +78,12 @@ class Env:
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"
     COST_BUDGET_USD: Final = "CAIRN_COST_BUDGET_USD"
+    # Workflows on Step Functions: the dispatch queue the compiled machines send steps to, the
+    # role they run under, their name prefix and log group.
+    WORKFLOW_QUEUE_URL: Final = "CAIRN_WORKFLOW_QUEUE_URL"
+    WORKFLOW_ROLE_ARN: Final = "CAIRN_WORKFLOW_ROLE_ARN"
+    WORKFLOW_MACHINE_PREFIX: Final = "CAIRN_WORKFLOW_MACHINE_PREFIX"
+    WORKFLOW_LOG_GROUP_ARN: Final = "CAIRN_WORKFLOW_LOG_GROUP_ARN"
     STORAGE: Final = "CAIRN_STORAGE"  # dynamodb (AWS) | sqlite (the embedded default)
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"

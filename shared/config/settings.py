@@ -51,6 +51,12 @@ class Settings(BaseModel):
     # The model catalog of hecate_set_model / moros_set_model: "bedrock" (the region's
     # foundation models, set in AWS), a path to a JSON catalog, or None (the one shipped).
     model_catalog: str | None = None
+    # Workflows on Step Functions (AWS): set by the stack; unset → the workflow service drives
+    # executions itself (the embedded default and the tests).
+    workflow_queue_url: str | None = None
+    workflow_role_arn: str | None = None
+    workflow_machine_prefix: str = "cairn"
+    workflow_log_group_arn: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -101,4 +107,10 @@ class Settings(BaseModel):
             if env.get(Env.COST_BUDGET_USD)
             else None,
             model_catalog=env.get(Env.MODEL_CATALOG) or None,
+            workflow_queue_url=env.get(Env.WORKFLOW_QUEUE_URL) or None,
+            workflow_role_arn=env.get(Env.WORKFLOW_ROLE_ARN) or None,
+            workflow_machine_prefix=env.get(
+                Env.WORKFLOW_MACHINE_PREFIX, defaults.workflow_machine_prefix
+            ),
+            workflow_log_group_arn=env.get(Env.WORKFLOW_LOG_GROUP_ARN) or None,
         )

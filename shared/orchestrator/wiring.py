@@ -9,7 +9,9 @@ from shared.orchestrator.artifacts.wiring import build_artifact_service
 from shared.orchestrator.costs.wiring import build_cost_service
 from shared.orchestrator.events.wiring import build_event_service
 from shared.orchestrator.service import Orchestrator
+from shared.orchestrator.tasks.models import Task
 from shared.orchestrator.tasks.wiring import build_task_service
+from shared.workflows.wiring import build_workflow_service
 
 
 @runtime.cached
@@ -17,10 +19,18 @@ def build_orchestrator() -> Orchestrator:
     """The orchestrator's services, built once per process (the task service asks the agent
     service for capabilities)."""
     agents = build_agent_service()
+    tasks = build_task_service(agents)
+    tasks.on_finish(_resume_workflow_step)
     return Orchestrator(
         agents=agents,
-        tasks=build_task_service(agents),
+        tasks=tasks,
         events=build_event_service(),
         costs=build_cost_service(),
         artifacts=build_artifact_service(),
     )
+
+
+def _resume_workflow_step(team: str, task: Task) -> None:
+    """A finished task that runs a workflow step moves its execution on (built on first use)."""
+    if task.workflow_step_id:
+        build_workflow_service().task_finished(team, task)

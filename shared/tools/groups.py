@@ -16,10 +16,11 @@ def load_groups() -> dict[str, ToolGroup[Any]]:
     from shared.search.tools import GROUP as search
     from shared.sessions.tools import GROUP as sessions
     from shared.sync.tools import GROUP as sync
+    from shared.workflows.tools import GROUP as workflows
 
     return {
         group.name: group
-        for group in (memory, search, handoffs, sync, orchestrator, sessions, knowledge)
+        for group in (memory, search, handoffs, sync, orchestrator, sessions, workflows, knowledge)
     }
 
 

@@ -1,0 +1,646 @@
+"""The workflow service: definitions, executions, and the step life cycle on agent tasks.
+
+One specification, two drivers:
+- **embedded** (`machines is None`, `make serve` and the tests): this service decides when a step
+  is ready (all its dependencies finished) and creates its task;
+- **Step Functions** (AWS): the compiled state machine decides; each ready step arrives through
+  the dispatcher (`step_ready`, carrying the callback token), and a finished step resumes the
+  machine with SendTaskSuccess / SendTaskFailure.
+Everything else — the record of each step, on_failure, pause, cancel, timeouts — is this module,
+the same on both paths.
+
+Every change to an execution is a read-modify-write guarded by its `revision` (`StaleWrite`
+→ read again, redo). Side effects (creating and cancelling tasks, callbacks) run after the write
+that decided them, and `sweep` redoes any a crash cut off, so a restart mid-execution loses
+nothing: a step marked dispatched whose task does not exist gets it created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from shared.auth.principal import Principal
+from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
+from shared.orchestrator.tasks.ports import TaskConflict
+from shared.tools.errors import Conflict, InvalidArgument, NotFound
+from shared.workflows.definition import parse_definition, resolve
+from shared.workflows.models import (
+    OPEN_EXECUTIONS,
+    TERMINAL_STEPS,
+    Execution,
+    ExecutionStatus,
+    ExecutionView,
+    StepState,
+    StepView,
+    TriggerType,
+    Workflow,
+    WorkflowDefinition,
+    WorkflowStatus,
+    WorkflowView,
+)
+from shared.workflows.ports import NameTaken, StaleWrite, StateMachines, StepTasks, WorkflowStore
+from shared.workflows.triggers import check_trigger
+
+logger = logging.getLogger("cairn.workflows")
+
+MAX_WRITE_ATTEMPTS = 20
+STEP_FAILED = "StepFailed"  # the error name a failed step raises in the state machine
+
+
+def new_workflow_id() -> str:
+    """Creation time first (hex milliseconds), so ids sort newest-last in every store."""
+    return f"wf_{int(time.time() * 1000):011x}{secrets.token_hex(6)}"
+
+
+def new_execution_id() -> str:
+    return "wfx_" + secrets.token_hex(10)
+
+
+def _task_id() -> str:
+    # The same shape as task.create's ids: a step's task is an ordinary task.
+    return "tsk_" + secrets.token_hex(12)
+
+
+def step_ref(execution_id: str, step: str) -> str:
+    """The `workflow_step_id` a step's task carries: how a finished task finds its step."""
+    return f"{execution_id}:{step}"
+
+
+@dataclass
+class _Effects:
+    """What a decided change still has to do outside the execution record."""
+
+    create: list[Task] = field(default_factory=list)
+    cancel: list[str] = field(default_factory=list)
+    succeed: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    fail: list[tuple[str, str]] = field(default_factory=list)
+    stop: str | None = None
+
+
+class WorkflowService:
+    def __init__(
+        self,
+        store: WorkflowStore,
+        tasks: StepTasks,
+        machines: StateMachines | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self._tasks = tasks
+        self._machines = machines
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), tz=UTC)
+
+    # ------------------------------------------------------------------ definitions
+
+    def create(
+        self,
+        principal: Principal,
+        *,
+        name: str,
+        description: str | None,
+        definition: dict[str, Any],
+        trigger_type: TriggerType,
+        trigger_config: dict[str, Any],
+        tags: list[str],
+    ) -> WorkflowView:
+        """A new workflow, or a new version of the team's workflow called `name`.
+
+        A new version applies to executions started after it; a running execution keeps the
+        definition it started with.
+        """
+        parsed = parse_definition(definition)
+        check_trigger(trigger_type, trigger_config)
+        team, now = principal.team, self._now()
+        fresh = Workflow(
+            id=new_workflow_id(),
+            name=name.strip() or name,
+            description=description,
+            definition=parsed,
+            trigger_type=trigger_type,
+            trigger_config=trigger_config,
+            tags=list(dict.fromkeys(tags)),
+            created_by=principal.actor,
+            created_at=now,
+            updated_at=now,
+        )
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            try:
+                self._store.create(team, fresh)
+                return self._view(team, fresh)
+            except NameTaken as taken:
+                existing = taken.existing or self._store.find_by_name(team, fresh.name)
+                if existing is None:
+                    continue
+            newer = existing.model_copy(
+                update={
+                    "version": existing.version + 1,
+                    "description": description,
+                    "definition": parsed,
+                    "trigger_type": trigger_type,
+                    "trigger_config": trigger_config,
+                    "tags": fresh.tags,
+                    "updated_at": max(now, existing.updated_at + timedelta(microseconds=1)),
+                    "state_machine_arn": None,
+                }
+            )
+            try:
+                self._store.replace(team, newer, existing.updated_at)
+                return self._view(team, newer)
+            except StaleWrite:
+                continue
+        raise Conflict(
+            f"`name`: workflow {name!r} is being changed concurrently; retry", field="name"
+        )
+
+    def get(self, principal: Principal, workflow_id: str) -> WorkflowView | None:
+        workflow = self._store.get(principal.team, workflow_id)
+        if workflow is None:
+            return None
+        self._check_timeouts(principal.team, workflow.current_execution_id)
+        return self._view(principal.team, self._store.get(principal.team, workflow_id) or workflow)
+
+    def list_workflows(
+        self, principal: Principal, *, status: WorkflowStatus | None, limit: int
+    ) -> list[WorkflowView]:
+        """The team's workflows, newest first; `status` is that of each newest execution."""
+        found: list[WorkflowView] = []
+        cursor: str | None = None
+        while True:
+            page = self._store.list_team(principal.team, limit=limit, cursor=cursor)
+            for workflow in page.items:
+                view = self._view(principal.team, workflow)
+                if status is None or view.status == status:
+                    found.append(view)
+                    if len(found) == limit:
+                        return found
+            if page.next_cursor is None or status is None:
+                return found
+            cursor = page.next_cursor
+
+    # ------------------------------------------------------------------ executions
+
+    def start(self, principal: Principal, workflow_id: str, inputs: dict[str, Any]) -> WorkflowView:
+        """Start the workflow's newest version; refused while an execution is open."""
+        team = principal.team
+        workflow = self._workflow(team, workflow_id)
+        return self.start_workflow(team, workflow, inputs, started_by=principal.actor)
+
+    def start_workflow(
+        self, team: str, workflow: Workflow, inputs: dict[str, Any], *, started_by: str
+    ) -> WorkflowView:
+        """Start `workflow` for `team` (the tool, and the schedule and event triggers)."""
+        if workflow.current_execution_id:
+            current = self._store.get_execution(team, workflow.current_execution_id)
+            if current is not None and current.status in OPEN_EXECUTIONS:
+                raise Conflict(
+                    f"`workflow_id`: workflow {workflow.id!r} has an execution "
+                    f"{current.status} ({current.id}); cancel it or wait for it to end",
+                    field="workflow_id",
+                    holder={"execution_id": current.id, "status": current.status},
+                )
+        now = self._now()
+        execution = Execution(
+            id=new_execution_id(),
+            workflow_id=workflow.id,
+            version=workflow.version,
+            definition=workflow.definition,
+            inputs=inputs,
+            steps={step.name: StepState(name=step.name) for step in workflow.definition.steps},
+            started_by=started_by,
+            started_at=now,
+        )
+        if self._machines is not None:
+            arn = workflow.state_machine_arn or self._machines.ensure(
+                team, workflow, workflow.definition
+            )
+            workflow = workflow.model_copy(update={"state_machine_arn": arn})
+        self._store.create_execution(team, execution)
+        updated = workflow.model_copy(
+            update={
+                "current_execution_id": execution.id,
+                "updated_at": max(now, workflow.updated_at + timedelta(microseconds=1)),
+            }
+        )
+        try:
+            self._store.replace(team, updated, workflow.updated_at)
+        except StaleWrite as exc:
+            raise Conflict(
+                f"`workflow_id`: workflow {workflow.id!r} changed while starting (another "
+                "start or a new version); call workflow.status, then retry",
+                field="workflow_id",
+            ) from exc
+        if self._machines is not None and updated.state_machine_arn:
+            execution_arn, console = self._machines.start(
+                updated.state_machine_arn, team, execution
+            )
+            self._change(
+                team,
+                execution.id,
+                lambda ex, fx: _set(ex, execution_arn=execution_arn, console_url=console),
+            )
+        else:
+            self._change(team, execution.id, self._advance)
+        return self._view(team, updated)
+
+    def pause(self, principal: Principal, workflow_id: str) -> WorkflowView:
+        """Hold steps that become ready from now on; steps already dispatched run on."""
+        return self._control(principal, workflow_id, "pause")
+
+    def resume(self, principal: Principal, workflow_id: str) -> WorkflowView:
+        """Dispatch the held steps and let new ones through again."""
+        return self._control(principal, workflow_id, "resume")
+
+    def cancel(self, principal: Principal, workflow_id: str) -> WorkflowView:
+        """Stop the execution and cancel its open tasks; steps not started are skipped."""
+        return self._control(principal, workflow_id, "cancel")
+
+    def _control(self, principal: Principal, workflow_id: str, action: str) -> WorkflowView:
+        team = principal.team
+        workflow = self._workflow(team, workflow_id)
+        execution = (
+            self._store.get_execution(team, workflow.current_execution_id)
+            if workflow.current_execution_id
+            else None
+        )
+        if execution is None or execution.status not in OPEN_EXECUTIONS:
+            state = execution.status if execution else "never started"
+            raise Conflict(
+                f"`workflow_id`: cannot {action} workflow {workflow_id!r}: it has no running "
+                f"or paused execution (newest: {state}); start it with workflow.start",
+                field="workflow_id",
+            )
+
+        def decide(ex: Execution, fx: _Effects) -> bool:
+            if ex.status not in OPEN_EXECUTIONS:
+                raise Conflict(
+                    f"`workflow_id`: cannot {action} workflow {workflow_id!r}: its execution "
+                    f"is {ex.status}",
+                    field="workflow_id",
+                )
+            if action == "pause":
+                if ex.status == "paused":
+                    raise Conflict(
+                        f"`workflow_id`: workflow {workflow_id!r} is already paused",
+                        field="workflow_id",
+                    )
+                ex.status = "paused"
+                return True
+            if action == "resume":
+                if ex.status != "paused":
+                    raise Conflict(
+                        f"`workflow_id`: workflow {workflow_id!r} is running, not paused",
+                        field="workflow_id",
+                    )
+                ex.status = "running"
+                for state in ex.steps.values():
+                    if state.status == "held":
+                        self._dispatch(ex, state, fx)
+                self._advance(ex, fx)
+                return True
+            self._end(ex, fx, "cancelled", f"cancelled by {principal.actor}")
+            return True
+
+        self._change(team, execution.id, decide)
+        return self._view(team, self._workflow(team, workflow_id))
+
+    # ------------------------------------------------------------------ the step life cycle
+
+    def step_ready(self, team: str, execution_id: str, step: str, task_token: str) -> None:
+        """The state machine reached `step` (the dispatcher's call): create its task, or hold it
+        while the execution is paused. A repeated message for the same token is a no-op."""
+
+        def decide(ex: Execution, fx: _Effects) -> bool:
+            state = ex.steps.get(step)
+            if state is None:
+                raise InvalidArgument(f"execution {execution_id} has no step {step!r}")
+            if state.task_token == task_token and state.status in ("dispatched", "held"):
+                return False  # SQS delivers at least once
+            state.task_token = task_token
+            if ex.status not in OPEN_EXECUTIONS:
+                fx.fail.append((task_token, f"the execution is {ex.status}"))
+                return True
+            if ex.status == "paused":
+                state.status = "held"
+            else:
+                self._dispatch(ex, state, fx)
+            return True
+
+        self._change(team, execution_id, decide)
+
+    def task_finished(self, team: str, task: Task) -> None:
+        """A task was completed or failed (the orchestrator's finish hook): if it runs a step
+        of an execution, record the outcome and move the execution on."""
+        if not task.workflow_step_id or ":" not in task.workflow_step_id:
+            return
+        execution_id, step = task.workflow_step_id.split(":", 1)
+        if self._store.get_execution(team, execution_id) is None:
+            return
+
+        def decide(ex: Execution, fx: _Effects) -> bool:
+            state = ex.steps.get(step)
+            if state is None or state.task_id != task.id or state.status != "dispatched":
+                return False  # an older attempt, or the execution moved on (cancel, timeout)
+            self._finish_from(ex, state, task, fx)
+            return True
+
+        self._change(team, execution_id, decide)
+
+    def sweep(self, team: str | None = None) -> int:
+        """Redo what a crash cut off and time out overdue steps, for every open execution
+        (one team's when given). Returns how many executions it changed."""
+        changed = 0
+        for owner, execution in self._store.open_executions(team):
+            changed += self._check(owner, execution.id)
+        return changed
+
+    def _check_timeouts(self, team: str, execution_id: str | None) -> None:
+        if execution_id:
+            self._check(team, execution_id)
+
+    def _check(self, team: str, execution_id: str) -> int:
+        now = self._now()
+        missing: list[Task] = []
+
+        def decide(ex: Execution, fx: _Effects) -> bool:
+            if ex.status not in OPEN_EXECUTIONS:
+                return False
+            touched = False
+            for state in ex.steps.values():
+                if state.status != "dispatched" or state.task_id is None:
+                    continue
+                task = self._tasks.get(team, state.task_id)
+                if task is None:
+                    # Decided, then the process died before the task was written: write it.
+                    missing.append(self._task_for(ex, state))
+                    continue
+                if task.status in ("completed", "failed"):
+                    # Finished while the hook could not run (a crash): apply it now.
+                    self._finish_from(ex, state, task, fx)
+                    touched = True
+                elif task.status == "cancelled" or (state.deadline and now >= state.deadline):
+                    why = (
+                        f"timed out after {ex.definition.step(state.name).timeout_seconds} s"
+                        if task.status != "cancelled"
+                        else f"its task was cancelled ({task.cancel_reason or 'no reason'})"
+                    )
+                    if task.status in OPEN_STATUSES:
+                        fx.cancel.append(task.id)
+                    self._step_failed(ex, state, why, fx)
+                    touched = True
+            if not touched and self._machines is None:
+                before = [s.status for s in ex.steps.values()]
+                self._advance(ex, fx)
+                touched = before != [s.status for s in ex.steps.values()]
+            return touched
+
+        changed = self._change(team, execution_id, decide)
+        for task in missing:
+            self._create_task(team, task)
+        return int(changed or bool(missing))
+
+    def _finish_from(self, ex: Execution, state: StepState, task: Task, fx: _Effects) -> None:
+        """Record the outcome of the step's finished task and apply it."""
+        state.agent = task.claimed_by
+        state.started_at = task.claimed_at or task.started_at
+        if task.status == "completed":
+            state.status = "completed"
+            state.ended_at = task.finished_at or self._now()
+            state.error = None
+            state.output = task.output_summary
+            state.artifact = task.output_artifact_id
+            if state.task_token:
+                fx.succeed.append((state.task_token, state.view().model_dump()))
+            self._advance(ex, fx)
+        else:
+            self._step_failed(ex, state, task.error_message or "the task failed", fx)
+
+    # ------------------------------------------------------------------ decisions
+
+    def _step_failed(self, ex: Execution, state: StepState, error: str, fx: _Effects) -> None:
+        """Apply the step's on_failure: retry (a new task), continue, or fail the execution."""
+        step = ex.definition.step(state.name)
+        state.error = error
+        if step.on_failure == "retry" and state.attempt <= step.max_retries:
+            if ex.status == "paused":
+                state.status = "held"
+            else:
+                self._dispatch(ex, state, fx)
+            return
+        state.status = "failed"
+        state.ended_at = self._now()
+        if step.on_failure == "continue":
+            if state.task_token:
+                # The state machine's Catch on this step moves on, like the embedded driver.
+                fx.fail.append((state.task_token, error))
+            self._advance(ex, fx)
+            return
+        if state.task_token:
+            fx.fail.append((state.task_token, error))
+        self._end(ex, fx, "failed", f"step {state.name!r} failed: {error}", machine_fails=True)
+
+    def _advance(self, ex: Execution, fx: _Effects) -> bool:
+        """Embedded driver: dispatch (or hold) every step whose dependencies all finished;
+        end the execution when every step has. Step Functions decides readiness itself."""
+        if ex.status not in OPEN_EXECUTIONS:
+            return True
+        if self._machines is None:
+            for step in ex.definition.steps:
+                state = ex.steps[step.name]
+                if state.status != "waiting":
+                    continue
+                if all(ex.steps[d].status in ("completed", "failed") for d in step.depends_on):
+                    if ex.status == "paused":
+                        state.status = "held"
+                    else:
+                        self._dispatch(ex, state, fx)
+        if all(state.status in TERMINAL_STEPS for state in ex.steps.values()):
+            ex.status = "completed"
+            ex.ended_at = self._now()
+        return True
+
+    def _dispatch(self, ex: Execution, state: StepState, fx: _Effects) -> None:
+        """Give `state` a new task (the next attempt) and mark it dispatched."""
+        state.attempt += 1
+        state.task_id = _task_id()
+        state.task_ids.append(state.task_id)
+        state.status = "dispatched"
+        state.agent = None
+        state.started_at = None
+        state.ended_at = None
+        now = self._now()
+        state.deadline = now + timedelta(seconds=ex.definition.step(state.name).timeout_seconds)
+        fx.create.append(self._task_for(ex, state))
+
+    def _task_for(self, ex: Execution, state: StepState) -> Task:
+        step = ex.definition.step(state.name)
+        now = self._now()
+        assert state.task_id is not None
+        return Task(
+            id=state.task_id,
+            name=f"{state.name}",
+            description=step.description,
+            requires_capability=step.requires_capability,
+            priority=step.priority,
+            input_data=resolve(step.inputs, ex.inputs, ex.outputs()),
+            workflow_id=ex.workflow_id,
+            workflow_step_id=step_ref(ex.id, state.name),
+            created_by=ex.started_by,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def _end(
+        self,
+        ex: Execution,
+        fx: _Effects,
+        status: ExecutionStatus,
+        error: str | None,
+        *,
+        machine_fails: bool = False,
+    ) -> None:
+        """Close the execution: open tasks cancelled, steps not started skipped."""
+        ex.status = status
+        ex.ended_at = self._now()
+        ex.error = error
+        for state in ex.steps.values():
+            if state.status == "dispatched":
+                state.status = "cancelled"
+                state.ended_at = ex.ended_at
+                if state.task_id:
+                    fx.cancel.append(state.task_id)
+            elif state.status in ("waiting", "held"):
+                state.status = "skipped"
+        if ex.execution_arn and not machine_fails:
+            fx.stop = ex.execution_arn
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _change(
+        self, team: str, execution_id: str, decide: Callable[[Execution, _Effects], bool]
+    ) -> bool:
+        """Read, decide, write with the revision check (again on `StaleWrite`), then act."""
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            execution = self._store.get_execution(team, execution_id)
+            if execution is None:
+                raise NotFound(f"no execution {execution_id!r} in your team")
+            fx = _Effects()
+            if not decide(execution, fx):
+                return False
+            execution.revision += 1
+            try:
+                self._store.save_execution(team, execution)
+            except StaleWrite:
+                continue
+            self._apply(team, fx)
+            return True
+        raise Conflict(f"execution {execution_id!r} is changing too fast; retry")
+
+    def _apply(self, team: str, fx: _Effects) -> None:
+        for task in fx.create:
+            self._create_task(team, task)
+        for task_id in fx.cancel:
+            with contextlib.suppress(TaskConflict):  # already closed: nothing to cancel
+                self._tasks.cancel(team, task_id, "workflow ended", self._now())
+        if self._machines is not None:
+            for token, output in fx.succeed:
+                self._machines.succeed(token, output)
+            for token, cause in fx.fail:
+                self._machines.fail(token, STEP_FAILED, cause)
+            if fx.stop:
+                self._machines.stop(fx.stop, "cancelled")
+
+    def _create_task(self, team: str, task: Task) -> None:
+        if self._tasks.get(team, task.id) is None:
+            self._tasks.create(team, task)
+
+    def _workflow(self, team: str, workflow_id: str) -> Workflow:
+        workflow = self._store.get(team, workflow_id)
+        if workflow is None:
+            raise NotFound(
+                f"`workflow_id`: no workflow with id {workflow_id!r} in your team; use an id "
+                "from workflow.create or workflow.list",
+                field="workflow_id",
+            )
+        return workflow
+
+    def _view(self, team: str, workflow: Workflow) -> WorkflowView:
+        execution = (
+            self._store.get_execution(team, workflow.current_execution_id)
+            if workflow.current_execution_id
+            else None
+        )
+        return WorkflowView(
+            id=workflow.id,
+            name=workflow.name,
+            description=workflow.description,
+            version=workflow.version,
+            status=execution.status if execution else "created",
+            definition=workflow.definition,
+            trigger_type=workflow.trigger_type,
+            trigger_config=workflow.trigger_config,
+            tags=workflow.tags,
+            created_by=workflow.created_by,
+            created_at=workflow.created_at,
+            updated_at=workflow.updated_at,
+            execution=self._execution_view(team, execution) if execution else None,
+        )
+
+    def _execution_view(self, team: str, ex: Execution) -> ExecutionView:
+        steps = []
+        for step in ex.definition.steps:
+            state = ex.steps[step.name]
+            agent, started = state.agent, state.started_at
+            if state.status == "dispatched" and state.task_id:
+                # Who holds the step right now is the task's lease: read it, do not copy it.
+                task = self._tasks.get(team, state.task_id)
+                if task is not None:
+                    agent, started = task.claimed_by, task.claimed_at
+            steps.append(
+                StepView(
+                    name=step.name,
+                    status=state.status,
+                    requires_capability=step.requires_capability,
+                    depends_on=step.depends_on,
+                    attempt=state.attempt,
+                    task_id=state.task_id,
+                    agent=agent,
+                    started_at=started,
+                    ended_at=state.ended_at,
+                    output=state.output,
+                    artifact=state.artifact,
+                    error=state.error,
+                )
+            )
+        return ExecutionView(
+            id=ex.id,
+            version=ex.version,
+            status=ex.status,
+            inputs=ex.inputs,
+            started_by=ex.started_by,
+            started_at=ex.started_at,
+            ended_at=ex.ended_at,
+            error=ex.error,
+            steps=steps,
+            outputs=ex.outputs(),
+            execution_arn=ex.execution_arn,
+            console_url=ex.console_url,
+        )
+
+    def definition_of(self, principal: Principal, workflow_id: str) -> WorkflowDefinition:
+        return self._workflow(principal.team, workflow_id).definition
+
+
+def _set(ex: Execution, **fields: Any) -> bool:
+    for name, value in fields.items():
+        setattr(ex, name, value)
+    return True
