@@ -29,16 +29,51 @@ from shared.search.models import (
     EntityOut,
     IndexPage,
     IndexQuery,
+    ReferenceOut,
+    SearchChunkOut,
     SearchFilters,
+    SearchInput,
     SearchMode,
+    SearchOutput,
+    SearchReferencesOutput,
+    SearchResultOut,
     chunk_id_for,
     parse_chunk_id,
 )
 from shared.search.ports import DocumentStore, Embedder, SearchIndex, TeamScopedEmbedder
+from shared.tools.errors import InvalidArgument
 
 MEMORY_SOURCE = "memory"
 REFERENCES_SOURCE = "references"
 _BATCH_DOCUMENTS = 128
+# Deep offsets would rank the whole fused candidate list for nothing: it ends long before.
+MAX_OFFSET = 10_000
+
+
+def parse_cursor(cursor: str | None) -> int:
+    """The offset a cursor stands for (`"20"` → 20); errors name the field and the fix."""
+    if cursor is None or cursor == "":
+        return 0
+    if not cursor.isdigit() or int(cursor) > MAX_OFFSET:
+        raise InvalidArgument(
+            f"`cursor` must be a `next_cursor` returned by a previous search (got {cursor!r}); "
+            "pass that value unchanged, or omit `cursor` for the first page",
+            field="cursor",
+        )
+    return int(cursor)
+
+
+def requested_types(args: SearchInput, may_read_memory: bool) -> frozenset[str]:
+    """`types` wins over the deprecated `include_memory`; memories need `memory.read`."""
+    if args.types is not None:
+        types = set(args.types)
+    elif args.include_memory is False:
+        types = {"entity"}
+    else:
+        types = set(RESULT_TYPES)
+    if not may_read_memory:
+        types.discard("memory")
+    return frozenset(types)
 
 
 def entity_id_for(source: str, source_id: str) -> str:
@@ -187,8 +222,14 @@ class SearchService:
         """Re-index `team`'s documents (optionally one source) from the store; returns chunks.
 
         Index entries of documents the store no longer has are removed; memories are left to
-        the memory service, which owns them.
+        the memory service, which owns them (asking for source `memory` is an error).
         """
+        if source == MEMORY_SOURCE:
+            raise InvalidArgument(
+                "`source` 'memory' is indexed by the memory service; give a document source "
+                "(e.g. inbox), or omit `source` to rebuild all of them",
+                field="source",
+            )
         live = list(self.documents.iter_entities(team, source))
         for stale in self.index.entity_ids(team, source) - {e.id for e in live}:
             self.index.delete_entity(team, stale)
@@ -284,6 +325,71 @@ class SearchService:
                 limit=limit,
             )
         )
+
+    def search_page(self, team: str, args: SearchInput, *, may_read_memory: bool) -> SearchOutput:
+        """The `search` tool's answer: one page of results grouped by entity, a memory as one
+        chunk carrying its key, and the cursor of the next page."""
+        offset = parse_cursor(args.cursor)
+        page = self.search(
+            team,
+            args.query,
+            limit=args.limit,
+            offset=offset,
+            source=args.source,
+            types=requested_types(args, may_read_memory),
+        )
+        results: list[SearchResultOut] = []
+        for group in page.groups:
+            first = group.hits[0].chunk
+            is_memory = first.result_type == "memory"
+            hits = group.hits[:1] if is_memory else group.hits
+            results.append(
+                SearchResultOut(
+                    result_type=first.result_type,
+                    entity_id=group.entity_id,
+                    entity_title=first.title,
+                    source=first.source,
+                    uri=first.uri,
+                    memory_key=first.memory_key if is_memory else None,
+                    chunks=[
+                        SearchChunkOut(
+                            chunk_id=h.chunk.chunk_id,
+                            content=h.chunk.text,
+                            score=round(h.score, 6),
+                            char_offset_start=h.chunk.char_offset_start,
+                            char_offset_end=h.chunk.char_offset_end,
+                        )
+                        for h in hits
+                    ],
+                )
+            )
+        next_cursor = str(offset + args.limit) if page.has_more else None
+        return SearchOutput(results=results, next_cursor=next_cursor)
+
+    def search_references(self, team: str, query: str, *, limit: int) -> SearchReferencesOutput:
+        """The reference documents (source `references`) matching `query`: each one's vault
+        path and its best section."""
+        page = self.search(
+            team, query, limit=limit, source=REFERENCES_SOURCE, types=frozenset({"entity"})
+        )
+        results: list[ReferenceOut] = []
+        for group in page.groups:
+            best = group.hits[0]
+            entity = self.documents.get_entity(team, group.entity_id)
+            if entity is None or entity.deleted:
+                continue
+            results.append(
+                ReferenceOut(
+                    path=entity.source_id,
+                    uri=entity.uri,
+                    title=entity.title,
+                    entity_id=entity.id,
+                    section=best.chunk.text,
+                    chunk_id=best.chunk.chunk_id,
+                    score=round(best.score, 6),
+                )
+            )
+        return SearchReferencesOutput(results=results)
 
     def get_entity(self, team: str, entity_id: str, *, include_memory: bool) -> EntityOut | None:
         """A live document with all its chunks, else (if allowed) a memory as a pseudo-entity."""

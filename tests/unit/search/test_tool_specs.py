@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from shared.search import tools
+from shared.search import service, tools
 from shared.search.models import (
     ChunkOut,
     SearchChunkOut,
@@ -105,24 +105,24 @@ def test_a_chunk_without_context_omits_the_field() -> None:
 
 @pytest.mark.parametrize(("cursor", "offset"), [(None, 0), ("", 0), ("0", 0), ("20", 20)])
 def test_cursors_are_offsets(cursor: str | None, offset: int) -> None:
-    assert tools.parse_cursor(cursor) == offset
+    assert service.parse_cursor(cursor) == offset
 
 
 @pytest.mark.parametrize("cursor", ["-1", "abc", "1.5", "99999999"])
 def test_bad_cursors_are_refused_naming_the_field(cursor: str) -> None:
     with pytest.raises(InvalidArgument) as caught:
-        tools.parse_cursor(cursor)
+        service.parse_cursor(cursor)
     assert caught.value.field == "cursor"
 
 
 def test_types_default_to_both_and_memory_needs_memory_read() -> None:
     plain = SearchInput(query="q")
-    assert tools.requested_types(plain, may_read_memory=True) == {"entity", "memory"}
-    assert tools.requested_types(plain, may_read_memory=False) == {"entity"}
+    assert service.requested_types(plain, may_read_memory=True) == {"entity", "memory"}
+    assert service.requested_types(plain, may_read_memory=False) == {"entity"}
     legacy = SearchInput(query="q", include_memory=False)
-    assert tools.requested_types(legacy, may_read_memory=True) == {"entity"}
+    assert service.requested_types(legacy, may_read_memory=True) == {"entity"}
     explicit = SearchInput(query="q", types=["memory"], include_memory=False)
-    assert tools.requested_types(explicit, may_read_memory=True) == {"memory"}
+    assert service.requested_types(explicit, may_read_memory=True) == {"memory"}
 
 
 def test_importing_the_tool_specs_loads_no_heavy_modules() -> None:
