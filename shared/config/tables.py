@@ -89,6 +89,7 @@ ALL_TABLES: Final[tuple[TableSpec, ...]] = (
     SYNC,
     COORDINATION,
     SESSIONS,
+    KNOWLEDGE,
 )
 
 
