@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from shared.dynamo_values import from_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page, decode_cursor, encode_cursor
@@ -47,6 +47,8 @@ class SqliteHandoffStore:
         db.migrate(MIGRATIONS)
 
     def create(self, team: str, handoff: Handoff) -> None:
+        # The limit of a DynamoDB item, so a handoff stored here can be stored in AWS too.
+        check_item_size(handoff.model_dump(mode="json", exclude_none=True), "document_md")
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO handoffs (team, id, status, created_at, project_key, cwd, harness,"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from shared.dynamo_values import from_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import Task
 from shared.orchestrator.tasks.ports import (
@@ -100,6 +100,8 @@ class SqliteTaskStore:
         db.migrate(MIGRATIONS)
 
     def create(self, team: str, task: Task) -> None:
+        # The limit of a DynamoDB item, so a task stored here can be stored in AWS too.
+        check_item_size(task.model_dump(mode="json", exclude_none=True), "input_data")
         lease_epoch = _epoch(task.lease_expires_at) if task.lease_expires_at else None
         with self._db.write() as tx:
             tx.execute(_INSERT, _row(team, task, lease_epoch))
