@@ -487,10 +487,12 @@ class Lifecycle:
             seen.add(previous.id)
             first = previous
         chain = [first]
-        while chain[-1].superseded_by and chain[-1].superseded_by not in seen - {first.id}:
+        walked = {first.id}
+        while chain[-1].superseded_by and chain[-1].superseded_by not in walked:
             following = self._store.get(team, chain[-1].superseded_by)
-            if following is None or following.id in {m.id for m in chain}:
+            if following is None:
                 break
+            walked.add(following.id)
             chain.append(following)
         return chain
 

@@ -1,0 +1,561 @@
+"""Seed 000's advanced memory tools on moto through the gateway: structured writes, queries,
+retraction, supersession, proposals and review, conflicts and duplicates — and the older
+surfaces (memory_get, recall, memory_search, search, engrams) honouring the states."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.config.settings import Settings
+from shared.memory.wiring import build_detection_queue, build_detector
+from tests.functional.conftest import Harness
+
+V1 = "2026-01-01T00:00:00+00:00"
+V2 = "2026-06-01T00:00:00+00:00"
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is False, result
+    return result
+
+
+def failed(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is True, result
+    error: dict[str, Any] = result["error"]  # type: ignore[assignment]
+    return error
+
+
+def write(harness: Harness, token: str, content: str, **fields: Any) -> dict[str, Any]:
+    memory: dict[str, Any] = ok(harness, token, "memory_write", {"content": content, **fields})[
+        "memory"
+    ]
+    return memory
+
+
+def query_ids(harness: Harness, token: str, **arguments: Any) -> list[str]:
+    memories = ok(harness, token, "memory_query", arguments)["memories"]
+    return [m["id"] for m in memories]
+
+
+def drain() -> None:
+    detection = build_detection_queue()
+    assert detection is not None
+    detection.drain()
+
+
+def at(moment: str) -> datetime:
+    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def between(earlier: str, later: str) -> str:
+    first, second = at(earlier), at(later)
+    assert first < second
+    return (first + (second - first) / 2).isoformat()
+
+
+def test_memory_write_stores_a_structured_record_authored_by_the_token(harness: Harness) -> None:
+    token = harness.token(team="alpha", agent_id="agent-a")
+
+    memory = write(
+        harness,
+        token,
+        "Production deploys are frozen from Friday 17:00 UTC.",
+        subject="deploy freeze",
+        kind="decision",
+        tags=["release"],
+        sources=[{"type": "url", "ref": "https://wiki.example/adr/12"}],
+        confidence=0.8,
+        valid_from=V1,
+    )
+
+    assert memory["subject"] == "deploy freeze"
+    assert memory["kind"] == "decision"
+    assert memory["sources"] == [{"type": "url", "ref": "https://wiki.example/adr/12"}]
+    assert memory["confidence"] == 0.8
+    assert at(memory["valid_from"]) == at(V1)
+    assert memory["created_by"] == "agent-a"
+    assert "status" not in memory  # filed: seed 000's shape
+    assert [e["action"] for e in memory["history"]] == ["written"]
+    got = ok(harness, token, "memory_get", {"id": memory["id"]})["memory"]
+    assert got == memory
+
+
+def test_memory_write_refuses_bad_input_naming_the_field(harness: Harness) -> None:
+    token = harness.token()
+
+    window = failed(
+        harness, token, "memory_write", {"content": "x", "valid_from": V2, "valid_to": V1}
+    )
+    confidence = harness.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "memory_write", "arguments": {"content": "x", "confidence": 3}},
+        },
+        token,
+    )
+
+    assert window["field"] == "valid_to"
+    assert "confidence" in str(confidence.body)
+    assert query_ids(harness, token) == []  # nothing half-written
+
+
+def test_memory_query_filters_and_pages(harness: Harness) -> None:
+    token = harness.token(agent_id="agent-a")
+    other = harness.token(agent_id="agent-b")
+    a = write(harness, token, "Use Postgres for the ledger.", subject="ledger db", kind="decision")
+    b = write(harness, token, "Alice prefers dark mode.", subject="alice ui", kind="preference")
+    c = write(harness, other, "Run migrations before deploys.", kind="procedure", tags=["ops"])
+
+    assert query_ids(harness, token, subject="Ledger DB") == [a["id"]]
+    assert query_ids(harness, token, kind="preference") == [b["id"]]
+    assert query_ids(harness, token, tags=["ops"]) == [c["id"]]
+    assert query_ids(harness, token, created_by="agent-b") == [c["id"]]
+    assert query_ids(harness, token, query="which database for the ledger")[0] == a["id"]
+    first = ok(harness, token, "memory_query", {"limit": 2})
+    second = ok(harness, token, "memory_query", {"limit": 2, "cursor": first["next_cursor"]})
+    assert [m["id"] for m in first["memories"]] == [c["id"], b["id"]]  # newest first
+    assert [m["id"] for m in second["memories"]] == [a["id"]]
+    assert second["next_cursor"] is None
+    assert failed(harness, token, "memory_query", {"cursor": "bogus"})["field"] == "cursor"
+
+
+def test_a_retracted_memory_leaves_every_surface_but_keeps_its_history(
+    harness: Harness,
+) -> None:
+    token = harness.token()
+    memory = write(harness, token, "The staging cluster runs on Kubernetes 1.21.", subject="k8s")
+    keyed = ok(harness, token, "memory_put", {"key": "k8s", "content": "Kubernetes 1.21 staging"})
+    assert ok(harness, token, "recall", {"query": "kubernetes staging"})["memories"]
+
+    for target in (memory["id"], keyed["memory"]["id"]):
+        retracted = ok(harness, token, "memory_retract", {"id": target, "reason": "upgraded"})
+        assert retracted["memory"]["status"] == "retracted"
+
+    assert ok(harness, token, "recall", {"query": "kubernetes staging"})["memories"] == []
+    assert ok(harness, token, "memory_search", {"query": "kubernetes staging"})["results"] == []
+    found = ok(harness, token, "search", {"query": "kubernetes staging", "types": ["memory"]})
+    assert found["results"] == []
+    assert query_ids(harness, token) == []
+    assert ok(harness, token, "memory_get", {"key": "k8s"})["memory"] is None
+    kept = ok(harness, token, "memory_get", {"id": memory["id"]})["memory"]
+    assert kept["status"] == "retracted"
+    assert kept["history"][-1]["note"] == "upgraded"
+    assert set(query_ids(harness, token, status=["retracted"])) == {
+        memory["id"],
+        keyed["memory"]["id"],
+    }
+    # Retracting twice changes nothing; the key is free for a new memory.
+    again = ok(harness, token, "memory_retract", {"id": memory["id"], "reason": "again"})
+    assert again["memory"]["history"] == kept["history"]
+    assert ok(harness, token, "memory_put", {"key": "k8s", "content": "1.29 now"})["memory"]
+
+
+def test_supersede_writes_a_linked_version_and_closes_the_old_window(harness: Harness) -> None:
+    token = harness.token()
+    old = write(
+        harness,
+        token,
+        "The API rate limit is 100 requests a minute.",
+        subject="api limit",
+        valid_from=V1,
+        tags=["api"],
+    )
+
+    reply = ok(
+        harness,
+        token,
+        "memory_supersede",
+        {
+            "id": old["id"],
+            "content": "The API rate limit is 600 requests a minute.",
+            "valid_from": V2,
+        },
+    )
+
+    new, closed = reply["memory"], reply["superseded"]
+    assert new["supersedes"] == old["id"]
+    assert closed["superseded_by"] == new["id"]
+    assert closed["status"] == "superseded"
+    assert at(closed["valid_to"]) == at(new["valid_from"]) == at(V2)
+    assert new["subject"] == "api limit"
+    assert new["tags"] == ["api"]
+    chain = ok(harness, token, "memory_query", {"versions_of": new["id"]})["memories"]
+    assert [m["id"] for m in chain] == [old["id"], new["id"]]
+    hits = ok(harness, token, "memory_search", {"query": "API rate limit"})["results"]
+    assert [h["id"] for h in hits] == [new["id"]]
+    stale = failed(harness, token, "memory_supersede", {"id": old["id"], "content": "x"})
+    assert stale["status"] == 409
+
+
+def test_as_of_and_known_at_over_a_written_superseded_then_retracted_memory(
+    harness: Harness,
+) -> None:
+    token = harness.token()
+    a = write(harness, token, "The office is in Berlin.", subject="office", valid_from=V1)
+    b = ok(
+        harness,
+        token,
+        "memory_supersede",
+        {"id": a["id"], "content": "The office is in Munich.", "valid_from": V2},
+    )["memory"]
+    retracted = ok(harness, token, "memory_retract", {"id": b["id"], "reason": "never moved"})
+    t1 = a["created_at"]
+    t2 = b["created_at"]
+    t3 = retracted["memory"]["history"][-1]["at"]
+    before_t1 = (at(t1) - timedelta(seconds=1)).isoformat()
+    after_t3 = (at(t3) + timedelta(seconds=1)).isoformat()
+    before_v1, mid_v, after_v2 = (
+        "2025-06-01T00:00:00+00:00",
+        "2026-03-01T00:00:00+00:00",
+        ("2026-09-01T00:00:00+00:00"),
+    )
+
+    def seen(known_at: str | None, as_of: str | None) -> set[str]:
+        arguments: dict[str, Any] = {}
+        if known_at:
+            arguments["known_at"] = known_at
+        if as_of:
+            arguments["as_of"] = as_of
+        return {{a["id"]: "A", b["id"]: "B"}[i] for i in query_ids(harness, token, **arguments)}
+
+    # (known_at, as_of) -> what the team believed was true then.
+    expected = {
+        (before_t1, mid_v): set(),
+        (before_t1, None): set(),
+        (between(t1, t2), before_v1): set(),
+        (between(t1, t2), mid_v): {"A"},
+        (between(t1, t2), after_v2): {"A"},  # A's window was still open
+        (between(t1, t2), None): {"A"},
+        (between(t2, t3), before_v1): set(),
+        (between(t2, t3), mid_v): {"A"},  # superseded, but true for its window
+        (between(t2, t3), after_v2): {"B"},
+        (between(t2, t3), None): {"B"},
+        (after_t3, mid_v): {"A"},
+        (after_t3, after_v2): set(),  # B retracted, A's window closed
+        (after_t3, None): set(),
+        (None, mid_v): {"A"},
+        (None, None): set(),
+    }
+    actual = {cell: seen(*cell) for cell in expected}
+    assert actual == expected
+    everything = query_ids(harness, token, status=["superseded", "retracted"], known_at=after_t3)
+    assert set(everything) == {a["id"], b["id"]}
+
+
+def test_a_proposal_is_invisible_until_approved(harness: Harness) -> None:
+    author = harness.token(scopes=("memory",), agent_id="writer")
+    reader = harness.token(scopes=("memory", "search"), agent_id="reader")
+    reviewer = harness.token(scopes=("memory", "memory.review"), agent_id="lead")
+    proposal = ok(
+        harness,
+        author,
+        "memory_propose",
+        {"content": "Customer Acme renews in March.", "subject": "acme renewal"},
+    )["memory"]
+    assert proposal["status"] == "proposed"
+
+    def visible_to_reader() -> bool:
+        return bool(
+            ok(harness, reader, "recall", {"query": "Acme renewal"})["memories"]
+            or ok(harness, reader, "memory_search", {"query": "Acme renewal"})["results"]
+            or ok(harness, reader, "search", {"query": "Acme renewal", "types": ["memory"]})[
+                "results"
+            ]
+            or query_ids(harness, reader)
+            or query_ids(harness, reader, status=["proposed"])
+            or ok(harness, reader, "memory_get", {"id": proposal["id"]})["memory"]
+        )
+
+    assert not visible_to_reader()
+    # Its author and reviewers can find it to decide on it.
+    assert query_ids(harness, author, status=["proposed"]) == [proposal["id"]]
+    assert query_ids(harness, reviewer, status=["proposed"]) == [proposal["id"]]
+
+    decided = ok(
+        harness,
+        reviewer,
+        "memory_review",
+        {"ids": [proposal["id"]], "decision": "approve", "note": "confirmed"},
+    )
+    assert decided["results"] == [
+        {"id": proposal["id"], "decided": True, "status": "filed", "message": None}
+    ]
+    assert visible_to_reader()
+    recalled = ok(harness, reader, "recall", {"query": "Acme renewal"})["memories"]
+    assert recalled[0]["body"] == "Customer Acme renews in March."
+
+
+def test_a_rejected_proposal_stays_invisible(harness: Harness) -> None:
+    author = harness.token(scopes=("memory",), agent_id="writer")
+    reviewer = harness.token(scopes=("memory", "memory.review"))
+    proposal = ok(harness, author, "memory_propose", {"content": "The wifi password is hunter2."})[
+        "memory"
+    ]
+
+    ok(
+        harness,
+        reviewer,
+        "memory_review",
+        {"ids": [proposal["id"]], "decision": "reject", "note": "secret"},
+    )
+
+    assert ok(harness, author, "recall", {"query": "wifi password"})["memories"] == []
+    assert ok(harness, author, "memory_search", {"query": "wifi password"})["results"] == []
+    assert query_ids(harness, author) == []
+    assert query_ids(harness, author, status=["rejected"]) == [proposal["id"]]
+    again = ok(harness, reviewer, "memory_review", {"ids": [proposal["id"]], "decision": "approve"})
+    assert again["results"][0]["decided"] is False
+    assert again["results"][0]["status"] == "rejected"
+    assert ok(harness, author, "recall", {"query": "wifi password"})["memories"] == []
+
+
+def test_reviewing_needs_the_memory_review_scope(harness: Harness) -> None:
+    author = harness.token(scopes=("memory",))
+    proposal = ok(harness, author, "memory_propose", {"content": "Lunch is at noon."})["memory"]
+
+    reply = harness.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "memory_review",
+                "arguments": {"ids": [proposal["id"]], "decision": "approve"},
+            },
+        },
+        author,
+    )
+
+    assert reply.status == 403
+    assert reply.body is not None
+    assert reply.body["error"]["code"] == -32002
+    assert query_ids(harness, author, status=["proposed"]) == [proposal["id"]]
+    admin = harness.token(scopes=("admin",))
+    approved = ok(harness, admin, "memory_review", {"ids": [proposal["id"]], "decision": "approve"})
+    assert approved["results"][0]["decided"] is True
+
+
+def test_every_tool_is_confined_to_the_token_team(harness: Harness) -> None:
+    alpha = harness.token(team="alpha")
+    beta = harness.token(team="beta")
+    mine = write(harness, alpha, "Deploys are frozen on Fridays.", subject="freeze")
+    other = write(harness, alpha, "Deploys are not frozen on Fridays.", subject="freeze")
+    dup = write(harness, alpha, "Deploys are frozen on Fridays.", subject="freeze")
+    proposal = ok(harness, alpha, "memory_propose", {"content": "Alpha secret plan."})["memory"]
+    drain()
+    conflicts = ok(harness, alpha, "conflicts_list", {})["items"]
+    duplicates = ok(harness, alpha, "duplicates_list", {})["items"]
+    assert conflicts
+    assert duplicates
+
+    assert query_ids(harness, beta, status=["active", "proposed", "retracted"]) == []
+    assert query_ids(harness, beta, query="deploys frozen") == []
+    assert failed(harness, beta, "memory_query", {"versions_of": mine["id"]})["status"] == 404
+    assert (
+        failed(harness, beta, "memory_retract", {"id": mine["id"], "reason": "x"})["status"] == 404
+    )
+    assert (
+        failed(harness, beta, "memory_supersede", {"id": mine["id"], "content": "x"})["status"]
+        == 404
+    )
+    review = ok(harness, beta, "memory_review", {"ids": [proposal["id"]], "decision": "approve"})
+    assert review["results"][0] == {
+        "id": proposal["id"],
+        "decided": False,
+        "status": None,
+        "message": "no such memory in your team",
+    }
+    assert ok(harness, beta, "conflicts_list", {"status": "all"})["items"] == []
+    assert ok(harness, beta, "duplicates_list", {"status": "all"})["items"] == []
+    conflict_id = conflicts[0]["finding"]["id"]
+    cluster_id = duplicates[0]["finding"]["id"]
+    assert (
+        failed(harness, beta, "conflict_resolve", {"id": conflict_id, "action": "both_valid"})[
+            "status"
+        ]
+        == 404
+    )
+    assert (
+        failed(harness, beta, "duplicate_resolve", {"id": cluster_id, "action": "dismiss"})[
+            "status"
+        ]
+        == 404
+    )
+    assert ok(harness, beta, "memory_get", {"id": other["id"]})["memory"] is None
+    assert ok(harness, beta, "memory_write", {"content": "beta's own"})["memory"]
+    # alpha's records are untouched by beta's attempts.
+    assert {mine["id"], other["id"], dup["id"]} <= set(query_ids(harness, alpha))
+    cursor = ok(harness, alpha, "memory_query", {"limit": 1})["next_cursor"]
+    assert failed(harness, beta, "memory_query", {"cursor": cursor})["field"] == "cursor"
+
+
+def test_a_conflict_is_found_and_resolved_by_keeping_one(harness: Harness) -> None:
+    token = harness.token()
+    keep = write(harness, token, "Production deploys are frozen on Fridays.", subject="freeze")
+    lose = write(harness, token, "Production deploys are not frozen on Fridays.", subject="freeze")
+    write(harness, token, "The cafeteria serves lunch at noon.", subject="lunch")
+    drain()
+
+    items = ok(harness, token, "conflicts_list", {})["items"]
+
+    assert len(items) == 1
+    finding = items[0]["finding"]
+    assert sorted(finding["members"]) == sorted([keep["id"], lose["id"]])
+    assert "negation" in finding["signals"]
+    resolved = ok(
+        harness,
+        token,
+        "conflict_resolve",
+        {"id": finding["id"], "action": "keep", "keep_id": keep["id"]},
+    )
+    assert resolved["finding"]["status"] == "resolved"
+    loser = ok(harness, token, "memory_get", {"id": lose["id"]})["memory"]
+    assert loser["status"] == "superseded"
+    assert loser["superseded_by"] == keep["id"]
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+    assert ok(harness, token, "conflicts_list", {"status": "resolved"})["items"]
+    again = failed(
+        harness, token, "conflict_resolve", {"id": finding["id"], "action": "both_valid"}
+    )
+    assert again["status"] == 409
+
+
+def test_a_conflict_merged_into_a_new_version_or_marked_both_valid(harness: Harness) -> None:
+    token = harness.token()
+    a = write(harness, token, "The on-call rotation changes on Monday.", subject="on-call")
+    b = write(harness, token, "The on-call rotation changes on Friday.", subject="on-call")
+    c = write(harness, token, "Standups are at 09:30.", subject="standup")
+    d = write(harness, token, "Standups are at 10:00.", subject="standup")
+    drain()
+    by_members = {
+        frozenset(i["finding"]["members"]): i["finding"]["id"]
+        for i in ok(harness, token, "conflicts_list", {})["items"]
+    }
+
+    merged = ok(
+        harness,
+        token,
+        "conflict_resolve",
+        {
+            "id": by_members[frozenset({a["id"], b["id"]})],
+            "action": "merge",
+            "content": "The on-call rotation changes on Monday (Friday in holiday weeks).",
+        },
+    )
+    both = ok(
+        harness,
+        token,
+        "conflict_resolve",
+        {"id": by_members[frozenset({c["id"], d["id"]})], "action": "both_valid"},
+    )
+
+    new = merged["memories"][0]
+    assert set(new["merged_from"]) == {a["id"], b["id"]}
+    assert merged["finding"]["resolution"]["result_id"] == new["id"]
+    assert {m["status"] for m in merged["memories"][1:]} == {"superseded"}
+    assert query_ids(harness, token, subject="on-call") == [new["id"]]
+    assert both["finding"]["resolution"]["action"] == "both_valid"
+    # Detecting the pair again (a replay) does not reopen it.
+    assert build_detector().detect("alpha", c["id"]) == []
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+
+
+def test_duplicates_are_clustered_and_merged_keeping_provenance(harness: Harness) -> None:
+    token = harness.token()
+    first = write(
+        harness,
+        token,
+        "Backups run nightly at 02:00 UTC.",
+        tags=["ops"],
+        sources=[{"type": "document", "ref": "runbook-7"}],
+    )
+    second = write(
+        harness,
+        token,
+        "Backups run nightly at 02:00 UTC.",
+        tags=["backup"],
+        sources=[{"type": "task", "ref": "task-42"}],
+    )
+    drain()
+
+    clusters = ok(harness, token, "duplicates_list", {})["items"]
+
+    assert len(clusters) == 1
+    cluster = clusters[0]["finding"]
+    assert sorted(cluster["members"]) == sorted([first["id"], second["id"]])
+    merged = ok(harness, token, "duplicate_resolve", {"id": cluster["id"], "action": "merge"})
+    survivor = merged["memories"][0]
+    assert survivor["id"] == first["id"]  # the oldest by default
+    assert set(survivor["tags"]) == {"ops", "backup"}
+    assert {(s["type"], s["ref"]) for s in survivor["sources"]} == {
+        ("document", "runbook-7"),
+        ("task", "task-42"),
+        ("memory", second["id"]),
+    }
+    assert survivor["merged_from"] == [second["id"]]
+    assert query_ids(harness, token) == [first["id"]]
+    assert ok(harness, token, "duplicates_list", {})["items"] == []
+
+
+def test_a_replayed_detection_changes_nothing(harness: Harness) -> None:
+    token = harness.token()
+    a = write(harness, token, "Builds use Node 18.", subject="node version")
+    write(harness, token, "Builds use Node 20.", subject="node version")
+    drain()
+    before = ok(harness, token, "conflicts_list", {"status": "all"})["items"]
+
+    replay = build_detector().detect("alpha", a["id"])
+
+    assert replay == []
+    assert ok(harness, token, "conflicts_list", {"status": "all"})["items"] == before
+
+
+def test_engrams_honour_retraction(harness: Harness) -> None:
+    token = harness.token()
+    engram = ok(
+        harness,
+        token,
+        "engram_create",
+        {
+            "wallet_address": "0xabc",
+            "engram_type": "preference",
+            "key": "theme",
+            "content": '{"theme": "dark"}',
+        },
+    )["engram"]
+
+    ok(harness, token, "memory_retract", {"id": engram["id"], "reason": "user changed it"})
+
+    assert (
+        ok(harness, token, "engram_get", {"wallet_address": "0xabc", "key": "theme"})["engram"]
+        is None
+    )
+    assert ok(harness, token, "engram_search", {"wallet_address": "0xabc"})["engrams"] == []
+    assert (
+        failed(harness, token, "memory_supersede", {"id": engram["id"], "content": "{}"})["status"]
+        == 409
+    )
+
+
+def test_remembered_memories_are_checked_for_conflicts_once_filed(
+    harness: Harness, aws: Settings
+) -> None:
+    token = harness.token()
+    ok(harness, token, "remember", {"title": "Release day", "body": "We release on Tuesdays."})
+    ok(
+        harness,
+        token,
+        "remember",
+        {"title": "Release day", "body": "We never release on Tuesdays."},
+    )
+    drain()
+
+    items = ok(harness, token, "conflicts_list", {})["items"]
+
+    assert len(items) == 1
+    assert items[0]["finding"]["topic"] == "release day"
