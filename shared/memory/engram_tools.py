@@ -29,8 +29,12 @@ from shared.memory.models import (
 from shared.memory.service import PROFILE_PREFIX, MemoryService
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
 
-# Replaces content (destructive to the old value); the same call twice leaves the same state.
-REPLACE = Annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
+# Seed 004's annotation table is the contract: engram_update is a "Write" (neither destructive
+# nor idempotent) and user_profile_update an "Idempotent write" (not destructive).
+WRITE = APPEND
+IDEMPOTENT_WRITE = Annotations(
+    read_only=False, destructive=False, idempotent=True, open_world=False
+)
 
 
 def _page(memories: list[Memory], offset: int, limit: int) -> EngramListOutput:
@@ -107,7 +111,7 @@ def register(group: ToolGroup[MemoryService]) -> None:
         title="Update an engram",
         description="Update an existing engram's content and/or tags by its ID.",
         scopes=("memory.write",),
-        annotations=REPLACE,
+        annotations=WRITE,
     )
     def engram_update(ctx: ToolContext[MemoryService], args: EngramUpdateInput) -> EngramOutput:
         memory = ctx.service.engram_update(
@@ -177,7 +181,7 @@ def register(group: ToolGroup[MemoryService]) -> None:
         description="Update a user profile engram field. Maps field name to engram key "
         "`user.profile.<field>`.",
         scopes=("memory.write",),
-        annotations=REPLACE,
+        annotations=IDEMPOTENT_WRITE,
     )
     def user_profile_update(
         ctx: ToolContext[MemoryService], args: UserProfileUpdateInput
