@@ -1,0 +1,78 @@
+"""Two reviewers racing on one proposal on the embedded store (SQLite, the local default):
+exactly one decision wins, the other is told which."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shared import runtime
+from shared.auth.principal import Principal
+from shared.config.settings import Settings
+from shared.memory.lifecycle_models import ReviewOutcome
+from shared.memory.wiring import build_memory_service
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[None]:
+    runtime.configure(Settings(environment="test", storage="sqlite", data_dir=tmp_path))
+    yield
+    runtime.configure(Settings())
+
+
+def _principal(name: str, scopes: frozenset[str]) -> Principal:
+    return Principal(team="alpha", token_id=name, token_name=name, scopes=scopes, agent_id=name)
+
+
+def test_two_reviewers_racing_on_one_proposal_see_exactly_one_decision(local: None) -> None:
+    service = build_memory_service()
+    author = _principal("author", frozenset({"memory"}))
+    proposal = service.lifecycle.propose(
+        author,
+        content="The VPN endpoint moved to vpn2.example.com.",
+        subject="vpn",
+        kind="fact",
+        title=None,
+        tags=[],
+        sources=[],
+        confidence=None,
+        valid_from=None,
+        valid_to=None,
+        metadata={},
+    )
+    outcomes: dict[str, ReviewOutcome] = {}
+    start = threading.Barrier(2)
+
+    def review(name: str, decision: str) -> None:
+        reviewer = _principal(name, frozenset({"memory", "memory.review"}))
+        start.wait()
+        (outcome,) = service.lifecycle.review(
+            reviewer,
+            ids=[proposal.id],
+            decision="approve" if decision == "approve" else "reject",
+            note=name,
+        )
+        outcomes[name] = outcome
+
+    threads = [
+        threading.Thread(target=review, args=("lead-1", "approve")),
+        threading.Thread(target=review, args=("lead-2", "reject")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    decided = [o for o in outcomes.values() if o.decided]
+    assert len(decided) == 1
+    (loser,) = [o for o in outcomes.values() if not o.decided]
+    stored = service.get(author, memory_id=proposal.id, key=None)
+    assert stored is not None
+    assert stored.status == decided[0].status
+    assert loser.status == stored.status  # the loser is told what won
+    assert [e.action for e in stored.history].count("approved") + [
+        e.action for e in stored.history
+    ].count("rejected") == 1
