@@ -513,6 +513,7 @@ class WorkflowService:
         ex.ended_at = self._now()
         ex.error = error
         for state in ex.steps.values():
+            waiting_machine = state.task_token and state.status in ("dispatched", "held")
             if state.status == "dispatched":
                 state.status = "cancelled"
                 state.ended_at = ex.ended_at
@@ -520,6 +521,10 @@ class WorkflowService:
                     fx.cancel.append(state.task_id)
             elif state.status in ("waiting", "held"):
                 state.status = "skipped"
+            if waiting_machine and state.task_token and not machine_fails:
+                # After StopExecution these tokens are gone (ignored); answering them anyway
+                # releases a machine whose stop has not reached the waiting state yet.
+                fx.fail.append((state.task_token, f"the execution was {status}"))
         if ex.execution_arn and not machine_fails:
             fx.stop = ex.execution_arn
 
@@ -552,12 +557,12 @@ class WorkflowService:
             with contextlib.suppress(TaskConflict):  # already closed: nothing to cancel
                 self._tasks.cancel(team, task_id, "workflow ended", self._now())
         if self._machines is not None:
+            if fx.stop:
+                self._machines.stop(fx.stop, "cancelled")
             for token, output in fx.succeed:
                 self._machines.succeed(token, output)
             for token, cause in fx.fail:
                 self._machines.fail(token, STEP_FAILED, cause)
-            if fx.stop:
-                self._machines.stop(fx.stop, "cancelled")
 
     def _create_task(self, team: str, task: Task) -> None:
         if self._tasks.get(team, task.id) is None:
