@@ -4,7 +4,8 @@ The curator files the memories `remember` leaves `pending`: the memories table's
 it through an event source mapping that
 
 - only invokes it for inserts and modifications of a memory record (`MEMORY#…`) whose new
-  image is `pending` (a Lambda event filter, so other writes cost no invocation);
+  image is `pending` (to file it) or filed (no `status`: to look for conflicts and duplicates
+  around it) — Lambda event filters, so other writes cost no invocation;
 - takes batches of `CURATOR_BATCH_SIZE` from the newest record on (`LATEST`: a new stack has
   nothing pending, and a memory left pending earlier is curated on its next write that keeps
   it pending);
@@ -77,7 +78,22 @@ class Workers(Construct):
                                 "NewImage": {"status": {"S": lambda_.FilterRule.is_equal(PENDING)}},
                             },
                         }
-                    )
+                    ),
+                    # A memory written filed (the default status, left out of the item):
+                    # checked for conflicts and duplicates (shared.memory.detection).
+                    lambda_.FilterCriteria.filter(
+                        {
+                            "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
+                            "dynamodb": {
+                                "Keys": {
+                                    "sk": {
+                                        "S": lambda_.FilterRule.begins_with(MEMORY_SORT_KEY_PREFIX)
+                                    }
+                                },
+                                "NewImage": {"status": lambda_.FilterRule.not_exists()},
+                            },
+                        }
+                    ),
                 ],
             )
         )

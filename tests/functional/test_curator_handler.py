@@ -24,7 +24,7 @@ from shared.config import names
 from shared.config.settings import Settings
 from shared.memory.adapters.dynamodb import DynamoMemoryStore
 from shared.memory.models import Memory
-from shared.memory.wiring import build_memory_service
+from shared.memory.wiring import build_finding_store, build_memory_service
 
 _serializer = TypeSerializer()
 
@@ -221,3 +221,41 @@ def test_a_redelivered_batch_changes_nothing(stream: Stream) -> None:
     after = stream.table.scan(ConsistentRead=True)["Items"]
     assert sorted(after, key=lambda i: str(i["sk"])) == sorted(before, key=lambda i: str(i["sk"]))
     assert len(_memories("alpha")) == 2
+
+
+def _write(team: str, content: str, subject: str) -> tuple[str, Memory]:
+    principal = Principal(
+        team=team, token_id="tok", token_name="t", scopes=frozenset({"memory"}), agent_id="a-1"
+    )
+    memory = build_memory_service().lifecycle.write(
+        principal,
+        content=content,
+        subject=subject,
+        kind="fact",
+        title=None,
+        tags=[],
+        sources=[],
+        confidence=None,
+        valid_from=None,
+        valid_to=None,
+        metadata={},
+    )
+    return team, memory
+
+
+def test_a_filed_memory_is_checked_for_conflicts_once_even_when_replayed(stream: Stream) -> None:
+    # Given two structured memories that contradict each other, written with no inline detection
+    _write("alpha", "The staging database is Postgres 14.", "staging db")
+    second = _write("alpha", "The staging database is Postgres 16.", "staging db")
+    assert build_finding_store().get("alpha", "x") is None
+    event = _event(stream.inserted(second))
+
+    # When the stream delivers the second write, and then delivers it again
+    assert _curate(event) == {"batchItemFailures": []}
+    found = list(build_finding_store().iter_team("alpha"))
+    assert _curate(event) == {"batchItemFailures": []}
+
+    # Then one conflict was recorded, and the replay changed nothing
+    assert [f.kind for f in found] == ["conflict"]
+    assert "number" in found[0].signals
+    assert list(build_finding_store().iter_team("alpha")) == found

@@ -51,12 +51,20 @@ def test_the_curator_is_fed_by_the_memories_table_stream_from_the_newest_record(
 def test_the_stream_mapping_only_invokes_the_curator_for_pending_memory_writes(
     synth: Synth,
 ) -> None:
-    (criterion,) = _mapping(synth)["FilterCriteria"]["Filters"]
-    assert json.loads(criterion["Pattern"]) == {
+    pending, filed = _mapping(synth)["FilterCriteria"]["Filters"]
+    assert json.loads(pending["Pattern"]) == {
         "eventName": ["INSERT", "MODIFY"],
         "dynamodb": {
             "Keys": {"sk": {"S": [{"prefix": "MEMORY#"}]}},
             "NewImage": {"status": {"S": ["pending"]}},
+        },
+    }
+    # Filed (the status left out of the item): checked for conflicts and duplicates.
+    assert json.loads(filed["Pattern"]) == {
+        "eventName": ["INSERT", "MODIFY"],
+        "dynamodb": {
+            "Keys": {"sk": {"S": [{"prefix": "MEMORY#"}]}},
+            "NewImage": {"status": [{"exists": False}]},
         },
     }
     # The filter and the handler's own check agree on what a memory record is.
