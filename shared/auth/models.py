@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.auth.contexts import ContextName
 from shared.auth.principal import KNOWN_SCOPES
 
 DEFAULT_RATE_LIMIT_PER_MINUTE = 600
@@ -22,6 +23,9 @@ class TokenRecord(BaseModel):
     name: str
     scopes: tuple[str, ...]
     allowed_tools: tuple[str, ...] | None = None
+    # Seed 004's allow-list context (agent, crossroads, internal): its tools are resolved per
+    # request, the team's own version of the preset first (shared.auth.contexts).
+    context: ContextName | None = None
     agent_id: str | None = None
     created_at: datetime
     expires_at: datetime | None = None
@@ -43,6 +47,7 @@ class TokenRequest(BaseModel):
     name: str = Field(min_length=1, max_length=128)
     scopes: tuple[str, ...] = Field(min_length=1)
     allowed_tools: tuple[str, ...] | None = None
+    context: ContextName | None = None
     agent_id: str | None = Field(default=None, min_length=1, max_length=128)
     expires_days: int | None = Field(default=None, ge=1, le=3650)
     rate_limit_per_minute: int = Field(default=DEFAULT_RATE_LIMIT_PER_MINUTE, ge=1, le=100_000)
@@ -54,6 +59,14 @@ class TokenRequest(BaseModel):
         if unknown:
             raise ValueError(f"unknown scope(s): {', '.join(unknown)}")
         return tuple(dict.fromkeys(scopes))
+
+    @model_validator(mode="after")
+    def _one_allow_list(self) -> TokenRequest:
+        if self.context is not None and self.allowed_tools:
+            raise ValueError(
+                "give either `context` (a named allow-list) or `allowed_tools`, not both"
+            )
+        return self
 
 
 class IssuedToken(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from shared.auth.contexts import TeamContext
 from shared.auth.models import TokenRecord
 
 
@@ -41,6 +42,18 @@ class TokenStore(Protocol):
         The window's counter is kept until `expires_epoch` (seconds); windows that expired by
         `window_start` may be dropped, as a TTL would.
         """
+        ...
+
+    def put_context(self, team: str, context: TeamContext) -> None:
+        """Set the team's own version of an allow-list context (replacing any before)."""
+        ...
+
+    def get_context(self, team: str, name: str) -> TeamContext | None:
+        """The team's own version of context `name`; None while the team uses the preset."""
+        ...
+
+    def delete_context(self, team: str, name: str) -> bool:
+        """Return the team to the preset of context `name`; False when it had none of its own."""
         ...
 
 

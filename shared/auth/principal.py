@@ -71,6 +71,8 @@ class Principal(BaseModel):
     token_name: str
     scopes: frozenset[str]
     allowed_tools: frozenset[str] | None = None
+    # The seed 004 allow-list context `allowed_tools` came from (None: an explicit list or none).
+    context: str | None = None
     agent_id: str | None = None
     # The token's own limits: a token it mints (agent.register) may not outlive or outpace it.
     token_expires_at: datetime | None = None

@@ -10,6 +10,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from shared.auth.contexts import (
+    CONTEXT_NAMES,
+    PRESETS,
+    ContextName,
+    ContextRequest,
+    ContextView,
+    TeamContext,
+    allowed_tools,
+)
 from shared.auth.errors import InvalidToken, RateLimited, UnknownToken
 from shared.auth.models import IssuedToken, Revocation, TokenRecord, TokenRequest
 from shared.auth.ports import TokenStore
@@ -73,6 +82,7 @@ class TokenService:
             name=request.name,
             scopes=request.scopes,
             allowed_tools=request.allowed_tools,
+            context=request.context,
             agent_id=request.agent_id,
             created_at=now,
             expires_at=expires_at,
@@ -102,12 +112,21 @@ class TokenService:
             token_id=record.token_id,
             token_name=record.name,
             scopes=frozenset(record.scopes),
-            allowed_tools=frozenset(record.allowed_tools) if record.allowed_tools else None,
+            allowed_tools=self._allowed_tools(record),
+            context=record.context,
             agent_id=record.agent_id,
             token_expires_at=record.expires_at,
             rate_limit_per_minute=record.rate_limit_per_minute,
         )
         return principal, record
+
+    def _allowed_tools(self, record: TokenRecord) -> frozenset[str] | None:
+        if record.context is not None:
+            # Read per request: a team's change to a preset reaches its tokens at once.
+            return allowed_tools(
+                record.context, self._store.get_context(record.team, record.context)
+            )
+        return frozenset(record.allowed_tools) if record.allowed_tools else None
 
     def authenticate_and_limit(self, secret: str | None) -> Principal:
         """Authenticate, then count the request against the token's per-minute limit.
@@ -125,6 +144,38 @@ class TokenService:
 
     def list_team(self, team: str) -> list[TokenRecord]:
         return sorted(self._store.list_team(team), key=lambda r: r.created_at)
+
+    def contexts(self, team: str) -> list[ContextView]:
+        """Every allow-list context as `team` sees it: its own version, else the preset."""
+        views: list[ContextView] = []
+        for name in CONTEXT_NAMES:
+            own = self._store.get_context(team, name)
+            tools = own.tools if own is not None else PRESETS[name]
+            views.append(
+                ContextView(
+                    name=name,
+                    tools=None if tools is None else list(tools),
+                    source="team" if own is not None else "preset",
+                    updated_at=own.updated_at if own is not None else None,
+                )
+            )
+        return views
+
+    def set_context(self, request: ContextRequest, by: str | None = None) -> ContextView:
+        """Give `request.team` its own version of a context (every token of it follows)."""
+        context = TeamContext(
+            name=request.name,
+            tools=request.chosen_tools(),
+            updated_at=self._now(),
+            updated_by=by,
+        )
+        self._store.put_context(request.team, context)
+        return next(v for v in self.contexts(request.team) if v.name == request.name)
+
+    def reset_context(self, team: str, name: ContextName) -> ContextView:
+        """Return `team` to the preset of context `name`."""
+        self._store.delete_context(team, name)
+        return next(v for v in self.contexts(team) if v.name == name)
 
     def revoke(self, token_id: str) -> Revocation:
         """Revoke a token and, with it, every token it issued (and theirs, all the way down).

@@ -320,11 +320,15 @@ class McpGateway:
         if not isinstance(name, str) or not name:
             raise RpcError(jsonrpc.INVALID_PARAMS, "`name` must be a non-empty string")
         spec = self._catalog.get(name)
-        # A tool outside the token's allow-list is as invisible as one that does not exist.
-        if spec is None or (
-            principal.allowed_tools is not None and name not in principal.allowed_tools
-        ):
+        if spec is None:
             raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        # Outside the token's allow-list (explicit, or its seed 004 context): tools/list never
+        # shows it, and a call is refused as seed 004 asks, -32002 like a missing scope.
+        if principal.allowed_tools is not None and name not in principal.allowed_tools:
+            where = f"its {principal.context!r} context" if principal.context else "its allow-list"
+            raise RpcError(
+                jsonrpc.MISSING_SCOPE, f"Token not allowed to call {name}: not in {where}"
+            )
         if not principal.has_any_scope(spec.scopes):
             raise RpcError(jsonrpc.MISSING_SCOPE, f"Token missing required scope: {spec.scopes[0]}")
         arguments = params.get("arguments", {})

@@ -145,14 +145,16 @@ def test_tools_list_shows_only_the_tools_of_the_allow_list(
     assert _tool_names(server, allow_listed_token) == {"memory_get"}
 
 
-def test_a_tool_outside_the_allow_list_is_an_unknown_tool(
+def test_a_tool_outside_the_allow_list_is_refused_with_32002_and_http_403(
     server: LocalServer, allow_listed_token: str
 ) -> None:
+    # Seed 004: an allow-list (explicit or a context) refuses other tools as a missing scope.
     response = _call(server, allow_listed_token, "memory_search", {"query": "anything"})
 
+    assert response.status_code == 403
     error = response.json()["error"]
-    assert error["code"] == -32602
-    assert error["message"] == "Unknown tool: memory_search"
+    assert error["code"] == -32002
+    assert error["message"] == "Token not allowed to call memory_search: not in its allow-list"
 
 
 # -- Team isolation --------------------------------------------------------------------------

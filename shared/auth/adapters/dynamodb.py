@@ -2,7 +2,9 @@
 
 Keys (the tokens table, `shared.config.tables.TOKENS`): a token is `pk = HASH#<secret hash>`,
 `sk = TOKEN`, found by id through `by_token_id` and by team through `by_team` (sort key
-`created_at`); a rate window is `pk = RATE#<token_id>#<window start>`, `sk = RATE`, with a TTL.
+`created_at`); a rate window is `pk = RATE#<token_id>#<window start>`, `sk = RATE`, with a TTL;
+a team's own version of an allow-list context is `pk = CONTEXT#<team>#<name>`, `sk = CONTEXT`
+(with neither `team` nor `token_id` attributes, so no index of tokens ever lists it).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
+from shared.auth.contexts import TeamContext
 from shared.auth.models import TokenRecord
 from shared.auth.ports import DuplicateToken
 from shared.config.names import TTL_ATTRIBUTE
@@ -21,12 +24,17 @@ if TYPE_CHECKING:
 
 TOKEN_SK = "TOKEN"
 RATE_SK = "RATE"
+CONTEXT_SK = "CONTEXT"
 TEAM_INDEX = "by_team"
 TOKEN_ID_INDEX = "by_token_id"
 
 
 def _token_pk(secret_hash: str) -> str:
     return f"HASH#{secret_hash}"
+
+
+def _context_key(team: str, name: str) -> dict[str, str]:
+    return {"pk": f"CONTEXT#{team}#{name}", "sk": CONTEXT_SK}
 
 
 def _rate_pk(token_id: str, window_start: int) -> str:
@@ -95,6 +103,24 @@ class DynamoTokenStore:
             return None
         return _record(updated)
 
+    def put_context(self, team: str, context: TeamContext) -> None:
+        item: dict[str, Any] = {
+            **_context_key(team, context.name),
+            **context.model_dump(mode="json", exclude_none=True),
+            # DynamoDB keeps no empty lists apart from "absent": say which it is.
+            "tools": list(context.tools or ()),
+            "all_tools": context.tools is None,
+        }
+        self._table.put_item(Item=item)
+
+    def get_context(self, team: str, name: str) -> TeamContext | None:
+        item = self._table.get_item(Key=_context_key(team, name), ConsistentRead=True).get("Item")
+        return _context(item) if item else None
+
+    def delete_context(self, team: str, name: str) -> bool:
+        response = self._table.delete_item(Key=_context_key(team, name), ReturnValues="ALL_OLD")
+        return bool(response.get("Attributes"))
+
     def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
         # One atomic ADD per request: concurrent gateways never lose a count.
         response = self._table.update_item(
@@ -105,6 +131,13 @@ class DynamoTokenStore:
             ReturnValues="UPDATED_NEW",
         )
         return int(response["Attributes"]["request_count"])  # type: ignore[arg-type]
+
+
+def _context(item: dict[str, Any]) -> TeamContext:
+    return TeamContext.model_validate(
+        {k: v for k, v in item.items() if k in TeamContext.model_fields}
+        | {"tools": item["tools"] if item.get("all_tools") is not True else None}
+    )
 
 
 def _record(item: dict[str, Any]) -> TokenRecord:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from shared.auth.contexts import TeamContext
 from shared.auth.models import TokenRecord
 from shared.auth.ports import DuplicateToken
 from shared.dynamo_values import from_dynamo
@@ -37,6 +38,16 @@ MIGRATIONS = (
             " expires_at INTEGER NOT NULL, PRIMARY KEY (token_id, window_start))",
             # The purge of expired windows.
             "CREATE INDEX rate_windows_expiry ON rate_windows (expires_at)",
+        ),
+    ),
+    Migration(
+        "tokens",
+        2,
+        (
+            # A team's own versions of seed 004's allow-list contexts (agent, crossroads, ...).
+            "CREATE TABLE token_contexts ("
+            " team TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL,"
+            " PRIMARY KEY (team, name))",
         ),
     ),
 )
@@ -144,6 +155,29 @@ class SqliteTokenStore:
                 # A new window opened: the windows that ended by its start are dead weight.
                 tx.execute("DELETE FROM rate_windows WHERE expires_at <= ?", (window_start,))
         return count
+
+    def put_context(self, team: str, context: TeamContext) -> None:
+        with self._db.write() as tx:
+            tx.execute(
+                "INSERT INTO token_contexts (team, name, record) VALUES (?, ?, ?)"
+                " ON CONFLICT (team, name) DO UPDATE SET record = excluded.record",
+                (team, context.name, to_json(context.model_dump(mode="json"))),
+            )
+
+    def get_context(self, team: str, name: str) -> TeamContext | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT record FROM token_contexts WHERE team = ? AND name = ?", (team, name))
+            .fetchone()
+        )
+        return TeamContext.model_validate(from_json(row["record"])) if row else None
+
+    def delete_context(self, team: str, name: str) -> bool:
+        with self._db.write() as tx:
+            deleted = tx.execute(
+                "DELETE FROM token_contexts WHERE team = ? AND name = ?", (team, name)
+            ).rowcount
+        return bool(deleted)
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the token items of the old DynamoDB-shaped tokens table; returns how many.
