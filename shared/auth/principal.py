@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -77,6 +78,9 @@ class Principal(BaseModel):
     # The token's own limits: a token it mints (agent.register) may not outlive or outpace it.
     token_expires_at: datetime | None = None
     rate_limit_per_minute: int | None = None
+    # How the caller proved who it is: a team token, or an OAuth access token (whose client can
+    # ask its authorization server for a missing scope: the gateway answers it with a step-up).
+    auth_method: Literal["token", "oauth"] = "token"
 
     @property
     def effective_scopes(self) -> frozenset[str]:
