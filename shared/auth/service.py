@@ -131,16 +131,22 @@ class TokenService:
     def authenticate_and_limit(self, secret: str | None) -> Principal:
         """Authenticate, then count the request against the token's per-minute limit.
 
-        This is the gateway's one auth call per request: `InvalidToken` or `RateLimited`.
+        This is the gateway's one auth call per team-token request: `InvalidToken` or
+        `RateLimited`.
         """
         principal, record = self.authenticate(secret)
+        self.limit(principal.token_id, record.rate_limit_per_minute)
+        return principal
+
+    def limit(self, caller_id: str, per_minute: int) -> None:
+        """Count one request of `caller_id` (a token id, or `oauth:<sub>`) in the current
+        minute; `RateLimited` once it is over `per_minute`."""
         now = self._clock()
         window_start = int(now // RATE_WINDOW_SECONDS * RATE_WINDOW_SECONDS)
         window_end = window_start + RATE_WINDOW_SECONDS
-        count = self._store.count_request(principal.token_id, window_start, window_end + 300)
-        if count > record.rate_limit_per_minute:
+        count = self._store.count_request(caller_id, window_start, window_end + 300)
+        if count > per_minute:
             raise RateLimited(max(1, math.ceil(window_end - now)))
-        return principal
 
     def list_team(self, team: str) -> list[TokenRecord]:
         return sorted(self._store.list_team(team), key=lambda r: r.created_at)
