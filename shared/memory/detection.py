@@ -36,9 +36,9 @@ from shared.memory.models import Finding, Memory
 from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
 from shared.observability import logger
 
-DUPLICATE_COSINE = 0.9
-CONFLICT_COSINE = 0.6
-VALUE_COSINE = 0.75
+DUPLICATE_COSINE = 0.925
+CONFLICT_COSINE = 0.575
+VALUE_COSINE = 0.9
 CANDIDATES = 10
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*")
