@@ -34,6 +34,8 @@ def _token_request_body(args: argparse.Namespace) -> dict[str, Any]:
         body["expires_days"] = args.expires_days
     if args.tools:
         body["allowed_tools"] = [t.strip() for t in args.tools.split(",") if t.strip()]
+    if args.context:
+        body["context"] = args.context
     if args.rate_limit is not None:
         body["rate_limit_per_minute"] = args.rate_limit
     return body
@@ -54,6 +56,8 @@ def _tokens(args: argparse.Namespace) -> int:
         elif args.tokens_command == "list":
             for record in admin.list(args.team):
                 print(json.dumps(record))
+        elif args.tokens_command == "context":
+            _context(admin, args)
         else:
             record = admin.revoke(args.token_id)
             also = record.get("also_revoked", [])
@@ -66,6 +70,24 @@ def _tokens(args: argparse.Namespace) -> int:
         _stderr(f"error: {exc}")
         return 2
     return 0
+
+
+def _context(admin: Any, args: argparse.Namespace) -> None:
+    """`cairn tokens context list|set|reset`: a team's versions of seed 004's contexts."""
+    if args.context_command == "list":
+        for view in admin.contexts(args.team):
+            print(json.dumps(view))
+        return
+    if args.context_command == "reset":
+        view = admin.reset_context(args.team, args.name)
+    else:
+        body: dict[str, Any] = {"team": args.team, "name": args.name}
+        if args.all:
+            body["all_tools"] = True
+        else:
+            body["tools"] = [t.strip() for t in (args.tools or "").split(",") if t.strip()]
+        view = admin.set_context(body)
+    print(json.dumps(view))
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -90,6 +112,7 @@ BENCHMARKS: dict[str, str] = {
     "gateway": "tool-call latency and throughput of a local server over HTTP",
     "index": "indexing speed (chunks/s) directly and through a running server",
     "store": "the storage layer under load through a real server (SQLite, moto reference)",
+    "curation": "precision and recall of conflict and duplicate detection on labelled pairs",
 }
 
 
@@ -127,11 +150,34 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--agent", help="bind the token to this agent id")
     create.add_argument("--expires-days", type=int, dest="expires_days")
     create.add_argument("--tools", help="comma-separated tool allow-list")
+    create.add_argument(
+        "--context",
+        choices=("agent", "crossroads", "internal"),
+        help="a named allow-list (seed 004): agent = the six engram tools, crossroads = none "
+        "until the team adds some, internal = all; the team's own version applies",
+    )
     create.add_argument("--rate-limit", type=int, dest="rate_limit", help="requests per minute")
     listing = token_commands.add_parser("list", help="list a team's tokens (never the secrets)")
     listing.add_argument("--team", required=True)
     revoke = token_commands.add_parser("revoke", help="revoke a token by id")
     revoke.add_argument("token_id")
+    context = token_commands.add_parser(
+        "context", help="a team's own versions of the allow-list contexts (seed 004)"
+    )
+    context_commands = context.add_subparsers(dest="context_command", required=True)
+    context_list = context_commands.add_parser("list", help="each context's tools for a team")
+    context_list.add_argument("--team", required=True)
+    context_set = context_commands.add_parser(
+        "set", help="change a context's tools for a team (its tokens follow at once)"
+    )
+    context_set.add_argument("--team", required=True)
+    context_set.add_argument("name", choices=("agent", "crossroads", "internal"))
+    chosen = context_set.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--tools", help="comma-separated tools ('' for none)")
+    chosen.add_argument("--all", action="store_true", help="every tool")
+    context_reset = context_commands.add_parser("reset", help="back to the preset")
+    context_reset.add_argument("--team", required=True)
+    context_reset.add_argument("name", choices=("agent", "crossroads", "internal"))
     tokens.set_defaults(run=_tokens)
 
     index = commands.add_parser(
