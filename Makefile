@@ -58,11 +58,12 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
 	$(RUN) cairn bench gateway
 	$(RUN) cairn bench index
 	$(RUN) cairn bench store
+	$(RUN) cairn bench curation
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 
 bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
