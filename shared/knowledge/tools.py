@@ -141,7 +141,9 @@ def search_hybrid(
     annotations=READ_ONLY,
     text_field="events",
 )
-def search_events(ctx: ToolContext[KnowledgeService], args: SearchEventsInput) -> SearchEventsOutput:
+def search_events(
+    ctx: ToolContext[KnowledgeService], args: SearchEventsInput
+) -> SearchEventsOutput:
     return SearchEventsOutput(
         events=ctx.service.search_events(
             ctx.principal,
@@ -228,9 +230,7 @@ def get_context(ctx: ToolContext[KnowledgeService], args: GetContextInput) -> Ge
     annotations=READ_ONLY,
     text_field="run",
 )
-def get_ci_status(
-    ctx: ToolContext[KnowledgeService], args: GetCiStatusInput
-) -> GetCiStatusOutput:
+def get_ci_status(ctx: ToolContext[KnowledgeService], args: GetCiStatusInput) -> GetCiStatusOutput:
     return GetCiStatusOutput(
         run=ctx.service.get_ci_status(
             ctx.principal, repo=args.repo, sha=args.sha, branch=args.branch

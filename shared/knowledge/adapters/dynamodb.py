@@ -23,7 +23,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import ConditionBase, Key
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from shared.config.tables import KNOWLEDGE_TIME_INDEX
 from shared.knowledge.adapters.sqlite import (
@@ -85,45 +84,19 @@ class DynamoKnowledgeStores:
         return dict(item) if item else None
 
     def _batch_get(self, team: str, sks: Sequence[str]) -> dict[str, dict[str, Any]]:
+        # The resource's client (`meta.client`) takes and returns plain Python values.
         found: dict[str, dict[str, Any]] = {}
-        serializer, deserializer = TypeSerializer(), TypeDeserializer()
-        resource = self._table.meta.client
+        client = self._table.meta.client
         name = self._table.name
         unique = list(dict.fromkeys(sks))
         for start in range(0, len(unique), 100):
-            keys: list[dict[str, Any]] = [
-                {"pk": team_pk(team), "sk": sk} for sk in unique[start : start + 100]
-            ]
+            keys = [{"pk": team_pk(team), "sk": sk} for sk in unique[start : start + 100]]
             request: dict[str, Any] = {name: {"Keys": keys, "ConsistentRead": True}}
             while request:
-                wire = {
-                    table: {
-                        **spec,
-                        "Keys": [
-                            {k: serializer.serialize(v) for k, v in key.items()}
-                            for key in spec["Keys"]
-                        ],
-                    }
-                    for table, spec in request.items()
-                }
-                response = resource.batch_get_item(RequestItems=wire)  # type: ignore[arg-type]
-                for raw in response.get("Responses", {}).get(name, []):
-                    item = {k: deserializer.deserialize(v) for k, v in raw.items()}
-                    found[str(item["sk"])] = item
-                unprocessed = response.get("UnprocessedKeys", {}).get(name)
-                request = (
-                    {
-                        name: {
-                            "Keys": [
-                                {k: deserializer.deserialize(v) for k, v in key.items()}
-                                for key in unprocessed["Keys"]
-                            ],
-                            "ConsistentRead": True,
-                        }
-                    }
-                    if unprocessed
-                    else {}
-                )
+                response = client.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(name, []):
+                    found[str(item["sk"])] = dict(item)
+                request = dict(response.get("UnprocessedKeys") or {})
         return found
 
     def _by_time(self, partition: str, since_ms: int, cap: int) -> Iterator[dict[str, Any]]:

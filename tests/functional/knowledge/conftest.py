@@ -1,0 +1,133 @@
+"""The knowledge group through the gateway (in-process), on moto DynamoDB, a hashing embedder
+and the embedded index, with a fixed clock and inline enrichment (deterministic)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import runtime
+from shared.auth.wiring import build_token_service
+from shared.config.settings import Settings
+from shared.config.tables import create_tables
+from shared.knowledge.adapters.queues import InlineQueue
+from shared.knowledge.adapters.search_index import SearchNodeIndex
+from shared.knowledge.enrich import Enricher
+from shared.knowledge.ports import ChatModel
+from shared.knowledge.service import KnowledgeService
+from shared.knowledge.tools import GROUP
+from shared.knowledge.wiring import build_stores
+from shared.protocol.gateway import GatewayConfig, McpGateway
+from shared.search.adapters.embedded import EmbeddedIndex
+from shared.search.service import SearchService
+from shared.search.wiring import build_document_store
+from shared.tools.groups import load_catalog, load_groups
+from shared.tools.invoker import InProcessInvoker
+from tests.functional.conftest import Harness
+from tests.functional.knowledge.corpus import NOW_MS, generate
+from tests.unit.search.support import HashingEmbedder
+
+
+@dataclass
+class Knowledge:
+    harness: Harness
+    service: KnowledgeService
+    model: list[ChatModel | None]
+
+    def token(self, team: str = "alpha", scopes: tuple[str, ...] = ("admin",)) -> str:
+        return self.harness.token(team=team, scopes=scopes)
+
+    def call(self, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.harness.call(token, tool, arguments)
+
+    def ok(self, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """The tool's seed-shaped value: the text block parsed (JSON) or as is (a string)."""
+        result = self.call(token, tool, arguments)
+        assert result["isError"] is False, result
+        text = result["content"][0]["text"]
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    def ingest(self, token: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+        totals = {"accepted": 0, "duplicates": 0, "redacted": 0}
+        for start in range(0, len(events), 200):
+            result = self.call(token, "ingest_events", {"events": events[start : start + 200]})
+            assert result["isError"] is False, result
+            for key in totals:
+                totals[key] += result["structuredContent"][key]
+        return totals
+
+
+def build_service(tmp_path: Path, model: list[ChatModel | None]) -> KnowledgeService:
+    stores = build_stores()
+    embedder = HashingEmbedder(dimensions=256)
+    search = SearchService(
+        build_document_store(),
+        EmbeddedIndex(tmp_path / "index", embedder.dimensions),
+        embedder,
+        clock=lambda: NOW_MS / 1000,
+    )
+    index = SearchNodeIndex(search)
+    enricher = Enricher(stores, stores, stores, index)
+    return KnowledgeService(
+        events=stores,
+        nodes=stores,
+        entities=stores,
+        lessons=stores,
+        index=index,
+        queue=InlineQueue(enricher.enrich),
+        model=lambda: model[0],
+        clock=lambda: NOW_MS / 1000,
+    )
+
+
+def _knowledge(tmp_path: Path, storage: str) -> Iterator[Knowledge]:
+    settings = Settings(
+        environment="test", storage=storage, token_pepper="knowledge", data_dir=tmp_path
+    )
+    runtime.configure(settings)
+    if storage == "dynamodb":
+        create_tables(boto3.client("dynamodb", region_name=settings.region))
+    model: list[ChatModel | None] = [None]
+    service = build_service(tmp_path, model)
+    original = GROUP.build_service
+    GROUP.build_service = lambda: service
+    invoker = InProcessInvoker(load_groups(), threading.RLock())
+    tokens = build_token_service(settings)
+    gateway = McpGateway(
+        load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
+    )
+    try:
+        yield Knowledge(Harness(gateway, tokens), service, model)
+    finally:
+        GROUP.build_service = original
+        runtime.configure(Settings())
+
+
+@pytest.fixture
+def knowledge(tmp_path: Path) -> Iterator[Knowledge]:
+    """A fresh, empty knowledge group (on moto DynamoDB) for tests that write."""
+    with mock_aws():
+        yield from _knowledge(tmp_path, "dynamodb")
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Knowledge, str]]:
+    """The fixture corpus ingested and enriched once per module (SQLite stores: the DynamoDB
+    adapter passes the same contract suite), for the tests that only read."""
+    knowledge = next(gen := _knowledge(tmp_path_factory.mktemp("knowledge"), "sqlite"))
+    token = knowledge.token("alpha")
+    totals = knowledge.ingest(token, generate())
+    assert totals["accepted"] == len(generate())
+    yield knowledge, token
+    gen.close()
