@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -22,6 +23,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from shared.auth.errors import InvalidToken, RateLimited
+from shared.auth.oauth import OAuthVerifier, looks_like_jwt
 from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.observability import logger, metrics
@@ -138,11 +140,15 @@ class McpGateway:
         invoker: Invoker,
         tokens: TokenService,
         config: GatewayConfig | None = None,
+        oauth: OAuthVerifier | None = None,
     ) -> None:
         self._catalog = catalog
         self._invoker = invoker
         self._tokens = tokens
         self._config = config or GatewayConfig()
+        # The optional authorization server: its JWT access tokens are accepted beside team
+        # tokens (shared.auth.oauth).
+        self._oauth = oauth
 
     # -- HTTP ------------------------------------------------------------------------------
 
@@ -155,13 +161,23 @@ class McpGateway:
 
     def protected_resource_metadata(self, base_url: str) -> dict[str, Any]:
         """RFC 9728 metadata: what this resource is and how to present a token to it."""
-        return {
+        scopes = sorted({s for spec in self._catalog for s in spec.scopes})
+        metadata: dict[str, Any] = {
             "resource": self.resource_url(base_url),
             "resource_name": "cairn MCP server",
             "bearer_methods_supported": ["header"],
-            "scopes_supported": sorted({s for spec in self._catalog for s in spec.scopes}),
+            "scopes_supported": scopes,
             "authorization_servers": [],
         }
+        if self._oauth is not None:
+            # As the authorization server knows them (Cognito: `<resource server id>/<scope>`).
+            metadata["scopes_supported"] = [self._oauth_scope(scope) for scope in scopes]
+            metadata["authorization_servers"] = [self._oauth.config.issuer]
+        return metadata
+
+    def _oauth_scope(self, scope: str) -> str:
+        assert self._oauth is not None
+        return f"{self._oauth.config.audience.rstrip('/')}/{scope}"
 
     def origin_allowed(self, origin: str | None) -> bool:
         if origin is None:
@@ -226,14 +242,19 @@ class McpGateway:
         scheme, _, credential = authorization.partition(" ")
         secret = credential.strip() if scheme.lower() == "bearer" else None
         try:
+            if self._oauth is not None and secret and looks_like_jwt(secret):
+                principal = self._oauth.verify(secret)
+                self._tokens.limit(principal.token_id, self._oauth.config.rate_limit_per_minute)
+                return principal
             return self._tokens.authenticate_and_limit(secret)
         except InvalidToken as exc:
+            challenge = f'Bearer resource_metadata="{self.metadata_url(base_url)}"'
+            if secret:  # RFC 6750 §3.1: a token was sent, and it is not accepted
+                challenge += ', error="invalid_token"'
             raise RpcError(
                 jsonrpc.UNAUTHENTICATED,
                 "Invalid or missing authentication token",
-                headers={
-                    "WWW-Authenticate": f'Bearer resource_metadata="{self.metadata_url(base_url)}"'
-                },
+                headers={"WWW-Authenticate": challenge},
             ) from exc
         except RateLimited as exc:
             seconds = exc.retry_after_seconds
@@ -330,7 +351,20 @@ class McpGateway:
                 jsonrpc.MISSING_SCOPE, f"Token not allowed to call {name}: not in {where}"
             )
         if not principal.has_any_scope(spec.scopes):
-            raise RpcError(jsonrpc.MISSING_SCOPE, f"Token missing required scope: {spec.scopes[0]}")
+            headers = {}
+            if principal.auth_method == "oauth" and self._oauth is not None:
+                # Step-up (MCP authorization, RFC 6750 §3.1): the client may ask its
+                # authorization server for the missing scope and retry.
+                headers["WWW-Authenticate"] = (
+                    f'Bearer error="insufficient_scope", '
+                    f'scope="{self._oauth_scope(spec.scopes[0])}", '
+                    f'resource_metadata="{_metadata_url_of(self._oauth.config.audience)}"'
+                )
+            raise RpcError(
+                jsonrpc.MISSING_SCOPE,
+                f"Token missing required scope: {spec.scopes[0]}",
+                headers=headers,
+            )
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}
@@ -398,6 +432,13 @@ class McpGateway:
             )
             metrics.add_metric(name="ToolCalls", unit="Count", value=1)
             metrics.add_metric(name="ToolLatency", unit="Milliseconds", value=latency_ms)
+
+
+def _metadata_url_of(resource: str) -> str:
+    """RFC 9728 §3.1: the metadata of resource `https://h/mcp` is at
+    `https://h/.well-known/oauth-protected-resource/mcp`."""
+    parts = urlsplit(resource)
+    return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
 
 
 def _origin_of(url: str) -> str:
