@@ -74,6 +74,13 @@ class Env:
     EMBEDDING_MODEL_ID: Final = "CAIRN_EMBEDDING_MODEL_ID"
     EMBEDDING_DIMENSIONS: Final = "CAIRN_EMBEDDING_DIMENSIONS"
     PUBLIC_URL: Final = "CAIRN_PUBLIC_URL"
+    # The optional OAuth authorization server (shared.auth.oauth): its issuer URL, the audience
+    # its access tokens must carry (default: the public resource URL), its JWKS URL (default:
+    # <issuer>/.well-known/jwks.json) and the per-subject requests per minute.
+    OAUTH_ISSUER: Final = "CAIRN_OAUTH_ISSUER"
+    OAUTH_AUDIENCE: Final = "CAIRN_OAUTH_AUDIENCE"
+    OAUTH_JWKS_URL: Final = "CAIRN_OAUTH_JWKS_URL"
+    OAUTH_RATE_LIMIT: Final = "CAIRN_OAUTH_RATE_LIMIT"
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"
