@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
@@ -25,6 +26,16 @@ class TokenAdmin(Protocol):
     def revoke(self, token_id: str) -> dict[str, Any]:
         """The revoked record, with `also_revoked`: the ids of the tokens it issued."""
         ...
+
+    def contexts(self, team: str) -> builtins.list[dict[str, Any]]:
+        """Seed 004's allow-list contexts as `team` sees them (its own version or the preset)."""
+        ...
+
+    def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Give a team its own version of a context (`team`, `name`, `tools` or `all_tools`)."""
+        ...
+
+    def reset_context(self, team: str, name: str) -> dict[str, Any]: ...
 
 
 class LocalServerAdmin:
@@ -52,6 +63,18 @@ class LocalServerAdmin:
     def revoke(self, token_id: str) -> dict[str, Any]:
         record: dict[str, Any] = self._call("DELETE", f"/{quote(token_id)}")
         return record
+
+    def contexts(self, team: str) -> builtins.list[dict[str, Any]]:
+        views: builtins.list[dict[str, Any]] = self._call("GET", f"/contexts?team={quote(team)}")
+        return views
+
+    def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
+        view: dict[str, Any] = self._call("PUT", "/contexts", body)
+        return view
+
+    def reset_context(self, team: str, name: str) -> dict[str, Any]:
+        view: dict[str, Any] = self._call("DELETE", f"/contexts/{quote(team)}/{quote(name)}")
+        return view
 
 
 class StackAdmin:
@@ -114,6 +137,27 @@ class StackAdmin:
             return self._service.revoke(token_id).to_wire()
         except UnknownToken as exc:
             raise TokenAdminError(str(exc)) from exc
+
+    def contexts(self, team: str) -> builtins.list[dict[str, Any]]:
+        return [v.model_dump(mode="json") for v in self._service.contexts(team)]
+
+    def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
+        from shared.auth.contexts import ContextRequest
+
+        try:
+            request = ContextRequest.model_validate(body)
+        except ValidationError as exc:
+            raise TokenAdminError(str(exc)) from exc
+        return self._service.set_context(request, by="cli").model_dump(mode="json")
+
+    def reset_context(self, team: str, name: str) -> dict[str, Any]:
+        from shared.auth.contexts import CONTEXT_NAMES
+
+        if name not in CONTEXT_NAMES:
+            raise TokenAdminError(
+                f"unknown context {name!r}; the contexts are {', '.join(CONTEXT_NAMES)}"
+            )
+        return self._service.reset_context(team, name).model_dump(mode="json")
 
 
 def token_admin(stack: str | None = None) -> TokenAdmin:

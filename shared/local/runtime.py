@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
+from shared.auth.contexts import ContextName, ContextRequest, ContextView
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
@@ -211,7 +212,9 @@ class LocalRuntime:
             try:
                 request = TokenRequest.model_validate(body)
             except ValidationError as exc:
-                raise HTTPException(status_code=422, detail=exc.errors(include_url=False)) from exc
+                raise HTTPException(
+                    status_code=422, detail=exc.errors(include_url=False, include_context=False)
+                ) from exc
             secret, record = self.issue(request)
             return CreatedToken(secret=secret, record=record)
 
@@ -222,6 +225,36 @@ class LocalRuntime:
             guard(x_cairn_admin_key)
             assert self.tokens is not None
             return self.tokens.list_team(team)
+
+        @router.get("/tokens/contexts")
+        def list_contexts(
+            team: str, x_cairn_admin_key: str | None = Header(default=None)
+        ) -> list[ContextView]:
+            guard(x_cairn_admin_key)
+            assert self.tokens is not None
+            return self.tokens.contexts(team)
+
+        @router.put("/tokens/contexts")
+        def set_context(
+            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
+        ) -> ContextView:
+            guard(x_cairn_admin_key)
+            assert self.tokens is not None
+            try:
+                request = ContextRequest.model_validate(body)
+            except ValidationError as exc:
+                raise HTTPException(
+                    status_code=422, detail=exc.errors(include_url=False, include_context=False)
+                ) from exc
+            return self.tokens.set_context(request, by="cli")
+
+        @router.delete("/tokens/contexts/{team}/{name}")
+        def reset_context(
+            team: str, name: ContextName, x_cairn_admin_key: str | None = Header(default=None)
+        ) -> ContextView:
+            guard(x_cairn_admin_key)
+            assert self.tokens is not None
+            return self.tokens.reset_context(team, name)
 
         @router.delete("/tokens/{token_id}")
         def revoke(
