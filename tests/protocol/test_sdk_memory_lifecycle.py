@@ -33,8 +33,9 @@ TOOLS = {
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 async def _found(client: Client, tool: str, member: str) -> dict[str, Any]:
