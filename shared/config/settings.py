@@ -32,6 +32,11 @@ class Settings(BaseModel):
     token_pepper_secret_arn: str | None = None
     group_functions: Mapping[str, str] = Field(default_factory=dict)
     public_url: str | None = None
+    # The optional OAuth authorization server (see `shared.auth.oauth`); unset: team tokens only.
+    oauth_issuer: str | None = None
+    oauth_audience: str | None = None
+    oauth_jwks_url: str | None = None
+    oauth_rate_limit_per_minute: int = 600
     allowed_origins: tuple[str, ...] = ()
     search_endpoint: str | None = None
     search_index: str = "cairn-chunks"
@@ -92,6 +97,12 @@ class Settings(BaseModel):
             token_pepper_secret_arn=env.get(Env.TOKEN_PEPPER_SECRET_ARN),
             group_functions=functions,
             public_url=env.get(Env.PUBLIC_URL),
+            oauth_issuer=env.get(Env.OAUTH_ISSUER) or None,
+            oauth_audience=env.get(Env.OAUTH_AUDIENCE) or None,
+            oauth_jwks_url=env.get(Env.OAUTH_JWKS_URL) or None,
+            oauth_rate_limit_per_minute=int(
+                env.get(Env.OAUTH_RATE_LIMIT) or defaults.oauth_rate_limit_per_minute
+            ),
             allowed_origins=origins,
             search_endpoint=env.get(Env.SEARCH_ENDPOINT),
             search_index=env.get(Env.SEARCH_INDEX, defaults.search_index),

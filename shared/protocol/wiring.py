@@ -5,6 +5,7 @@ The token service it needs comes from `shared.auth.wiring.build_token_service`.
 
 from __future__ import annotations
 
+from shared.auth.oauth import OAuthConfig, OAuthVerifier
 from shared.auth.service import TokenService
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway
@@ -26,4 +27,28 @@ def build_gateway(
             allow_localhost_origins=local,
             loopback_hosts_only=local,
         ),
+        oauth=build_oauth_verifier(settings),
+    )
+
+
+def build_oauth_verifier(settings: Settings) -> OAuthVerifier | None:
+    """The verifier of the configured authorization server's tokens; None without one."""
+    if not settings.oauth_issuer:
+        return None
+    audience = settings.oauth_audience or (
+        settings.public_url.rstrip("/") + "/mcp" if settings.public_url else None
+    )
+    if audience is None:
+        # Audience binding is the point (RFC 8707): never accept tokens for any audience.
+        raise ValueError(
+            "an OAuth issuer is configured but not the audience its tokens must carry: set "
+            "CAIRN_PUBLIC_URL (the audience is <public URL>/mcp) or CAIRN_OAUTH_AUDIENCE"
+        )
+    return OAuthVerifier(
+        OAuthConfig(
+            issuer=settings.oauth_issuer,
+            audience=audience,
+            jwks_url=settings.oauth_jwks_url,
+            rate_limit_per_minute=settings.oauth_rate_limit_per_minute,
+        )
     )

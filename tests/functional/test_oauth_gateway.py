@@ -16,6 +16,7 @@ from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.protocol.gateway import McpGateway
+from shared.protocol.wiring import build_oauth_verifier
 from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
@@ -129,3 +130,14 @@ def test_metadata_names_the_authorization_server_and_its_scope_names(
     assert metadata["authorization_servers"] == [ISSUER]
     assert f"{RESOURCE}/memory.read" in metadata["scopes_supported"]
     assert all(scope.startswith(f"{RESOURCE}/") for scope in metadata["scopes_supported"])
+
+
+def test_settings_build_the_verifier_bound_to_the_public_resource_url() -> None:
+    assert build_oauth_verifier(Settings()) is None
+    env = {"CAIRN_OAUTH_ISSUER": ISSUER, "CAIRN_PUBLIC_URL": "https://cairn.example.com/"}
+    verifier = build_oauth_verifier(Settings.from_env(env))
+    assert verifier is not None
+    assert verifier.config.audience == RESOURCE
+    assert verifier.config.jwks == f"{ISSUER}/.well-known/jwks.json"
+    with pytest.raises(ValueError, match="audience"):
+        build_oauth_verifier(Settings.from_env({"CAIRN_OAUTH_ISSUER": ISSUER}))
