@@ -72,9 +72,17 @@ def joins_by_time(event: Event) -> bool:
     return event.source in ("shell", "browser")
 
 
+def hostname(url: str) -> str:
+    """The URL's host, '' when it has none or cannot be parsed (a redacted `[REDACTED]` host
+    reads as a malformed IPv6 literal)."""
+    try:
+        return urlparse(url).hostname or ""
+    except ValueError:
+        return ""
+
+
 def _domain(url: str) -> str:
-    host = urlparse(url).hostname or ""
-    return host.removeprefix("www.")
+    return hostname(url).removeprefix("www.")
 
 
 def _words(command: str) -> list[str]:
@@ -182,7 +190,7 @@ def entities_of(event: Event) -> list[EntitySighting]:
         for reference in _ENV_REFERENCE.findall(text):
             add("env_var", reference)
         for url in re.findall(r"https?://[^\s\"'<>]+", text):
-            if host := urlparse(url).hostname:
+            if host := hostname(url):
                 add("host", host, host.lower())
     if event.source == "browser" and (domain := _domain(event.url or "")):
         add("domain", domain, domain.lower())

@@ -29,6 +29,14 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         REDACTED,
     ),
+    # Authorization headers: `-H "Authorization: Bearer …"`, `Basic …`, `token …`.
+    (
+        re.compile(
+            r"(\bAuthorization\s*:\s*(?:Bearer|Basic|token|Token)\s+)[^\s\"']+", re.IGNORECASE
+        ),
+        rf"\1{REDACTED}",
+    ),
+    (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{REDACTED}"),
     # NAME=value and NAME: value for secret-looking names (quoted or not).
     (
         re.compile(rf"(\b{_SECRET_NAME}\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&;|]+)", re.IGNORECASE),
@@ -48,14 +56,6 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         rf"\1{REDACTED}",
     ),
-    # Authorization headers: `-H "Authorization: Bearer …"`, `Basic …`, `token …`.
-    (
-        re.compile(
-            r"(\bAuthorization\s*:\s*(?:Bearer|Basic|token|Token)\s+)[^\s\"']+", re.IGNORECASE
-        ),
-        rf"\1{REDACTED}",
-    ),
-    (re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{REDACTED}"),
     # Command-line password flags: --password x, --password=x, --token x, -p'x' (mysql).
     (
         re.compile(

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlparse
 
 from shared.auth.principal import Principal
+from shared.knowledge.enrich import hostname
 from shared.knowledge.filters import Filters, check_source, clamp_limit, parse_since
 from shared.knowledge.models import (
     ENTITY_TYPES,
@@ -98,7 +98,7 @@ def event_result(event: Event) -> EventResult:
         summary = event.summary_text or ""
         detail = f"messages={event.message_count or 0} tools={len(event.tool_calls)}"
     elif event.source == "browser":
-        domain = (urlparse(event.url or "").hostname or "").removeprefix("www.")
+        domain = hostname(event.url or "").removeprefix("www.")
         summary = f"{domain} — {event.title or event.url}"
         detail = f"dwell={event.dwell_ms or 0}ms scroll={event.scroll_pct or 0}%"
     else:
