@@ -304,8 +304,9 @@ def _text(memory: Memory) -> str:
     return memory.content
 
 
-def _detectable(memory: Memory, now: datetime) -> bool:
-    return memory.active and memory.wallet_address is None and not memory.is_expired(now)
+def _detectable(memory: Memory) -> bool:
+    # An engram is wallet data and an expiring memory is scratch: neither is curated.
+    return memory.active and memory.wallet_address is None and memory.expires_at is None
 
 
 class Detector:
@@ -332,9 +333,9 @@ class Detector:
         or everything found was recorded before)."""
         now = datetime.fromtimestamp(self._clock(), tz=UTC)
         memory = self._store.get(team, memory_id)
-        if memory is None or not _detectable(memory, now):
+        if memory is None or not _detectable(memory):
             return []
-        candidates = self._candidates(team, memory, now)
+        candidates = self._candidates(team, memory)
         if not candidates:
             return []
         cosines = self._similarity.similarities(_text(memory), [_text(c) for c in candidates])
@@ -375,14 +376,14 @@ class Detector:
                 added.append(cluster)
         return added
 
-    def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
+    def _candidates(self, team: str, memory: Memory) -> list[Memory]:
         chain = {memory.id, memory.supersedes, memory.superseded_by, *memory.merged_from}
         found: dict[str, Memory] = {}
         for candidate_id, _ in self._index.search(team, _text(memory), CANDIDATES + 1):
             if candidate_id in chain or candidate_id in found:
                 continue
             candidate = self._store.get(team, candidate_id)
-            if candidate is not None and _detectable(candidate, now):
+            if candidate is not None and _detectable(candidate):
                 found[candidate.id] = candidate
         own_topic = topic(memory)
         if own_topic is not None:
@@ -390,7 +391,7 @@ class Detector:
                 if (
                     candidate.id not in chain
                     and candidate.id not in found
-                    and _detectable(candidate, now)
+                    and _detectable(candidate)
                     and topic(candidate) == own_topic
                 ):
                     found[candidate.id] = candidate
