@@ -18,6 +18,8 @@ environment itself.
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
 | alarm_email      | -            | e-mail address subscribed to the alarm topic            |
+| oauth            | false        | add the OAuth authorization server (Cognito, infra/oauth) |
+| oauth_callback_urls | -         | comma-separated redirect URIs of the MCP clients (oauth)  |
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from aws_cdk import aws_logs as logs
 from shared.config import names
 
 _DEVELOPER_MAX = 16
+# A redirect to the user's own machine may be plain http (RFC 8252 §7.3).
+_LOOPBACK_CALLBACK = re.compile(r"^http://(localhost|127\.0\.0\.1)[:/]")
 
 
 class ConfigError(ValueError):
@@ -56,6 +60,8 @@ class DeployConfig:
     throttle_burst: int = 100
     allowed_origins: tuple[str, ...] = ()
     alarm_email: str | None = None
+    oauth: bool = False
+    oauth_callback_urls: tuple[str, ...] = ()
 
     @property
     def is_prod(self) -> bool:
@@ -103,6 +109,8 @@ class DeployConfig:
         waf_flag = get("waf")
         waf = _flag(waf_flag, "waf") if waf_flag is not None else environment == "prod"
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
+        oauth = _flag(get("oauth"), "oauth")
+        callbacks = _callback_urls(_text(get("oauth_callback_urls")), oauth)
         return cls(
             environment=environment,
             developer=developer,
@@ -117,6 +125,8 @@ class DeployConfig:
             throttle_burst=_positive(get("throttle_burst"), "throttle_burst", 100),
             allowed_origins=tuple(o for o in origins if o),
             alarm_email=_text(get("alarm_email")),
+            oauth=oauth,
+            oauth_callback_urls=callbacks,
         )
 
 
@@ -150,6 +160,24 @@ def _positive(value: object, key: str, default: int) -> int:
     if number < 1:
         raise ConfigError(f"context `{key}` must be a positive integer (got {value!r})")
     return number
+
+
+def _callback_urls(raw: str | None, oauth: bool) -> tuple[str, ...]:
+    urls = tuple(u.strip() for u in (raw or "").split(",") if u.strip())
+    if oauth and not urls:
+        raise ConfigError(
+            "context `oauth=true` needs `oauth_callback_urls`: the comma-separated redirect URIs "
+            "of the MCP clients that will sign in (e.g. https://claude.ai/api/mcp/auth_callback)"
+        )
+    for url in urls:
+        if not (
+            url.startswith("https://") or re.match(r"^http://(localhost|127\.0\.0\.1)[:/]", url)
+        ):
+            raise ConfigError(
+                f"context `oauth_callback_urls`: {url!r} must be https:// (or http://localhost "
+                "for a client on the user's machine)"
+            )
+    return urls
 
 
 def _login_name() -> str:
