@@ -2,7 +2,8 @@
 chosen and its service is built).
 
 AWS (`settings.search_endpoint` set): OpenSearch index + Bedrock Titan embedder. Otherwise the
-embedded default: SQLite/numpy index and the MiniLM embedder under `<data_dir>/search/`.
+embedded default: SQLite/numpy index and a numpy BERT embedder under `<data_dir>/search/`
+(`CAIRN_EMBEDDER`: `minilm`, the default, or `bge-small` from `CAIRN_EMBEDDER_DIR`).
 The documents store follows `Settings.storage`.
 """
 
@@ -12,12 +13,17 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shared import runtime
 from shared.config import names
 from shared.config.settings import Settings
 from shared.search.ports import DocumentStore
 from shared.search.service import SearchService
+
+if TYPE_CHECKING:
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.embedding.cache import CachedEmbedder
 
 
 def build_document_store(clock: Callable[[], float] = time.time) -> DocumentStore:
@@ -45,17 +51,52 @@ def build_embedded_service(settings: Settings) -> SearchService:
     """The embedded default: index and embedding cache in the data folder."""
     from shared.search.adapters.embedded import EmbeddedIndex
     from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
-    from shared.search.embedding.minilm import DIMENSIONS, MiniLMEmbedder
+    from shared.search.embedding.minilm import local_embedder
 
     directory = search_dir(settings)
     embedder = CachedEmbedder(
-        MiniLMEmbedder(), SqliteEmbeddingCache(directory / EMBEDDING_CACHE_FILE)
+        local_embedder(), SqliteEmbeddingCache(directory / EMBEDDING_CACHE_FILE)
     )
-    return SearchService(
-        build_document_store(),
-        EmbeddedIndex(directory, DIMENSIONS),
-        embedder,
+    index = EmbeddedIndex(directory, embedder.dimensions)
+    switch_embedding_model(index, embedder)
+    return SearchService(build_document_store(), index, embedder)
+
+
+# Vectors written before the index recorded its model all came from the only model there was.
+LEGACY_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def switch_embedding_model(
+    index: EmbeddedIndex, embedder: CachedEmbedder, *, show_progress: bool = True
+) -> int:
+    """Re-embed the index when its vectors come from another model; returns the chunks redone.
+
+    Each team's chunks go through that team's cache keys, which carry the model id: switching
+    back to a model used before costs only lookups. The switch is announced on stderr with a
+    progress bar, since a large index takes minutes on a laptop.
+    """
+    import sys
+
+    from tqdm import tqdm
+
+    recorded = index.embedding_model()
+    total = index.chunk_count()
+    if recorded is None:
+        recorded = LEGACY_MODEL if total else embedder.model_id
+        index.record_embedding_model(recorded)
+    if recorded == embedder.model_id:
+        return 0
+    print(
+        f"cairn: search index vectors are {recorded}; re-embedding {total} chunks "
+        f"with {embedder.model_id}",
+        file=sys.stderr,
     )
+    with tqdm(
+        total=total, desc="re-embedding", unit="chunk", file=sys.stderr, disable=not show_progress
+    ) as bar:
+        return index.reembed(
+            lambda team: embedder.for_team(team).embed, embedder.model_id, progress=bar.update
+        )
 
 
 def build_aws_service(settings: Settings) -> SearchService:

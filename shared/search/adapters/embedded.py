@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     UNIQUE (team, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS chunks_by_entity ON chunks (team, entity_id, chunk_index);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _FTS_SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5 ("
@@ -310,6 +311,81 @@ class EmbeddedIndex:
                 self._vectors.pop(team, None)
                 self._rows.pop(team, None)
             self._df = {key: df for key, df in self._df.items() if key[0] not in teams}
+
+    # ------------------------------------------------- the embedding model of the vectors
+
+    def embedding_model(self) -> str | None:
+        """The model the stored vectors come from (None: never recorded)."""
+        row = (
+            self._reader()
+            .execute("SELECT value FROM meta WHERE key = 'embedding_model'")
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    def record_embedding_model(self, model_id: str) -> None:
+        with self._write_lock:
+            self._writer.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?)",
+                (model_id,),
+            )
+
+    def chunk_count(self) -> int:
+        return int(self._reader().execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def reembed(
+        self,
+        embed_for_team: Callable[[str], Callable[[list[str]], Vectors]],
+        model_id: str,
+        *,
+        batch: int = 256,
+        progress: Callable[[int], object] | None = None,
+    ) -> int:
+        """Replace every stored vector with one from another model; returns the chunks done.
+
+        The text embedded is the one `ChunkDoc.embedding_text` gives (title, blank line,
+        text), through each team's own embedder (its cache keys). BM25 rows are untouched.
+        Each batch is its own transaction, and the model is recorded only at the end, so an
+        interrupted switch re-embeds again (through the cache: the finished part is free).
+        """
+        import numpy as np
+
+        teams = [r[0] for r in self._reader().execute("SELECT DISTINCT team FROM chunks")]
+        done = 0
+        for team in teams:
+            embed = embed_for_team(team)
+            rows = (
+                self._reader()
+                .execute(
+                    "SELECT rowid, title, text FROM chunks WHERE team = ? ORDER BY rowid", (team,)
+                )
+                .fetchall()
+            )
+            for start in range(0, len(rows), batch):
+                part = rows[start : start + batch]
+                texts = [f"{title}\n\n{text}" if title else text for _, title, text in part]
+                vectors = np.asarray(embed(texts), dtype=np.float32)
+                if vectors.shape[1] != self.dimensions:
+                    raise ValueError(
+                        f"{model_id} gives {vectors.shape[1]} dims, index has {self.dimensions}"
+                    )
+                with self._write_lock:
+                    self._writer.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._writer.executemany(
+                            "UPDATE chunks SET vector = ? WHERE rowid = ?",
+                            [(v.tobytes(), r[0]) for v, r in zip(vectors, part, strict=True)],
+                        )
+                        self._writer.execute("COMMIT")
+                    except BaseException:
+                        self._writer.execute("ROLLBACK")
+                        raise
+                done += len(part)
+                if progress is not None:
+                    progress(len(part))
+            self._invalidate({team})
+        self.record_embedding_model(model_id)
+        return done
 
     # ------------------------------------------------------------------ reads
 

