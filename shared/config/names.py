@@ -129,6 +129,10 @@ class Outputs:
     TOKEN_PEPPER_SECRET: Final = "TokenPepperSecretArn"
     WORKFLOW_QUEUE: Final = "WorkflowQueueUrl"
     SYNC_SCHEDULE_GROUP: Final = "SyncScheduleGroupName"
+    # With `-c oauth=true`: what an MCP client's OAuth settings need.
+    OAUTH_ISSUER: Final = "OAuthIssuer"
+    OAUTH_CLIENT_ID: Final = "OAuthClientId"
+    OAUTH_LOGIN_DOMAIN: Final = "OAuthLoginDomain"
 
 
 # Per table: the env key that carries its physical name and the stack output that publishes it.
