@@ -1,6 +1,7 @@
-"""Lambda entry point of the knowledge tool group (wiring only)."""
+"""Lambda entry point of the knowledge tool group (wiring only): the MCP tools and the HTTP
+routes' hooks (GitHub webhook deliveries), which the gateway forwards as envelopes."""
 
-from shared.knowledge.tools import GROUP
+from shared.knowledge.tools import function_group
 from shared.tools.lambda_entry import make_group_handler
 
-handler = make_group_handler(GROUP)
+handler = make_group_handler(function_group())

@@ -435,3 +435,17 @@ class IngestEventsOutput(BaseModel):
     accepted: int = Field(description="Events stored by this call.")
     duplicates: int = Field(description="Events whose id was already stored (not changed).")
     redacted: int = Field(description="Events in which a secret was redacted before storing.")
+
+
+class GithubWebhookInput(_Input):
+    """A GitHub delivery as the HTTP route received it (the team comes from the route)."""
+
+    event: str = Field(max_length=64, description="The X-GitHub-Event header.")
+    signature: str | None = Field(default=None, max_length=200)
+    body_base64: str = Field(max_length=2_000_000, description="The raw body, base64.")
+
+
+class GithubWebhookOutput(BaseModel):
+    stored: bool = Field(description="A workflow_run / workflow_job delivery was recorded.")
+    run_id: str | None = None
+    lessons_counted: int = 0

@@ -42,7 +42,15 @@ from shared.knowledge.ports import (
     NodeStore,
 )
 from shared.knowledge.redaction import redact
-from shared.tools.errors import InvalidArgument
+from shared.tools.errors import InvalidArgument, ToolError
+
+
+class BadSignature(ToolError):
+    """A webhook delivery whose X-Hub-Signature-256 does not verify (HTTP 401)."""
+
+    code = "unauthorized"
+    status = 401
+
 
 CONTEXT_EMBED_CHARS = 600
 # How many index hits a filtered query reads to still fill `limit` after the filters.
@@ -147,6 +155,7 @@ class KnowledgeService:
         index: NodeIndex,
         queue: EnrichmentQueue,
         model: ModelFactory = lambda: None,
+        webhook_secrets: Callable[[str], str | None] = lambda team: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._events = events
@@ -156,6 +165,7 @@ class KnowledgeService:
         self._index = index
         self._queue = queue
         self._model = model
+        self._webhook_secrets = webhook_secrets
         self._clock = clock
 
     def now_ms(self) -> int:
@@ -450,6 +460,30 @@ class KnowledgeService:
                 continue
             found.append(lesson)
         return found[: clamp_limit(limit)]
+
+    def github_webhook(
+        self, team: str, *, event: str, signature: str | None, body: bytes
+    ) -> tuple[CiRun | None, int]:
+        """Verify a delivery against the team's secret, then record its run; nothing is stored
+        (and `BadSignature` raised) when the team has no secret or the signature is wrong."""
+        import json
+
+        from shared.knowledge.github import run_from_webhook, signature_valid
+
+        secret = self._webhook_secrets(team)
+        if secret is None or not signature_valid(secret, body, signature):
+            raise BadSignature(
+                "X-Hub-Signature-256 does not match the team's webhook secret", field="signature"
+            )
+        try:
+            payload = json.loads(body)
+        except ValueError as exc:
+            raise InvalidArgument("the webhook body is not JSON", field="body") from exc
+        run = run_from_webhook(event, payload) if isinstance(payload, dict) else None
+        if run is None or not run.repo or not run.run_id:
+            return None, 0
+        lessons = self.record_ci_run(team, run)
+        return run, len(lessons)
 
     def record_ci_run(self, team: str, run: CiRun) -> list[Lesson]:
         """Store a run; each failure annotation counts toward its lesson."""

@@ -19,6 +19,8 @@ from shared.knowledge.models import (
     GetEntitiesOutput,
     GetLessonsInput,
     GetLessonsOutput,
+    GithubWebhookInput,
+    GithubWebhookOutput,
     IngestEventsInput,
     IngestEventsOutput,
     ListProjectsInput,
@@ -272,3 +274,42 @@ def ingest_events(
     ctx: ToolContext[KnowledgeService], args: IngestEventsInput
 ) -> IngestEventsOutput:
     return ctx.service.ingest(ctx.principal, args.events)
+
+
+# Tools no MCP client sees: what the knowledge function does for the HTTP routes (GitHub's
+# webhook). Not in the catalog; the knowledge Lambda serves them beside GROUP's tools.
+HOOKS: ToolGroup[KnowledgeService] = ToolGroup(
+    name=names.GROUP_KNOWLEDGE, build_service=build_knowledge_service
+)
+
+
+@HOOKS.tool(
+    name="github_webhook",
+    title="GitHub webhook delivery",
+    description="Record a verified workflow_run / workflow_job delivery for the team.",
+    scopes=(INGEST_SCOPE,),
+    annotations=INGEST,
+)
+def github_webhook(
+    ctx: ToolContext[KnowledgeService], args: GithubWebhookInput
+) -> GithubWebhookOutput:
+    import base64
+
+    run, counted = ctx.service.github_webhook(
+        ctx.principal.team,
+        event=args.event,
+        signature=args.signature,
+        body=base64.b64decode(args.body_base64),
+    )
+    return GithubWebhookOutput(
+        stored=run is not None, run_id=run.run_id if run else None, lessons_counted=counted
+    )
+
+
+def function_group() -> ToolGroup[KnowledgeService]:
+    """What the knowledge function executes: the MCP tools and the route-only hooks."""
+    return ToolGroup(
+        name=GROUP.name,
+        build_service=lambda: GROUP.build_service(),
+        tools={**GROUP.tools, **HOOKS.tools},
+    )

@@ -106,6 +106,7 @@ def build_knowledge_service() -> KnowledgeService:
         index=SearchNodeIndex(build_search_service),
         queue=build_queue(enricher),
         model=build_model,
+        webhook_secrets=webhook_secret,
     )
 
 

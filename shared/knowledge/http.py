@@ -1,0 +1,132 @@
+"""The knowledge group's HTTP routes, mounted beside POST /mcp on the gateway app.
+
+- `POST /ingest/events` — what shell hooks and importers call: a bearer token with the
+  `ingest` scope, a JSON body `{"events": [...]}` (at most 500 events, at most the gateway's
+  body limit), answered `{"accepted", "duplicates", "redacted"}`. It is `ingest_events`
+  without the JSON-RPC envelope.
+- `POST /hooks/github/{team}` — GitHub's `workflow_run` / `workflow_job` deliveries, verified
+  with `X-Hub-Signature-256` against the team's secret by the knowledge function: a bad or
+  missing signature is a 401 and nothing is stored.
+
+Both reach the knowledge function through `invoke` (in-process locally, Lambda in AWS), so the
+gateway never touches the knowledge table or the webhook secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from collections.abc import Callable
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from shared.auth.errors import InvalidToken, RateLimited
+from shared.auth.principal import Principal
+from shared.auth.service import TokenService
+from shared.knowledge.github import EVENT_HEADER, SIGNATURE_HEADER
+from shared.knowledge.models import IngestEventsInput
+from shared.tools.envelope import Envelope, Reply
+from shared.tools.validation import describe_validation_error
+
+INGEST_PATH = "/ingest/events"
+GITHUB_HOOK_PATH = "/hooks/github/{team}"
+INGEST_SCOPE = "ingest"
+WEBHOOK_CALLER = "github-webhook"  # the caller id of webhook deliveries (not a credential)
+MAX_BODY_BYTES = 1_048_576
+_TEAM = r"^[A-Za-z0-9_.-]{1,64}$"
+
+Invoke = Callable[[Envelope], Reply]
+
+
+def _error(status: int, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+def _reply(reply: Reply) -> JSONResponse:
+    if reply.error is not None:
+        status = {"unauthorized": 401, "not_found": 404}.get(reply.error.code, 400)
+        body = {"error": reply.error.message, "field": reply.error.field}
+        return JSONResponse(body, status_code=status)
+    return JSONResponse(reply.result or {})
+
+
+def knowledge_router(
+    tokens: TokenService, invoke: Invoke, *, max_body_bytes: int = MAX_BODY_BYTES
+) -> APIRouter:
+    """The two routes over a token service and the knowledge function's invoker."""
+    router = APIRouter()
+
+    @router.post(INGEST_PATH)
+    async def ingest(request: Request) -> Response:
+        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+        try:
+            principal = await run_in_threadpool(
+                tokens.authenticate_and_limit,
+                credential.strip() if scheme.lower() == "bearer" else None,
+            )
+        except InvalidToken:
+            return _error(401, "a bearer token is required", **{"WWW-Authenticate": "Bearer"})
+        except RateLimited as exc:
+            return _error(
+                429, "rate limit exceeded", **{"Retry-After": str(exc.retry_after_seconds)}
+            )
+        if not principal.has_any_scope((INGEST_SCOPE,)):
+            return _error(403, "the token lacks the `ingest` scope")
+        body = await request.body()
+        if len(body) > max_body_bytes:
+            return _error(413, f"the body exceeds {max_body_bytes} bytes; send smaller batches")
+        try:
+            arguments = IngestEventsInput.model_validate_json(body)
+        except ValidationError as exc:
+            field, problem = describe_validation_error(exc)
+            return JSONResponse({"error": problem, "field": field}, status_code=400)
+        envelope = Envelope(
+            tool="ingest_events",
+            arguments=arguments.model_dump(mode="json", exclude_unset=True),
+            principal=principal,
+            request_id=uuid.uuid4().hex,
+        )
+        return _reply(await run_in_threadpool(invoke, envelope))
+
+    @router.post(GITHUB_HOOK_PATH)
+    async def github(team: str, request: Request) -> Response:
+        if not re.match(_TEAM, team):
+            return _error(404, "unknown team")
+        body = await request.body()
+        if len(body) > max_body_bytes:
+            return _error(413, f"the body exceeds {max_body_bytes} bytes")
+        # Every delivery is verified, also the ones not recorded (GitHub's first `ping`), so a
+        # wrong secret shows at set-up.
+        event = request.headers.get(EVENT_HEADER, "")
+        # No token: the delivery's signature, checked by the knowledge function, is the proof.
+        principal = Principal(
+            team=team,
+            token_id=WEBHOOK_CALLER,
+            token_name=WEBHOOK_CALLER,
+            scopes=frozenset({INGEST_SCOPE}),
+        )
+        envelope = Envelope(
+            tool="github_webhook",
+            arguments={
+                "event": event[:64],
+                "signature": request.headers.get(SIGNATURE_HEADER),
+                "body_base64": base64.b64encode(body).decode(),
+            },
+            principal=principal,
+            request_id=uuid.uuid4().hex,
+        )
+        return _reply(await run_in_threadpool(invoke, envelope))
+
+    return router
+
+
+def local_invoke(envelope: Envelope) -> Reply:
+    """The knowledge function in-process (local mode): MCP tools and hooks alike."""
+    from shared.knowledge.tools import function_group
+    from shared.tools.dispatch import execute
+
+    return execute(function_group(), envelope)
