@@ -12,7 +12,9 @@ from mangum import Mangum
 
 from shared import runtime
 from shared.auth.wiring import build_token_service
+from shared.config import names
 from shared.config.settings import Settings
+from shared.knowledge.http import knowledge_router
 from shared.observability import logger, metrics, tracer
 from shared.protocol.app import create_app
 from shared.protocol.wiring import build_gateway
@@ -21,7 +23,15 @@ from shared.tools.invoker import LambdaInvoker
 settings = Settings.from_env()
 runtime.configure(settings)
 invoker = LambdaInvoker(boto3.client("lambda"), settings.group_functions)
-app = create_app(build_gateway(settings, invoker, build_token_service(settings)))
+tokens = build_token_service(settings)
+app = create_app(build_gateway(settings, invoker, tokens))
+# Seed 003's capture routes: the knowledge function verifies and stores, not the gateway.
+app.include_router(
+    knowledge_router(
+        tokens,
+        lambda envelope: invoker.invoke(names.GROUP_KNOWLEDGE, envelope, read_only=False),
+    )
+)
 _asgi = Mangum(app, lifespan="off")
 
 

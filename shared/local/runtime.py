@@ -134,6 +134,10 @@ class LocalRuntime:
         gateway = build_gateway(settings, invoker, self.tokens, local=True)
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
         self.app = create_app(gateway)
+        # Seed 003's capture routes (hooks' batch ingest, GitHub webhooks), in-process here.
+        from shared.knowledge.http import knowledge_router, local_invoke
+
+        self.app.include_router(knowledge_router(self.tokens, local_invoke))
         self.app.include_router(self._admin_router())
         self.app.add_api_route("/healthz", self.health, methods=["GET"])
 
