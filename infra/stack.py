@@ -11,6 +11,7 @@ from infra.api import Api
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.functions import Functions
+from infra.oauth import OAuth
 from infra.observability import Observability
 from infra.search import Search
 from infra.sync import Sync
@@ -43,6 +44,11 @@ class CairnStack(Stack):
         )
         self.api = Api(self, "Api", config=config, handler=self.functions.gateway_alias)
         self.functions.set_public_url(self.api.base_url)
+        self.oauth: OAuth | None = None
+        if config.oauth:
+            self.oauth = OAuth(self, "OAuth", config=config, resource_url=self.api.mcp_url)
+            self.functions.gateway.add_environment(names.Env.OAUTH_ISSUER, self.oauth.issuer)
+            self.functions.gateway.add_environment(names.Env.OAUTH_AUDIENCE, self.api.mcp_url)
         self.workflows = Workflows(self, "Workflows", config=config)
         self.sync = Sync(self, "Sync", config=config)
         self.observability = Observability(
@@ -77,6 +83,18 @@ class CairnStack(Stack):
             self.sync.schedule_group.schedule_group_name,
             "connector-sync schedules",
         )
+        if self.oauth is not None:
+            self._output(names.Outputs.OAUTH_ISSUER, self.oauth.issuer, "OAuth issuer")
+            self._output(
+                names.Outputs.OAUTH_CLIENT_ID,
+                self.oauth.client.user_pool_client_id,
+                "OAuth client id for MCP clients",
+            )
+            self._output(
+                names.Outputs.OAUTH_LOGIN_DOMAIN,
+                self.oauth.domain.base_url(),
+                "hosted login (authorization and token endpoints)",
+            )
 
     def _output(self, key: str, value: str, description: str) -> None:
         # Output ids are the stable keys of names.Outputs (read by the CLI and pipelines).

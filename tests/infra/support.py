@@ -25,6 +25,9 @@ PROD_EXTRAS = {
     "hosted_zone_id": "Z0000000000EXAMPLE",
     "hosted_zone_name": "example.com",
     "alarm_email": "oncall@example.com",
+    # The optional OAuth authorization server is synthesized (and nag-checked) in prod.
+    "oauth": "true",
+    "oauth_callback_urls": "https://claude.ai/api/mcp/auth_callback",
 }
 
 # Log retention by environment: what infra.config.DeployConfig.log_retention sets.
