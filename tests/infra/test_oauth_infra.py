@@ -41,7 +41,8 @@ def test_the_resource_server_is_the_mcp_url_with_every_scope_but_admin(prod: Syn
     server = _one(prod, "AWS::Cognito::UserPoolResourceServer")
     assert "mcp" in json.dumps(server["Identifier"])
     assert sorted(s["ScopeName"] for s in server["Scopes"]) == sorted(OAUTH_SCOPES)
-    assert "admin" not in OAUTH_SCOPES and "memory.read" in OAUTH_SCOPES
+    assert "admin" not in OAUTH_SCOPES
+    assert "memory.read" in OAUTH_SCOPES
 
 
 def test_the_client_is_public_code_flow_only(prod: Synth) -> None:
