@@ -67,6 +67,21 @@ class TeamScopedEmbedder(Embedder, Protocol):
     def for_team(self, team: str) -> Embedder: ...
 
 
+class Reranker(Protocol):
+    """A cross-encoder: reads a query and a passage together and scores their relevance.
+
+    Adapters: `CrossEncoderReranker` (a BERT cross-encoder in numpy, weights verified against
+    the upstream hashes) and `BedrockReranker` (Bedrock's rerank models).
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
+        """One score per passage, in input order; higher is more relevant."""
+        ...
+
+
 class EmbeddingCache(Protocol):
     """Vectors by `sha256(model id + team + text)`: unchanged text is never embedded twice."""
 

@@ -40,7 +40,8 @@ from shared.search.models import (
     chunk_id_for,
     parse_chunk_id,
 )
-from shared.search.ports import DocumentStore, Embedder, SearchIndex, TeamScopedEmbedder
+from shared.search.ports import DocumentStore, Embedder, Reranker, SearchIndex, TeamScopedEmbedder
+from shared.search.rerank.stage import RerankConfig, reranked_page
 from shared.tools.errors import InvalidArgument
 
 MEMORY_SOURCE = "memory"
@@ -120,12 +121,17 @@ class SearchService:
         *,
         chunker: ChunkerConfig | None = None,
         clock: Callable[[], float] = time.time,
+        reranker: Reranker | None = None,
+        rerank: RerankConfig | None = None,
     ) -> None:
         self.documents = documents
         self.index = index
         self.embedder = embedder
         self._chunker = chunker or ChunkerConfig()
         self._clock = clock
+        # Hybrid queries (every tool) rerank their fused top-k when a reranker is configured.
+        self.reranker = reranker
+        self.rerank_config = rerank or RerankConfig()
 
     def _now_iso(self) -> str:
         return datetime.fromtimestamp(self._clock(), tz=UTC).isoformat().replace("+00:00", "Z")
@@ -308,23 +314,32 @@ class SearchService:
         source: str | None = None,
         types: frozenset[str] = frozenset(RESULT_TYPES),
         mode: SearchMode = "hybrid",
+        rerank: bool | None = None,
     ) -> IndexPage:
-        """One page of entities (and memories) ranked for `query`, at most 3 chunks each."""
+        """One page of entities (and memories) ranked for `query`, at most 3 chunks each.
+
+        `rerank` (default: whether a reranker is configured) reorders the fused top-k of a
+        hybrid query with the reranker; the single modes never rerank.
+        """
         if not types:
             return IndexPage(groups=[], has_more=False)
         vector = None
         if mode != "bm25":
             vector = [float(x) for x in self._embedder_for(team).embed([query])[0]]
-        return self.index.query(
-            IndexQuery(
-                text=query,
-                vector=vector,
-                filters=SearchFilters(team=team, now=self._clock(), source=source, types=types),
-                mode=mode,
-                offset=offset,
-                limit=limit,
-            )
+        request = IndexQuery(
+            text=query,
+            vector=vector,
+            filters=SearchFilters(team=team, now=self._clock(), source=source, types=types),
+            mode=mode,
+            offset=offset,
+            limit=limit,
         )
+        use_reranker = self.reranker is not None if rerank is None else rerank
+        if mode == "hybrid" and use_reranker:
+            if self.reranker is None:
+                raise ValueError("rerank=True needs a reranker")
+            return reranked_page(self.index.query, request, self.reranker, self.rerank_config)
+        return self.index.query(request)
 
     def search_page(self, team: str, args: SearchInput, *, may_read_memory: bool) -> SearchOutput:
         """The `search` tool's answer: one page of results grouped by entity, a memory as one
