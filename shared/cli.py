@@ -1,4 +1,5 @@
-"""The `cairn` command: run the local server, manage team tokens, index files, benchmark."""
+"""The `cairn` command: run the local server, manage team tokens, index files, capture work,
+benchmark."""
 
 from __future__ import annotations
 
@@ -191,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--source", default="local_files", help="source name (default local_files)")
     index.add_argument("--team", default=names.LOCAL_TEAM, help="team (default local)")
     index.set_defaults(run=_index)
+
+    from shared.knowledge.capture_cli import add_parser as add_capture
+
+    add_capture(commands)
 
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
