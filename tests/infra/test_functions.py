@@ -41,7 +41,7 @@ def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway_and_the_w
 
 
 def test_no_worker_is_a_tool_group() -> None:
-    assert WORKERS == ("curator",)
+    assert WORKERS == ("curator", "workflow_dispatcher")
     assert not set(WORKERS) & set(GROUPS)
 
 
@@ -265,7 +265,10 @@ def test_the_orchestrator_reaches_its_tables_the_pepper_and_the_artifacts_prefix
     [g for g in GROUPS if GROUP_ACCESS[g].search] + [w for w in WORKERS if WORKER_ACCESS[w].search],
 )
 def test_search_groups_may_invoke_only_the_titan_embedding_model(synth: Synth, group: str) -> None:
-    bedrock = [s for s in synth.statements_of(group) if "bedrock:" in json.dumps(s["Action"])]
+    # Model invocation only; listing models (the sessions group's catalog) is tested below.
+    bedrock = [
+        s for s in synth.statements_of(group) if "bedrock:InvokeModel" in json.dumps(s["Action"])
+    ]
     assert len(bedrock) == 1
     assert bedrock[0]["Action"] == "bedrock:InvokeModel"
     assert f'::foundation-model/{EMBEDDING_MODEL_ID}"' in json.dumps(bedrock[0]["Resource"])
@@ -275,6 +278,23 @@ def test_search_groups_may_invoke_only_the_titan_embedding_model(synth: Synth, g
     assert env[Env.SEARCH_ENDPOINT] == {"Fn::GetAtt": [collection, "CollectionEndpoint"]}
     assert env[Env.SEARCH_SERVICE] == "aoss"
     assert env[Env.EMBEDDING_MODEL_ID] == EMBEDDING_MODEL_ID
+
+
+def test_only_the_sessions_group_lists_bedrock_models_and_reads_its_catalog_from_bedrock(
+    synth: Synth,
+) -> None:
+    for group in GROUPS:
+        listing = [
+            s
+            for s in synth.statements_of(group)
+            if "bedrock:ListFoundationModels" in json.dumps(s["Action"])
+        ]
+        if group == names.GROUP_SESSIONS:
+            assert len(listing) == 1
+            assert listing[0]["Resource"] == "*"  # the action has no resource-level form
+            assert _env(synth, group)[Env.MODEL_CATALOG] == "bedrock"
+        else:
+            assert listing == [], group
 
 
 def test_the_gateway_reaches_neither_bedrock_nor_the_collection(synth: Synth) -> None:
