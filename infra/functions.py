@@ -90,7 +90,12 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
 
 # The curator files what the memory group writes (dedupe, merge, link; re-indexing and
 # embedding on the way): exactly the memory group's reach, no more.
-WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {CURATOR: GROUP_ACCESS[names.GROUP_MEMORY]}
+WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {
+    CURATOR: GROUP_ACCESS[names.GROUP_MEMORY],
+    # The step dispatcher creates tasks and records steps (the coordination table) and answers
+    # callbacks (granted by `infra.workflows`): nothing else.
+    names.WORKER_WORKFLOW_DISPATCHER: GroupAccess(read_write_tables=(names.TABLE_COORDINATION,)),
+}
 
 # Powertools Tracer records a handler's response in its X-Ray segment unless this is "false".
 # Every function's responses carry team data (memories, documents) and agent.register's reply

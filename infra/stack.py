@@ -50,6 +50,11 @@ class CairnStack(Stack):
             self.functions.gateway.add_environment(names.Env.OAUTH_ISSUER, self.oauth.issuer)
             self.functions.gateway.add_environment(names.Env.OAUTH_AUDIENCE, self.api.mcp_url)
         self.workflows = Workflows(self, "Workflows", config=config)
+        self.workflows.connect(
+            workflows=self.functions.groups[names.GROUP_WORKFLOWS],
+            orchestrator=self.functions.groups[names.GROUP_ORCHESTRATOR],
+            dispatcher=self.functions.workers[names.WORKER_WORKFLOW_DISPATCHER],
+        )
         self.sync = Sync(self, "Sync", config=config)
         self.observability = Observability(
             self,
@@ -58,10 +63,16 @@ class CairnStack(Stack):
             api=self.api.rest_api,
             functions=self.functions.all,
             tables=self.data.tables,
-            dead_letter_queues=self.workers.dead_letter_queues,
+            dead_letter_queues={
+                **self.workers.dead_letter_queues,
+                "workflow_dispatch": self.workflows.dead_letter_queue,
+            },
             stream_functions=self.workers.stream_functions,
         )
 
+        self.workflows.observe(
+            topic=self.observability.topic, dashboard=self.observability.dashboard
+        )
         self._output(names.Outputs.MCP_URL, self.api.mcp_url, "MCP endpoint for clients")
         for logical_id, table in self.data.tables.items():
             self._output(names.TABLE_OUTPUTS[logical_id], table.table_name, f"{logical_id} table")

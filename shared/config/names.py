@@ -36,7 +36,7 @@ BUCKET_PREFIX_ARTIFACTS: Final = "artifacts"
 WORKER_CURATOR: Final = "curator"
 # Turns each step the state machines reach (a queue message with the callback token) into a task.
 WORKER_WORKFLOW_DISPATCHER: Final = "workflow_dispatcher"
-WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR,)
+WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR, WORKER_WORKFLOW_DISPATCHER)
 
 # Logical table ids (the physical names are derived per environment by the stack).
 TABLE_TOKENS: Final = "tokens"

@@ -21,9 +21,13 @@ FOURTEEN_DAYS = 14 * 24 * 3600
 
 
 def _mapping(synth: Synth) -> dict[str, Any]:
-    (mapping,) = synth.of_type("AWS::Lambda::EventSourceMapping").values()
-    properties: dict[str, Any] = mapping["Properties"]
-    return properties
+    """The curator's mapping (the workflow dispatcher has one on its queue too)."""
+    (properties,) = [
+        mapping["Properties"]
+        for mapping in synth.of_type("AWS::Lambda::EventSourceMapping").values()
+        if mapping["Properties"]["FunctionName"] == {"Ref": synth.functions()[CURATOR]}
+    ]
+    return dict(properties)
 
 
 def _dead_letters(synth: Synth) -> str:
