@@ -1,0 +1,172 @@
+"""Seed 000's eight workflow.* tools through the gateway (DynamoDB on moto), with agents played
+by the test through the task.* tools: scopes, team isolation and the orchestrator's finish hook
+wired as in production."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.functional.conftest import Harness
+
+THREE_STEPS = {
+    "steps": [
+        {"name": "draft", "inputs": {"topic": "${inputs.topic}"}},
+        {"name": "review", "depends_on": ["draft"], "inputs": {"text": "${steps.draft.output}"}},
+        {"name": "publish", "depends_on": ["review"], "on_failure": "continue"},
+    ]
+}
+
+
+def _ok(result: dict[str, object]) -> dict[str, Any]:
+    assert result["isError"] is False, result
+    return result  # type: ignore[return-value]
+
+
+def _run(harness: Harness, agent: str, step: str, output: str) -> None:
+    tasks = _ok(harness.call(agent, "task.poll", {}))["tasks"]
+    (task,) = [t for t in tasks if t["name"] == step]
+    _ok(harness.call(agent, "task.claim", {"task_id": task["id"]}))
+    _ok(harness.call(agent, "task.start", {"task_id": task["id"]}))
+    _ok(harness.call(agent, "task.complete", {"task_id": task["id"], "output_summary": output}))
+
+
+def test_a_three_step_workflow_runs_through_the_tools(harness: Harness) -> None:
+    boss = harness.token(team="alpha")
+    agent = harness.token(team="alpha", agent_id="writer")
+
+    created = _ok(
+        harness.call(
+            boss,
+            "workflow.create",
+            {"name": "post", "definition": THREE_STEPS, "tags": ["blog"]},
+        )
+    )["workflow"]
+    assert created["status"] == "created"
+    assert created["version"] == 1
+    started = _ok(
+        harness.call(
+            boss, "workflow.start", {"workflow_id": created["id"], "inputs": {"topic": "x"}}
+        )
+    )["workflow"]
+    assert started["status"] == "running"
+
+    _run(harness, agent, "draft", "first draft")
+    polled = _ok(harness.call(agent, "task.poll", {}))["tasks"]
+    assert [(t["name"], t["input_data"]) for t in polled] == [("review", {"text": "first draft"})]
+    _run(harness, agent, "review", "looks good")
+    _run(harness, agent, "publish", "published")
+
+    status = _ok(harness.call(boss, "workflow.status", {"workflow_id": created["id"]}))["workflow"]
+    assert status["status"] == "completed"
+    steps = status["execution"]["steps"]
+    assert [(s["name"], s["status"], s["agent"]) for s in steps] == [
+        ("draft", "completed", "writer"),
+        ("review", "completed", "writer"),
+        ("publish", "completed", "writer"),
+    ]
+    assert all(s["task_id"] and s["started_at"] and s["ended_at"] for s in steps)
+    assert status["execution"]["outputs"]["publish"]["output"] == "published"
+    listed = _ok(harness.call(boss, "workflow.list", {"status": "completed"}))["workflows"]
+    assert [w["id"] for w in listed] == [created["id"]]
+    got = _ok(harness.call(boss, "workflow.get", {"workflow_id": created["id"]}))["workflow"]
+    assert got["definition"]["steps"][2]["on_failure"] == "continue"
+
+
+def test_pause_resume_and_cancel_through_the_tools(harness: Harness) -> None:
+    boss = harness.token(team="alpha")
+    agent = harness.token(team="alpha", agent_id="writer")
+    flow = _ok(harness.call(boss, "workflow.create", {"name": "p", "definition": THREE_STEPS}))
+    workflow_id = flow["workflow"]["id"]
+    _ok(harness.call(boss, "workflow.start", {"workflow_id": workflow_id}))
+
+    paused = _ok(harness.call(boss, "workflow.pause", {"workflow_id": workflow_id}))
+    assert paused["workflow"]["status"] == "paused"
+    _run(harness, agent, "draft", "d")  # in flight when paused: it finishes
+    assert _ok(harness.call(agent, "task.poll", {}))["tasks"] == []
+    resumed = _ok(harness.call(boss, "workflow.resume", {"workflow_id": workflow_id}))
+    assert resumed["workflow"]["status"] == "running"
+    assert [t["name"] for t in _ok(harness.call(agent, "task.poll", {}))["tasks"]] == ["review"]
+
+    cancelled = _ok(harness.call(boss, "workflow.cancel", {"workflow_id": workflow_id}))
+    assert cancelled["workflow"]["status"] == "cancelled"
+    assert _ok(harness.call(agent, "task.poll", {}))["tasks"] == []
+    again = harness.call(boss, "workflow.cancel", {"workflow_id": workflow_id})
+    assert again["isError"] is True
+
+
+def test_each_tool_needs_its_seed_scope(harness: Harness) -> None:
+    reader = harness.token(team="alpha", scopes=("workflow.read",))
+    creator = harness.token(team="alpha", scopes=("workflow.create",))
+    created = _ok(
+        harness.call(creator, "workflow.create", {"name": "s", "definition": THREE_STEPS})
+    )
+    workflow_id = created["workflow"]["id"]
+
+    for tool in ("workflow.start", "workflow.pause", "workflow.resume", "workflow.cancel"):
+        reply = harness.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": {"workflow_id": workflow_id}},
+            },
+            reader,
+        )
+        assert reply.body is not None
+        assert "error" in reply.body or reply.body["result"]["isError"] is True, (tool, reply.body)
+    assert _ok(harness.call(reader, "workflow.get", {"workflow_id": workflow_id}))["workflow"]
+    denied = harness.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "workflow.list", "arguments": {}},
+        },
+        creator,
+    )
+    assert denied.body is not None
+    assert "error" in denied.body or denied.body["result"]["isError"] is True
+
+
+def test_a_team_b_token_can_neither_see_nor_touch_team_a_workflows(harness: Harness) -> None:
+    alpha = harness.token(team="alpha")
+    beta = harness.token(team="beta")
+    beta_agent = harness.token(team="beta", agent_id="spy")
+    created = _ok(harness.call(alpha, "workflow.create", {"name": "a", "definition": THREE_STEPS}))
+    workflow_id = created["workflow"]["id"]
+    _ok(harness.call(alpha, "workflow.start", {"workflow_id": workflow_id}))
+
+    assert _ok(harness.call(beta, "workflow.get", {"workflow_id": workflow_id}))["workflow"] is None
+    assert (
+        _ok(harness.call(beta, "workflow.status", {"workflow_id": workflow_id}))["workflow"] is None
+    )
+    assert _ok(harness.call(beta, "workflow.list", {}))["workflows"] == []
+    for tool in ("workflow.start", "workflow.pause", "workflow.resume", "workflow.cancel"):
+        refused = harness.call(beta, tool, {"workflow_id": workflow_id})
+        assert refused["isError"] is True, tool
+    assert _ok(harness.call(beta_agent, "task.poll", {}))["tasks"] == []
+    still = _ok(harness.call(alpha, "workflow.status", {"workflow_id": workflow_id}))
+    assert still["workflow"]["status"] == "running"
+
+
+def test_a_bad_definition_is_an_error_naming_the_step(harness: Harness) -> None:
+    boss = harness.token(team="alpha")
+    refused = harness.call(
+        boss,
+        "workflow.create",
+        {"name": "bad", "definition": {"steps": [{"name": "a", "depends_on": ["zzz"]}]}},
+    )
+    assert refused["isError"] is True
+    assert "step 'a' depends_on names an unknown step 'zzz'" in str(refused["content"])
+    bad_trigger = harness.call(
+        boss,
+        "workflow.create",
+        {
+            "name": "cron",
+            "definition": THREE_STEPS,
+            "trigger_type": "schedule",
+            "trigger_config": {"expression": "every day"},
+        },
+    )
+    assert bad_trigger["isError"] is True
+    assert "trigger_config.expression" in str(bad_trigger["content"])
