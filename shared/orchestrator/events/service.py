@@ -7,6 +7,7 @@ published strictly after `since`, oldest first.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -19,12 +20,22 @@ from shared.orchestrator.events.ports import RETENTION, EventLog
 from shared.tools.errors import InvalidArgument
 
 MAX_PAYLOAD_BYTES = 65_536
+logger = logging.getLogger("cairn.events")
+# Called with (team, the published event) after each event.publish.
+PublishListener = Callable[[str, Event], None]
 
 
 class EventService:
     def __init__(self, log: EventLog, clock: Callable[[], float] = time.time) -> None:
         self._log = log
         self._clock = clock
+        self._publish_listeners: list[PublishListener] = []
+
+    def on_publish(self, listener: PublishListener) -> None:
+        """The workflow trigger seam: call `listener(team, event)` after each publish (event
+        triggers start their workflows). A listener's failure is logged, not raised: the
+        event is stored either way."""
+        self._publish_listeners.append(listener)
 
     def publish(self, principal: Principal, event_type: str, payload: dict[str, Any]) -> str:
         size = len(json.dumps(payload).encode())
@@ -34,16 +45,19 @@ class EventService:
             )
         now = datetime.fromtimestamp(self._clock(), tz=UTC)
         event_id = f"evt-{secrets.token_hex(12)}"
-        self._log.append(
-            principal.team,
-            Event(
-                event_id=event_id,
-                event_type=event_type,
-                payload=payload,
-                published_by=principal.actor,
-                published_at=now,
-            ),
+        event = Event(
+            event_id=event_id,
+            event_type=event_type,
+            payload=payload,
+            published_by=principal.actor,
+            published_at=now,
         )
+        self._log.append(principal.team, event)
+        for listener in self._publish_listeners:
+            try:
+                listener(principal.team, event)
+            except Exception:
+                logger.exception("an event publish listener failed", extra={"event_id": event_id})
         return event_id
 
     def poll(
