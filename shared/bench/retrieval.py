@@ -11,6 +11,17 @@ printed on stdout; progress goes to stderr.
 `--synthetic 10000,100000` measures latency at scale instead: random unit vectors and generated
 text indexed directly (no model), hybrid queries timed.
 
+`--embedder minilm|bge-small` picks the local embedder (bge-small from `--embedder-dir` or
+`CAIRN_EMBEDDER_DIR`, verified against the upstream hash); the cache keys carry the model, so
+each model fills its own entries. `--rerank cross-encoder --rerank-dir DIR` (a verified BERT
+cross-encoder folder) or `--rerank bedrock --rerank-model ID` adds the `hybrid+rerank` mode
+(the fused top `--rerank-depth` reordered). `--rerank-cost 10,20,30` measures what a local
+cross-encoder of MiniLM-L6 shape costs per query at each depth on this machine, with the
+MiniLM encoder and an untrained head: latency only, its order means nothing.
+
+Every run reports the process's peak memory (`peak_rss_mb`) and `embedded_texts` (0: the
+index time is the warm one, every vector from the cache).
+
 `--relevance` runs only the labelled relevance set (`shared.bench.relevance`: calibration and
 cut-off fitted on its train part, held-out figures); a `--data` run appends the same figures
 under `"relevance"` (unless `--no-relevance`), so `make bench` prints them.
@@ -33,6 +44,14 @@ from typing import Any
 BENCH_TEAM = "bench"
 BENCH_SOURCE = "beir"
 MODES = ("hybrid", "bm25", "vector")
+RERANK_MODE = "hybrid+rerank"
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident memory so far, in MB (Linux reports KB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def default_cache_path() -> Path:
@@ -97,11 +116,13 @@ def run(
     index_config: Any = None,
     show_progress: bool = True,
     max_queries: int | None = None,
+    reranker: Any = None,
+    rerank_depth: int | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR dataset and score `modes` on `split`; returns the figures printed by `main`.
 
     `embedder` replaces MiniLM (the tests pass a hashing embedder); `index_config` an
-    `EmbeddedConfig` (tuning).
+    `EmbeddedConfig` (tuning); `reranker` (a `Reranker`) adds the `hybrid+rerank` mode.
     """
     import boto3
     from moto import mock_aws
@@ -113,6 +134,7 @@ def run(
     from shared.search.adapters.embedded import EmbeddedIndex
     from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache
     from shared.search.models import DocumentInput
+    from shared.search.rerank.stage import RerankConfig
     from shared.search.service import SearchService, entity_id_for
 
     data_dir = Path(data_dir)
@@ -138,7 +160,17 @@ def run(
         )
         for r in corpus
     ]
-    results: dict[str, Any] = {"documents": len(corpus), "queries": len(scored), "split": split}
+    results: dict[str, Any] = {
+        "documents": len(corpus),
+        "queries": len(scored),
+        "split": split,
+        "embedder": embedder.model_id,
+    }
+    rerank_config = RerankConfig() if rerank_depth is None else RerankConfig(depth=rerank_depth)
+    if reranker is not None:
+        results["reranker"] = reranker.model_id
+        results["rerank_depth"] = rerank_config.depth
+        modes = [*modes, RERANK_MODE] if RERANK_MODE not in modes else list(modes)
     with mock_aws(), tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp:
         tables = create_tables(boto3.client("dynamodb", region_name="us-east-1"))
         table = boto3.resource("dynamodb", region_name="us-east-1").Table(
@@ -159,8 +191,9 @@ def run(
         results["index_seconds"] = round(time.perf_counter() - started, 2)
         results["chunks"] = stats.chunks
         results["embedded_texts"] = cached.misses
+        results["peak_rss_mb_after_index"] = peak_rss_mb()
         # Queries are embedded without the cache so their latency includes the model.
-        searcher = SearchService(store, index, embedder)
+        searcher = SearchService(store, index, embedder, reranker=reranker, rerank=rerank_config)
         searcher.search(BENCH_TEAM, "warm up", limit=1)
         for mode in modes:
             figures: dict[str, list[float]] = {
@@ -178,8 +211,9 @@ def run(
                     BENCH_TEAM,
                     queries[qid],
                     limit=100,
-                    mode=_mode(mode),
+                    mode="hybrid" if mode == RERANK_MODE else _mode(mode),
                     types=frozenset({"entity"}),
+                    rerank=mode == RERANK_MODE,
                 )
                 figures["ms"].append((time.perf_counter() - began) * 1000)
                 ranked = [corpus_id_of[g.entity_id] for g in page.groups]
@@ -197,7 +231,113 @@ def run(
                 "query_p50_ms": round(_percentile(figures["ms"], 0.5), 2),
                 "query_p99_ms": round(_percentile(figures["ms"], 0.99), 2),
             }
+    results["peak_rss_mb"] = peak_rss_mb()
     return results
+
+
+class _ShapeOnlyReranker:
+    """A cross-encoder of MiniLM-L6 shape for timing: the MiniLM encoder read as a pair encoder
+    (query, passage; token types 0/1), scored by a fixed random projection of [CLS].
+    ms-marco-MiniLM-L-6-v2 has exactly this shape (6 layers, 384 wide, 12 heads), so its
+    cost per query is this one's; its scores carry no meaning."""
+
+    model_id = "cost-only/minilm-l6-shape"
+
+    def __init__(self, max_tokens: int) -> None:
+        import numpy as np
+
+        from shared.search.embedding.minilm import BertEncoder, default_model_dir
+        from shared.search.embedding.weights import MINILM
+
+        self._encoder = BertEncoder(default_model_dir(), MINILM, max_tokens)
+        self._head = np.random.default_rng(0).standard_normal(384).astype(np.float32)
+
+    def rerank(self, query: str, passages: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        if not self._encoder.loaded:
+            self._encoder.load()
+        out: list[float] = []
+        encodings = self._encoder.tokenizer.encode_batch([(query, p) for p in passages])
+        for start in range(0, len(encodings), 8):
+            part = encodings[start : start + 8]
+            width = max(len(e.ids) for e in part)
+            ids = np.zeros((len(part), width), dtype=np.int64)
+            types = np.zeros((len(part), width), dtype=np.int64)
+            mask = np.zeros((len(part), width), dtype=np.float32)
+            for row, e in enumerate(part):
+                ids[row, : len(e.ids)] = e.ids
+                types[row, : len(e.ids)] = e.type_ids
+                mask[row, : len(e.ids)] = 1.0
+            hidden = self._encoder.hidden(ids, mask, types)
+            out.extend(float(v) for v in hidden[:, 0, :] @ self._head)
+        return out
+
+
+def rerank_cost(
+    data_dir: Path | str,
+    depths: Sequence[int],
+    *,
+    max_tokens: int = 256,
+    queries: int = 50,
+    split: str = "train",
+) -> dict[str, Any]:
+    """Milliseconds per query of reranking the top `depth` passages with a MiniLM-L6-shaped
+    cross-encoder: each query of `split` against `depth` corpus passages (title + text, as the
+    stage sends them), p50 and p99 over `queries` queries."""
+    corpus, texts, qrels = load_beir(Path(data_dir), split)
+    reranker = _ShapeOnlyReranker(max_tokens)
+    passages = [
+        f"{r.get('title') or ''}\n\n{r.get('text') or ''}"[:2000] for r in corpus[: max(depths)]
+    ]
+    asked = [texts[q] for q in list(qrels)[:queries] if q in texts]
+    reranker.rerank("warm up", passages[:2])
+    out: dict[str, Any] = {"model_shape": "MiniLM-L6 (6x384)", "max_tokens": max_tokens}
+    for depth in depths:
+        times: list[float] = []
+        for query in asked:
+            began = time.perf_counter()
+            reranker.rerank(query, passages[:depth])
+            times.append((time.perf_counter() - began) * 1000)
+        out[str(depth)] = {
+            "p50_ms": round(_percentile(times, 0.5), 1),
+            "p99_ms": round(_percentile(times, 0.99), 1),
+        }
+    out["peak_rss_mb"] = peak_rss_mb()
+    return {"rerank_cost": out}
+
+
+def build_reranker(
+    kind: str, directory: Path | None, model: str | None, sha256: str | None = None
+) -> Any:
+    """The reranker `--rerank` names (None for "none").
+
+    A local cross-encoder loads only when its `model.safetensors` has the SHA-256 given
+    (`--rerank-sha256`: the upstream model page's published hash, checked by whoever runs it;
+    no cross-encoder weights ship in a registry package this project could verify).
+    """
+    if kind == "none":
+        return None
+    if kind == "cross-encoder":
+        from shared.search.embedding.weights import ModelSpec
+        from shared.search.rerank.cross_encoder import CrossEncoderReranker
+
+        if directory is None or not sha256:
+            raise SystemExit(
+                "--rerank cross-encoder needs --rerank-dir and --rerank-sha256 (the upstream "
+                "hash of its model.safetensors)"
+            )
+        spec = ModelSpec(
+            model or str(directory), "see the model card", {"model.safetensors": sha256}
+        )
+        return CrossEncoderReranker(directory, spec)
+    if kind == "bedrock":
+        import boto3
+
+        from shared.search.rerank.bedrock import AMAZON_RERANK, BedrockReranker
+
+        return BedrockReranker(boto3.client("bedrock-agent-runtime"), model or AMAZON_RERANK)
+    raise SystemExit(f"--rerank must be none, cross-encoder or bedrock (got {kind!r})")
 
 
 def _mode(name: str) -> Any:
@@ -320,6 +460,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--synthetic", default=None, help="comma-separated chunk counts, e.g. 10000,100000"
     )
+    parser.add_argument("--embedder", default="minilm", help="minilm (default) or bge-small")
+    parser.add_argument("--embedder-dir", type=Path, default=None, help="bge-small model folder")
+    parser.add_argument("--rerank", default="none", help="none, cross-encoder or bedrock")
+    parser.add_argument("--rerank-dir", type=Path, default=None, help="cross-encoder folder")
+    parser.add_argument("--rerank-model", default=None, help="Bedrock rerank model id")
+    parser.add_argument("--rerank-sha256", default=None, help="cross-encoder weights' hash")
+    parser.add_argument("--rerank-depth", type=int, default=None, help="fused top-k reranked")
+    parser.add_argument(
+        "--rerank-cost", default=None, help="depths to time a local cross-encoder at, e.g. 10,20"
+    )
     parser.add_argument(
         "--relevance", action="store_true", help="only the labelled relevance / no-match set"
     )
@@ -338,9 +488,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.data is None:
         parser.error("--data is required (or --synthetic)")
+    if args.rerank_cost:
+        depths = [int(d) for d in args.rerank_cost.split(",") if d.strip()]
+        print(json.dumps(rerank_cost(args.data, depths)))
+        return 0
+    from shared.search.embedding.minilm import local_embedder
+
     modes = [_mode(m.strip()) for m in args.mode.split(",") if m.strip()]
     config = index_config(rrf_k=args.rrf_k, title_weight=args.title_weight)
-    results = run(args.data, args.split, modes, args.k, cache_path=args.cache, index_config=config)
+    try:
+        embedder = local_embedder(args.embedder, args.embedder_dir)
+    except ValueError as error:
+        raise SystemExit(str(error)) from error
+    results = run(
+        args.data,
+        args.split,
+        modes,
+        args.k,
+        cache_path=args.cache,
+        index_config=config,
+        embedder=embedder,
+        reranker=build_reranker(
+            args.rerank, args.rerank_dir, args.rerank_model, args.rerank_sha256
+        ),
+        rerank_depth=args.rerank_depth,
+    )
     if not args.no_relevance:
         from shared.bench import relevance
 

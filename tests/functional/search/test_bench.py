@@ -118,3 +118,48 @@ def test_the_logistic_fit_weighs_evidence_positively() -> None:
     assert w_cosine > 0
     assert intercept < 0
     assert math.isfinite(w_coverage)
+
+
+class ReverseFusedReranker:
+    """Puts the fused order upside down: the bench must report the reranked order it got."""
+
+    model_id = "test/reverse"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def rerank(self, query: str, passages: list[str]) -> list[float]:
+        self.calls += 1
+        return [float(i) for i in range(len(passages))]
+
+
+def test_a_reranker_adds_the_hybrid_rerank_mode_with_its_depth(tmp_path: Path) -> None:
+    reranker = ReverseFusedReranker()
+    result = retrieval.run(
+        TINY,
+        "test",
+        modes=["hybrid"],
+        cache_path=tmp_path / "cache.sqlite3",
+        embedder=HashingEmbedder(),
+        show_progress=False,
+        reranker=reranker,
+        rerank_depth=3,
+    )
+    assert result["reranker"] == "test/reverse"
+    assert result["rerank_depth"] == 3
+    assert set(result[retrieval.RERANK_MODE]) == FIGURES
+    # One call per query with two or more fused results (one result needs no reranking).
+    assert 1 <= reranker.calls <= result["queries"]
+    # Reversing the fused top 3 moves each query's best hit down: the figures show it.
+    assert result[retrieval.RERANK_MODE]["mrr"] < result["hybrid"]["mrr"]
+    assert result["peak_rss_mb"] >= result["peak_rss_mb_after_index"] > 0
+    assert result["embedder"] == "test/hashing"
+
+
+def test_bad_embedder_and_reranker_flags_are_refused_naming_what_is_missing() -> None:
+    with pytest.raises(SystemExit, match="CAIRN_EMBEDDER_DIR"):
+        retrieval.main(["--data", str(TINY), "--embedder", "bge-small"])
+    with pytest.raises(SystemExit, match="--rerank-sha256"):
+        retrieval.main(["--data", str(TINY), "--rerank", "cross-encoder"])
+    with pytest.raises(SystemExit, match="none, cross-encoder or bedrock"):
+        retrieval.main(["--data", str(TINY), "--rerank", "magic"])
