@@ -39,6 +39,8 @@ from shared.protocol.app import create_app
 from shared.protocol.wiring import build_gateway
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
+from shared.workflows.local import WorkflowWorker
+from shared.workflows.wiring import build_workflow_service
 
 if TYPE_CHECKING:
     from shared.connectors.local_files import ProgressCallback
@@ -110,6 +112,7 @@ class LocalRuntime:
         self.tokens: TokenService | None = None
         self.admin_key = ""
         self.migration: MigrationReport | None = None
+        self.workflow_worker: WorkflowWorker | None = None
 
     def start(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -140,6 +143,9 @@ class LocalRuntime:
         self.app.include_router(knowledge_router(self.tokens, local_invoke))
         self.app.include_router(self._admin_router())
         self.app.add_api_route("/healthz", self.health, methods=["GET"])
+        # Workflows: resume what a restart interrupted, time steps out, fire rate schedules.
+        self.workflow_worker = WorkflowWorker(build_workflow_service(), [names.LOCAL_TEAM])
+        self.workflow_worker.start()
 
     def health(self) -> JSONResponse:
         """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
@@ -159,6 +165,8 @@ class LocalRuntime:
 
     def stop(self) -> None:
         """Close the database. Every acknowledged write is already on disk: nothing to save."""
+        if self.workflow_worker is not None:
+            self.workflow_worker.stop()
         runtime.configure(Settings())
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:

@@ -7,6 +7,7 @@ from shared import runtime
 from shared.orchestrator.agents.wiring import build_agent_service
 from shared.orchestrator.artifacts.wiring import build_artifact_service
 from shared.orchestrator.costs.wiring import build_cost_service
+from shared.orchestrator.events.models import Event
 from shared.orchestrator.events.wiring import build_event_service
 from shared.orchestrator.service import Orchestrator
 from shared.orchestrator.tasks.models import Task
@@ -21,10 +22,12 @@ def build_orchestrator() -> Orchestrator:
     agents = build_agent_service()
     tasks = build_task_service(agents)
     tasks.on_finish(_resume_workflow_step)
+    events = build_event_service()
+    events.on_publish(_start_event_workflows)
     return Orchestrator(
         agents=agents,
         tasks=tasks,
-        events=build_event_service(),
+        events=events,
         costs=build_cost_service(),
         artifacts=build_artifact_service(),
     )
@@ -34,3 +37,10 @@ def _resume_workflow_step(team: str, task: Task) -> None:
     """A finished task that runs a workflow step moves its execution on (built on first use)."""
     if task.workflow_step_id:
         build_workflow_service().task_finished(team, task)
+
+
+def _start_event_workflows(team: str, event: Event) -> None:
+    """A published event starts the team's workflows whose event trigger names its type."""
+    build_workflow_service().event_published(
+        team, event.event_type, event.payload, event.published_by
+    )

@@ -46,7 +46,7 @@ from shared.workflows.models import (
     WorkflowView,
 )
 from shared.workflows.ports import NameTaken, StaleWrite, StateMachines, StepTasks, WorkflowStore
-from shared.workflows.triggers import check_trigger
+from shared.workflows.triggers import RATE, check_trigger
 
 logger = logging.getLogger("cairn.workflows")
 
@@ -312,6 +312,66 @@ class WorkflowService:
 
         self._change(team, execution.id, decide)
         return self._view(team, self._workflow(team, workflow_id))
+
+    # ------------------------------------------------------------------ triggers
+
+    def _team_workflows(self, team: str) -> list[Workflow]:
+        found: list[Workflow] = []
+        cursor: str | None = None
+        while True:
+            page = self._store.list_team(team, limit=100, cursor=cursor)
+            found += page.items
+            if page.next_cursor is None:
+                return found
+            cursor = page.next_cursor
+
+    def event_published(
+        self, team: str, event_type: str, payload: dict[str, Any], published_by: str
+    ) -> list[str]:
+        """Start every team workflow whose event trigger names `event_type`, with the event's
+        payload as inputs (the events seam). One with an open execution is left running.
+        Returns the ids of the workflows started."""
+        started: list[str] = []
+        for workflow in self._team_workflows(team):
+            if (
+                workflow.trigger_type != "event"
+                or workflow.trigger_config.get("event_type") != event_type
+            ):
+                continue
+            try:
+                self.start_workflow(team, workflow, dict(payload), started_by=published_by)
+            except Conflict:
+                logger.info(
+                    "event trigger skipped: an execution is open", extra={"id": workflow.id}
+                )
+                continue
+            started.append(workflow.id)
+        return started
+
+    def run_due_schedules(self, team: str) -> list[str]:
+        """Start the team's `rate(...)` schedules that are due (the embedded default's stand-in
+        for EventBridge Scheduler): due when the newest execution started a period ago or more
+        (or, never started, a period after creation). Returns the ids started."""
+        now = self._now()
+        started: list[str] = []
+        for workflow in self._team_workflows(team):
+            period = rate_seconds(workflow) if workflow.trigger_type == "schedule" else None
+            if period is None:
+                continue
+            since = workflow.created_at
+            if workflow.current_execution_id:
+                current = self._store.get_execution(team, workflow.current_execution_id)
+                if current is not None:
+                    since = current.started_at
+            if (now - since).total_seconds() < period:
+                continue
+            inputs = workflow.trigger_config.get("inputs") or {}
+            try:
+                self.start_workflow(team, workflow, dict(inputs), started_by="schedule")
+            except Conflict:
+                continue
+            started.append(workflow.id)
+        return started
 
     # ------------------------------------------------------------------ the step life cycle
 
@@ -643,6 +703,16 @@ class WorkflowService:
 
     def definition_of(self, principal: Principal, workflow_id: str) -> WorkflowDefinition:
         return self._workflow(principal.team, workflow_id).definition
+
+
+def rate_seconds(workflow: Workflow) -> int | None:
+    """The period of a `rate(n unit)` schedule in seconds; None for cron or other triggers."""
+    match = RATE.match(str(workflow.trigger_config.get("expression", "")))
+    if match is None:
+        return None
+    count = int(str(workflow.trigger_config["expression"]).split("(")[1].split()[0])
+    unit = match.group(1).rstrip("s")
+    return count * {"minute": 60, "hour": 3600, "day": 86400}[unit]
 
 
 def _set(ex: Execution, **fields: Any) -> bool:

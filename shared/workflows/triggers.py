@@ -11,7 +11,7 @@ from shared.tools.errors import InvalidArgument
 # EventBridge Scheduler's expression forms (at() one-off schedules are not a workflow trigger).
 RATE = re.compile(r"^rate\(\s*[1-9]\d*\s+(minute|minutes|hour|hours|day|days)\s*\)$")
 CRON = re.compile(r"^cron\(\s*(\S+\s+){5}\S+\s*\)$")
-EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}$")
 
 
 def check_trigger(trigger_type: str, config: dict[str, Any]) -> None:
@@ -50,7 +50,7 @@ def check_trigger(trigger_type: str, config: dict[str, Any]) -> None:
     if not isinstance(event_type, str) or not EVENT_TYPE.match(event_type):
         raise InvalidArgument(
             "`trigger_config.event_type` must name the event type that starts the workflow "
-            f"(1-128 of A-Z a-z 0-9 _ . : -; got {event_type!r})",
+            f"(1-128 of A-Z a-z 0-9 _ . : / -; got {event_type!r})",
             field="trigger_config",
         )
     extra = set(config) - {"event_type"}
