@@ -490,3 +490,27 @@ def test_list_filters_by_the_newest_execution_status(system: System) -> None:
     created = system.workflows.list_workflows(who("boss"), status="created", limit=20)
     assert [w.id for w in running] == [busy.id]
     assert [w.id for w in created] == [idle.id]
+
+
+def test_a_rate_schedule_starts_the_workflow_each_period(
+    system: System, clock: list[float]
+) -> None:
+    flow = system.workflows.create(
+        who("boss"),
+        name="nightly",
+        description=None,
+        definition={"steps": [{"name": "a", "inputs": {"day": "${inputs.day}"}}]},
+        trigger_type="schedule",
+        trigger_config={"expression": "rate(1 hour)", "inputs": {"day": "today"}},
+        tags=[],
+    )
+    assert system.workflows.run_due_schedules("alpha") == []
+
+    clock[0] += 3600
+    assert system.workflows.run_due_schedules("alpha") == [flow.id]
+    assert system.open_task("a").input_data == {"day": "today"}
+    system.run("a")
+    clock[0] += 1800
+    assert system.workflows.run_due_schedules("alpha") == []
+    clock[0] += 1800
+    assert system.workflows.run_due_schedules("alpha") == [flow.id]

@@ -170,3 +170,37 @@ def test_a_bad_definition_is_an_error_naming_the_step(harness: Harness) -> None:
     )
     assert bad_trigger["isError"] is True
     assert "trigger_config.expression" in str(bad_trigger["content"])
+
+
+def test_a_published_event_starts_the_workflows_its_type_triggers(harness: Harness) -> None:
+    boss = harness.token(team="alpha")
+    agent = harness.token(team="alpha", agent_id="writer")
+    on_event = _ok(
+        harness.call(
+            boss,
+            "workflow.create",
+            {
+                "name": "on-deploy",
+                "definition": THREE_STEPS,
+                "trigger_type": "event",
+                "trigger_config": {"event_type": "deploy:finished"},
+            },
+        )
+    )["workflow"]
+    _ok(harness.call(boss, "workflow.create", {"name": "manual", "definition": THREE_STEPS}))
+
+    _ok(harness.call(boss, "event.publish", {"event_type": "deploy:started", "payload": {}}))
+    assert _ok(harness.call(agent, "task.poll", {}))["tasks"] == []
+    _ok(
+        harness.call(
+            boss, "event.publish", {"event_type": "deploy:finished", "payload": {"topic": "v2"}}
+        )
+    )
+
+    status = _ok(harness.call(boss, "workflow.status", {"workflow_id": on_event["id"]}))
+    assert status["workflow"]["status"] == "running"
+    assert status["workflow"]["execution"]["inputs"] == {"topic": "v2"}
+    (task,) = _ok(harness.call(agent, "task.poll", {}))["tasks"]
+    assert task["input_data"] == {"topic": "v2"}
+    other = _ok(harness.call(boss, "workflow.list", {"status": "created"}))["workflows"]
+    assert [w["name"] for w in other] == ["manual"]
