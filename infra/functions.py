@@ -95,6 +95,10 @@ WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {
     # The step dispatcher creates tasks and records steps (the coordination table) and answers
     # callbacks (granted by `infra.workflows`): nothing else.
     names.WORKER_WORKFLOW_DISPATCHER: GroupAccess(read_write_tables=(names.TABLE_COORDINATION,)),
+    # The enricher turns the knowledge group's events into nodes and indexes them: its reach.
+    names.WORKER_KNOWLEDGE_ENRICHER: GroupAccess(
+        read_write_tables=(names.TABLE_KNOWLEDGE,), search=True
+    ),
 }
 
 # Powertools Tracer records a handler's response in its X-Ray segment unless this is "false".

@@ -36,7 +36,13 @@ BUCKET_PREFIX_ARTIFACTS: Final = "artifacts"
 WORKER_CURATOR: Final = "curator"
 # Turns each step the state machines reach (a queue message with the callback token) into a task.
 WORKER_WORKFLOW_DISPATCHER: Final = "workflow_dispatcher"
-WORKERS: Final[tuple[str, ...]] = (WORKER_CURATOR, WORKER_WORKFLOW_DISPATCHER)
+# Turns newly ingested events into knowledge nodes (seed 003), fed by a FIFO queue.
+WORKER_KNOWLEDGE_ENRICHER: Final = "knowledge_enricher"
+WORKERS: Final[tuple[str, ...]] = (
+    WORKER_CURATOR,
+    WORKER_WORKFLOW_DISPATCHER,
+    WORKER_KNOWLEDGE_ENRICHER,
+)
 
 # Logical table ids (the physical names are derived per environment by the stack).
 TABLE_TOKENS: Final = "tokens"
