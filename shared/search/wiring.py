@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from shared import runtime
 from shared.config import names
 from shared.config.settings import Settings
-from shared.search.ports import DocumentStore
+from shared.search.ports import DocumentStore, Reranker
+from shared.search.rerank.stage import RerankConfig
 from shared.search.service import SearchService
 
 if TYPE_CHECKING:
@@ -59,7 +60,71 @@ def build_embedded_service(settings: Settings) -> SearchService:
     )
     index = EmbeddedIndex(directory, embedder.dimensions)
     switch_embedding_model(index, embedder)
-    return SearchService(build_document_store(), index, embedder)
+    return SearchService(
+        build_document_store(),
+        index,
+        embedder,
+        reranker=build_reranker(settings),
+        rerank=rerank_config(),
+    )
+
+
+RERANKER_ENV = "CAIRN_RERANKER"
+RERANKER_DIR_ENV = "CAIRN_RERANKER_DIR"
+RERANKER_SHA256_ENV = "CAIRN_RERANKER_SHA256"
+RERANK_DEPTH_ENV = "CAIRN_RERANK_DEPTH"
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    """The reranker of `CAIRN_RERANKER`, or None (the default: no reranking).
+
+    `bedrock:<model id>` (e.g. `bedrock:amazon.rerank-v1:0`): Bedrock's Rerank API in the
+    settings' region. `cross-encoder`: a BERT cross-encoder in numpy from `CAIRN_RERANKER_DIR`,
+    loaded only if its `model.safetensors` has the SHA-256 `CAIRN_RERANKER_SHA256` (the
+    upstream hash). Off by default on both paths: see docs/search.md, "Reranking" — locally a
+    cross-encoder costs more than the latency budget on a 2-core machine, and no registry
+    package ships verifiable cross-encoder weights.
+    """
+    import os
+
+    choice = os.environ.get(RERANKER_ENV, "").strip()
+    if not choice or choice == "none":
+        return None
+    if choice.startswith("bedrock:"):
+        import boto3
+
+        from shared.search.rerank.bedrock import BedrockReranker
+
+        client = boto3.client("bedrock-agent-runtime", region_name=settings.region)
+        return BedrockReranker(client, choice.removeprefix("bedrock:"), settings.region)
+    if choice == "cross-encoder":
+        from shared.search.embedding.weights import ModelSpec
+        from shared.search.rerank.cross_encoder import CrossEncoderReranker
+
+        folder = os.environ.get(RERANKER_DIR_ENV)
+        digest = os.environ.get(RERANKER_SHA256_ENV)
+        if not folder or not digest:
+            raise ValueError(
+                f"{RERANKER_ENV}=cross-encoder needs {RERANKER_DIR_ENV} and {RERANKER_SHA256_ENV}"
+            )
+        spec = ModelSpec(folder, "see the model card", {"model.safetensors": digest.lower()})
+        return CrossEncoderReranker(Path(folder), spec)
+    raise ValueError(
+        f"{RERANKER_ENV} must be none, cross-encoder or bedrock:<model id> (got {choice!r})"
+    )
+
+
+def rerank_config() -> RerankConfig:
+    """The reranked depth: `CAIRN_RERANK_DEPTH`, else the one chosen on SciFact train."""
+    import os
+
+    raw = os.environ.get(RERANK_DEPTH_ENV)
+    if raw is None:
+        return RerankConfig()
+    try:
+        return RerankConfig(depth=int(raw))
+    except ValueError as error:
+        raise ValueError(f"{RERANK_DEPTH_ENV} must be a positive integer (got {raw!r})") from error
 
 
 # Vectors written before the index recorded its model all came from the only model there was.
@@ -123,7 +188,13 @@ def build_aws_service(settings: Settings) -> SearchService:
         serverless=settings.search_service == "aoss",
     )
     # Each team's index is created on its first write (one HEAD per team per container).
-    return SearchService(build_document_store(), index, embedder)
+    return SearchService(
+        build_document_store(),
+        index,
+        embedder,
+        reranker=build_reranker(settings),
+        rerank=rerank_config(),
+    )
 
 
 @runtime.cached
