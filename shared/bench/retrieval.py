@@ -118,11 +118,13 @@ def run(
     max_queries: int | None = None,
     reranker: Any = None,
     rerank_depth: int | None = None,
+    recall_depths: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Index a BEIR dataset and score `modes` on `split`; returns the figures printed by `main`.
 
     `embedder` replaces MiniLM (the tests pass a hashing embedder); `index_config` an
-    `EmbeddedConfig` (tuning); `reranker` (a `Reranker`) adds the `hybrid+rerank` mode.
+    `EmbeddedConfig` (tuning); `reranker` (a `Reranker`) adds the `hybrid+rerank` mode;
+    `recall_depths` adds `recall_at_<d>` per mode (how much a reranker of depth d could see).
     """
     import boto3
     from moto import mock_aws
@@ -202,6 +204,7 @@ def run(
                 "r100": [],
                 "mrr": [],
                 "ms": [],
+                **{f"r{d}": [] for d in recall_depths},
             }
             for qid in tqdm(
                 scored, desc=mode, unit="q", file=sys.stderr, disable=not show_progress
@@ -222,6 +225,8 @@ def run(
                 figures["r10"].append(recall_at(ranked, relevant, k))
                 figures["r100"].append(recall_at(ranked, relevant, 100))
                 figures["mrr"].append(reciprocal_rank(ranked, relevant))
+                for d in recall_depths:
+                    figures[f"r{d}"].append(recall_at(ranked, relevant, d))
             n = max(len(scored), 1)
             results[mode] = {
                 f"ndcg_at_{k}": round(sum(figures["ndcg"]) / n, 4),
@@ -230,6 +235,7 @@ def run(
                 "mrr": round(sum(figures["mrr"]) / n, 4),
                 "query_p50_ms": round(_percentile(figures["ms"], 0.5), 2),
                 "query_p99_ms": round(_percentile(figures["ms"], 0.99), 2),
+                **{f"recall_at_{d}": round(sum(figures[f"r{d}"]) / n, 4) for d in recall_depths},
             }
     results["peak_rss_mb"] = peak_rss_mb()
     return results
@@ -468,6 +474,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rerank-sha256", default=None, help="cross-encoder weights' hash")
     parser.add_argument("--rerank-depth", type=int, default=None, help="fused top-k reranked")
     parser.add_argument(
+        "--recall-depths", default="", help="extra recall@d per mode, e.g. 20,30,50"
+    )
+    parser.add_argument(
         "--rerank-cost", default=None, help="depths to time a local cross-encoder at, e.g. 10,20"
     )
     parser.add_argument(
@@ -512,6 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.rerank, args.rerank_dir, args.rerank_model, args.rerank_sha256
         ),
         rerank_depth=args.rerank_depth,
+        recall_depths=[int(d) for d in args.recall_depths.split(",") if d.strip()],
     )
     if not args.no_relevance:
         from shared.bench import relevance

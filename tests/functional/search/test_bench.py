@@ -144,10 +144,13 @@ def test_a_reranker_adds_the_hybrid_rerank_mode_with_its_depth(tmp_path: Path) -
         show_progress=False,
         reranker=reranker,
         rerank_depth=3,
+        recall_depths=(1, 3),
     )
     assert result["reranker"] == "test/reverse"
     assert result["rerank_depth"] == 3
-    assert set(result[retrieval.RERANK_MODE]) == FIGURES
+    assert set(result[retrieval.RERANK_MODE]) == FIGURES | {"recall_at_1", "recall_at_3"}
+    # Reranking the top 3 cannot change what the top 3 holds.
+    assert result[retrieval.RERANK_MODE]["recall_at_3"] == result["hybrid"]["recall_at_3"]
     # One call per query with two or more fused results (one result needs no reranking).
     assert 1 <= reranker.calls <= result["queries"]
     # Reversing the fused top 3 moves each query's best hit down: the figures show it.
