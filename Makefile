@@ -59,7 +59,8 @@ deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=de
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection
-	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test
+	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
+	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
 	$(RUN) cairn bench gateway
 	$(RUN) cairn bench index
 	$(RUN) cairn bench store
