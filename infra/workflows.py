@@ -9,7 +9,8 @@ machine built in CDK logging (ALL, without execution data) and X-Ray tracing.
 `connect` wires the functions, each with only what it needs:
 - the workflows group: create, update, start and stop machines named `<prefix>-*`, pass the
   machine role to Step Functions only, and answer callbacks (cancel);
-- the orchestrator group: answer callbacks (task.complete / task.fail resume the step);
+- the orchestrator group: answer callbacks (task.complete / task.fail resume the step) and
+  start machines like the workflows group (event.publish starts event-triggered workflows);
 - the dispatcher worker: fed by the dispatch queue; tasks (the coordination table, granted by
   `infra.functions.WORKER_ACCESS`) and the callback, nothing else.
 `observe` adds the alarms (dispatch backlog, failed or timed-out executions; the dead-letter
@@ -174,9 +175,23 @@ class Workflows(Construct):
             )
             assert function.role is not None
             suppress(function.role, "IAM5", CALLBACK_REASON, ["Resource::*"])
+        # The workflows group runs machines; so does the orchestrator, whose event.publish
+        # starts the workflows an event triggers.
+        for function in (workflows, orchestrator):
+            self._grant_run(function)
+        dispatcher.add_event_source(
+            sources.SqsEventSource(
+                self.dispatch_queue,
+                batch_size=DISPATCH_BATCH_SIZE,
+                report_batch_item_failures=True,
+            )
+        )
+
+    def _grant_run(self, function: lambda_.Function) -> None:
+        """Create, update, start and stop the stack's machines; pass only their role."""
         machines = self._arn("stateMachine", f"{self.machine_prefix}-*")
         executions = self._arn("execution", f"{self.machine_prefix}-*:*")
-        workflows.add_to_role_policy(
+        function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=[
                     "states:CreateStateMachine",
@@ -188,28 +203,28 @@ class Workflows(Construct):
                 resources=[machines],
             )
         )
-        workflows.add_to_role_policy(
+        function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["states:StopExecution", "states:DescribeExecution"],
                 resources=[executions],
             )
         )
         # ListStateMachines (finding a machine a retried start created) has no resource form.
-        workflows.add_to_role_policy(
+        function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["states:ListStateMachines", *LOG_DELIVERY_ACTIONS], resources=["*"]
             )
         )
-        workflows.add_to_role_policy(
+        function.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["iam:PassRole"],
                 resources=[self.machine_role.role_arn],
                 conditions={"StringEquals": {"iam:PassedToService": "states.amazonaws.com"}},
             )
         )
-        assert workflows.role is not None
+        assert function.role is not None
         suppress(
-            workflows.role,
+            function.role,
             "IAM5",
             "The workflows function creates one state machine per workflow version at run "
             "time: machines and executions are named <prefix>-*, the narrowest form their "
@@ -222,13 +237,6 @@ class Workflows(Construct):
                 f"Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
                 f"execution:{self.machine_prefix}-*:*",
             ],
-        )
-        dispatcher.add_event_source(
-            sources.SqsEventSource(
-                self.dispatch_queue,
-                batch_size=DISPATCH_BATCH_SIZE,
-                report_batch_item_failures=True,
-            )
         )
 
     def observe(self, *, topic: sns.ITopic, dashboard: cw.Dashboard) -> None:

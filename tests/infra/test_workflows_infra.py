@@ -94,15 +94,21 @@ def test_the_dispatcher_reaches_only_tasks_the_queue_and_the_callback(synth: Syn
     }
 
 
-def test_the_orchestrator_may_answer_callbacks_but_not_run_machines(synth: Synth) -> None:
-    assert _states_actions(synth, names.GROUP_ORCHESTRATOR) == set(CALLBACK_ACTIONS)
-
-
-def test_the_workflows_function_runs_only_the_stacks_machines_and_passes_only_their_role(
+def test_the_orchestrator_answers_callbacks_and_starts_event_triggered_machines(
     synth: Synth,
 ) -> None:
+    assert _states_actions(synth, names.GROUP_ORCHESTRATOR) == _states_actions(
+        synth, names.GROUP_WORKFLOWS
+    )
+    assert set(CALLBACK_ACTIONS) <= _states_actions(synth, names.GROUP_ORCHESTRATOR)
+
+
+@pytest.mark.parametrize("function", [names.GROUP_WORKFLOWS, names.GROUP_ORCHESTRATOR])
+def test_the_functions_that_start_workflows_run_only_the_stacks_machines(
+    synth: Synth, function: str
+) -> None:
     prefix = synth.stack.workflows.machine_prefix
-    statements = synth.statements_of(names.GROUP_WORKFLOWS)
+    statements = synth.statements_of(function)
     for statement in statements:
         actions = _actions([statement])
         if actions & {"states:CreateStateMachine", "states:StartExecution"}:
