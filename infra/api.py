@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Stack
+from aws_cdk import ArnFormat, Aws, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_lambda as lambda_
@@ -56,9 +56,11 @@ class Api(Construct):
             rest_api_name=config.stack_name,
             description="cairn MCP endpoint",
             endpoint_types=[apigw.EndpointType.REGIONAL],
-            # Execution logs need the account-level CloudWatch role (one per account/region).
+            # Execution logs need the account-level CloudWatch role (one setting per account and
+            # region, shared by every stack in it). Retained: deleting one developer's stack
+            # must not pull the role from under every other stack's execution logs.
             cloud_watch_role=True,
-            cloud_watch_role_removal_policy=config.removal_policy,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             deploy_options=apigw.StageOptions(
                 stage_name=STAGE,
                 access_log_destination=apigw.LogGroupLogDestination(access_logs),
@@ -164,6 +166,39 @@ class Api(Construct):
         )
         wafv2.CfnWebACLAssociation(
             self, "WafAssociation", resource_arn=stage_arn, web_acl_arn=acl.attr_arn
+        )
+        # What the WAF blocked and why. The name must start with `aws-waf-logs-`; WAF adds the
+        # log group's resource policy for its delivery service itself. The suffix is the stack's
+        # own id, new with each creation: a retained group of an earlier stack never blocks
+        # re-creating this one.
+        stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+        waf_logs = logs.LogGroup(
+            self,
+            "WafLogs",
+            log_group_name=Fn.join(
+                "", [f"aws-waf-logs-{config.stack_name}-", Fn.select(0, Fn.split("-", stack_uuid))]
+            ),
+            retention=config.log_retention,
+            removal_policy=config.removal_policy,
+        )
+        wafv2.CfnLoggingConfiguration(
+            self,
+            "WafLogging",
+            resource_arn=acl.attr_arn,
+            log_destination_configs=[
+                Stack.of(self).format_arn(
+                    service="logs",
+                    resource="log-group",
+                    resource_name=waf_logs.log_group_name,
+                    arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                )
+            ],
+            # Never the Authorization header (a team token) in the WAF's logs.
+            redacted_fields=[
+                wafv2.CfnLoggingConfiguration.FieldToMatchProperty(
+                    single_header={"Name": "authorization"}
+                )
+            ],
         )
 
     def _suppress(self) -> None:

@@ -115,6 +115,33 @@ def test_prod_puts_a_waf_acl_with_a_rate_rule_on_the_stage(prod: Synth) -> None:
     assert stage in json.dumps(association["Properties"]["ResourceArn"])
 
 
+def test_the_waf_logs_what_it_blocks_without_the_authorization_header(prod: Synth) -> None:
+    (acl_id, _) = next(iter(prod.of_type("AWS::WAFv2::WebACL").items()))
+    (logging,) = prod.of_type("AWS::WAFv2::LoggingConfiguration").values()
+    assert logging["Properties"]["ResourceArn"] == {"Fn::GetAtt": [acl_id, "Arn"]}
+    assert logging["Properties"]["RedactedFields"] == [{"SingleHeader": {"Name": "authorization"}}]
+    waf_groups = [
+        group
+        for group in prod.of_type("AWS::Logs::LogGroup").values()
+        if "aws-waf-logs-" in json.dumps(group["Properties"].get("LogGroupName", ""))
+    ]
+    assert len(waf_groups) == 1
+    name = json.dumps(waf_groups[0]["Properties"]["LogGroupName"])
+    # Suffixed with the stack's own id: a retained group never blocks re-creating the stack.
+    assert "AWS::StackId" in name
+    assert waf_groups[0]["Properties"]["RetentionInDays"] == RETENTION_DAYS["prod"]
+
+
+def test_the_account_level_cloudwatch_role_outlives_any_one_stack(synth: Synth) -> None:
+    roles = [
+        resource
+        for logical_id, resource in synth.of_type("AWS::IAM::Role").items()
+        if "CloudWatchRole" in logical_id
+    ]
+    assert len(roles) == 1
+    assert roles[0]["DeletionPolicy"] == "Retain"
+
+
 def test_a_configured_custom_domain_maps_to_the_stage_with_an_alias_record(prod: Synth) -> None:
     prod.template.has_resource_properties(
         "AWS::ApiGateway::DomainName",

@@ -160,6 +160,26 @@ def test_every_alarm_notifies_the_encrypted_alarm_topic(synth: Synth) -> None:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
 
 
+def test_cloudwatch_of_this_account_may_publish_to_the_alarm_topic(synth: Synth) -> None:
+    # Without an allow, the TLS-only policy leaves CloudWatch unable to deliver any alarm.
+    (topic_id, _) = next(iter(synth.of_type("AWS::SNS::Topic").items()))
+    (policy,) = synth.of_type("AWS::SNS::TopicPolicy").values()
+    assert policy["Properties"]["Topics"] == [{"Ref": topic_id}]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    allow = [s for s in statements if s["Effect"] == "Allow"]
+    assert allow == [
+        {
+            "Sid": "CloudWatchAlarmsOfThisAccount",
+            "Effect": "Allow",
+            "Principal": {"Service": "cloudwatch.amazonaws.com"},
+            "Action": "sns:Publish",
+            "Resource": {"Ref": topic_id},
+            "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
+        }
+    ]
+    assert any(s["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(s) for s in statements)
+
+
 def test_the_dashboard_shows_requests_errors_latency_throttles_and_capacity(
     synth: Synth,
 ) -> None:
