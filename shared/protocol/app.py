@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from shared.console import console_router
 from shared.observability import logger
 from shared.protocol import jsonrpc
 from shared.protocol.gateway import HttpReply, McpGateway
@@ -84,4 +85,6 @@ def create_app(gateway: McpGateway, *, title: str = "cairn") -> FastAPI:
     for path in METADATA_PATHS:
         app.add_api_route(path, metadata, methods=["GET"])
 
+    # The web console for people: its pages call the same tools through this gateway.
+    app.include_router(console_router(gateway))
     return app

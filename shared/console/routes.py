@@ -1,0 +1,420 @@
+"""The web console at /console: server-rendered pages over cairn's tools.
+
+Every page reads through `ToolClient` (the gateway's `tools/call` with the signed-in token), and
+every form posts back to a route here that calls one tool and redirects (post/redirect/get). URLs
+inside the pages are relative, so the console works at `/console/` locally and under API
+Gateway's stage prefix (`/v1/console/`) alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
+
+from shared.console import security, views
+from shared.console.client import ConsoleError, SignedOut, ToolClient
+from shared.protocol.gateway import McpGateway
+
+CONSOLE_PATH = "/console"
+_HERE = Path(__file__).parent
+_STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".png": "image/png"}
+# Served by name only: nothing the request says becomes a path on disk.
+STATIC_FILES: dict[str, tuple[Path, str]] = {
+    path.name: (path, _STATIC_TYPES[path.suffix])
+    for path in (_HERE / "static").iterdir()
+    if path.suffix in _STATIC_TYPES
+}
+
+_templates = Environment(
+    loader=FileSystemLoader(_HERE / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_templates.filters["when"] = views.when
+
+# What a successful action says after its redirect (the query carries the key, never text).
+DONE_MESSAGES = {
+    "approved": "Approved: the memory is now active and recallable.",
+    "rejected": "Rejected: the proposal stays in the history, invisible to recall.",
+    "conflict": "Conflict resolved.",
+    "duplicate": "Duplicate cluster handled.",
+    "retracted": "Memory retracted: kept with its history, gone from recall and search.",
+    "superseded": "New version written; the old one is superseded.",
+    "signed-out": "Signed out.",
+}
+
+Form = dict[str, list[str]]
+Page = Callable[[Request, ToolClient, frozenset[str]], Awaitable[Response]]
+
+
+def _scheme(request: Request) -> str:
+    return request.headers.get("x-forwarded-proto", request.url.scheme)
+
+
+def _host(request: Request) -> str:
+    return request.headers.get("x-forwarded-host", request.headers.get("host", ""))
+
+
+def _client(gateway: McpGateway, request: Request, secret: str) -> ToolClient:
+    return ToolClient(
+        gateway,
+        secret,
+        host=request.headers.get("host", ""),
+        base_url=f"{_scheme(request)}://{_host(request)}",
+    )
+
+
+def _secured(response: Response) -> Response:
+    response.headers.update(security.SECURITY_HEADERS)
+    return response
+
+
+def _render(template: str, status: int = 200, **context: Any) -> Response:
+    html = _templates.get_template(template).render(**context)
+    return _secured(HTMLResponse(html, status_code=status))
+
+
+def _redirect(location: str) -> Response:
+    # 303: the browser follows with a GET, so a refresh never repeats the action.
+    return _secured(RedirectResponse(location, status_code=303))
+
+
+def _first(form: Form | Mapping[str, Any], name: str) -> str | None:
+    values = form.get(name) or []
+    value = values[0].strip() if values else ""
+    return value or None
+
+
+async def _form(request: Request) -> Form:
+    body = await request.body()
+    if len(body) > security.MAX_FORM_BYTES:
+        raise ConsoleError(f"the form is larger than {security.MAX_FORM_BYTES} bytes", status=413)
+    return parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=False)
+
+
+def _clear_session(response: Response) -> Response:
+    response.delete_cookie(security.SESSION_COOKIE, path=CONSOLE_PATH, samesite="strict")
+    return response
+
+
+def console_router(gateway: McpGateway) -> APIRouter:
+    """The console's routes, for `app.include_router` (shared.protocol.app mounts them)."""
+    router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
+
+    async def call(client: ToolClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        # Tool calls block on I/O (the stores, Lambda Invoke): keep the event loop free.
+        return await run_in_threadpool(client.call, tool, arguments)
+
+    async def signed_in(request: Request, page: Page) -> Response:
+        secret = request.cookies.get(security.SESSION_COOKIE)
+        if not secret:
+            return _redirect("login")
+        client = _client(gateway, request, secret)
+        tools: frozenset[str] = frozenset()
+        try:
+            tools = await run_in_threadpool(client.callable_tools)
+            return await page(request, client, tools)
+        except SignedOut:
+            return _clear_session(_redirect("login?expired=1"))
+        except ConsoleError as exc:
+            return _render("error.html", exc.status, error=exc.message, tools=tools, page="")
+
+    def page_context(request: Request, client: ToolClient, tools: frozenset[str]) -> dict[str, Any]:
+        done = request.query_params.get("done")
+        return {
+            "csrf": security.csrf_token(client.secret),
+            "tools": tools,
+            "done": DONE_MESSAGES.get(done or ""),
+        }
+
+    async def action(
+        request: Request, perform: Callable[[ToolClient, Form], Awaitable[str]]
+    ) -> Response:
+        """A state-changing POST: same origin, valid CSRF token, then one tool call."""
+        secret = request.cookies.get(security.SESSION_COOKIE)
+        if not secret:
+            return _redirect("login")
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if not security.same_origin(headers, _host(request)):
+            return _render("error.html", 403, error="Cross-site request refused.", page="")
+        try:
+            form = await _form(request)
+        except ConsoleError as exc:
+            return _render("error.html", exc.status, error=exc.message, page="")
+        if not security.csrf_valid(secret, _first(form, "csrf")):
+            return _render(
+                "error.html",
+                403,
+                error="The form's CSRF token is missing or wrong: reload the page and try again.",
+                page="",
+            )
+        client = _client(gateway, request, secret)
+        try:
+            location = await perform(client, form)
+        except SignedOut:
+            return _clear_session(_redirect("login?expired=1"))
+        except ConsoleError as exc:
+            tools = await run_in_threadpool(client.callable_tools)
+            back = _first(form, "back") or "review"
+            return _render(
+                "error.html",
+                exc.status,
+                error=exc.message,
+                tools=tools,
+                csrf=security.csrf_token(secret),
+                back=back if back in views.BACK_PAGES else "review",
+                page="",
+            )
+        return _redirect(location)
+
+    # -- sign-in ---------------------------------------------------------------------------
+
+    @router.get("")
+    async def root_no_slash() -> Response:
+        return _redirect("console/")
+
+    @router.get("/")
+    async def root(request: Request) -> Response:
+        return _redirect("review" if request.cookies.get(security.SESSION_COOKIE) else "login")
+
+    @router.get("/login")
+    async def login_form(request: Request) -> Response:
+        nonce = security.new_login_nonce()
+        response = _render(
+            "login.html",
+            nonce=nonce,
+            expired=request.query_params.get("expired") == "1",
+            done=DONE_MESSAGES.get(request.query_params.get("done") or ""),
+            page="login",
+        )
+        response.set_cookie(
+            security.LOGIN_COOKIE,
+            nonce,
+            max_age=900,
+            path=CONSOLE_PATH,
+            httponly=True,
+            samesite="strict",
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        return response
+
+    @router.post("/login")
+    async def login(request: Request) -> Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        form = await _form(request)
+        if not security.same_origin(headers, _host(request)) or not security.login_nonce_valid(
+            request.cookies.get(security.LOGIN_COOKIE), _first(form, "csrf")
+        ):
+            return _render(
+                "error.html",
+                403,
+                error="The sign-in form expired or came from another site: reload and try again.",
+                page="",
+            )
+        secret = _first(form, "token")
+        nonce = security.new_login_nonce()
+        if not secret:
+            return _login_failed(request, nonce, "Paste a team token (it starts with cairn_sk_).")
+        client = _client(gateway, request, secret)
+        try:
+            # tools/list authenticates the token exactly as an MCP client's first call does.
+            await run_in_threadpool(client.callable_tools)
+        except ConsoleError:
+            return _login_failed(request, nonce, "That token was not accepted.")
+        response = _redirect("review")
+        response.set_cookie(
+            security.SESSION_COOKIE,
+            secret,
+            max_age=security.SESSION_MAX_AGE,
+            path=CONSOLE_PATH,
+            httponly=True,
+            samesite="strict",
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        response.delete_cookie(security.LOGIN_COOKIE, path=CONSOLE_PATH, samesite="strict")
+        return response
+
+    def _login_failed(request: Request, nonce: str, message: str) -> Response:
+        response = _render("login.html", 401, nonce=nonce, error=message, page="login")
+        response.set_cookie(
+            security.LOGIN_COOKIE,
+            nonce,
+            max_age=900,
+            path=CONSOLE_PATH,
+            httponly=True,
+            samesite="strict",
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        return response
+
+    @router.post("/logout")
+    async def logout(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            return "login?done=signed-out"
+
+        response = await action(request, perform)
+        if response.status_code == 303:
+            _clear_session(response)
+        return response
+
+    # -- review queue ----------------------------------------------------------------------
+
+    @router.get("/review")
+    async def review(request: Request) -> Response:
+        async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
+            queue = await run_in_threadpool(views.review_queue, client, tools)
+            return _render(
+                "review.html", **page_context(request, client, tools), queue=queue, page="review"
+            )
+
+        return await signed_in(request, page)
+
+    @router.post("/review/proposals")
+    async def review_proposals(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            ids = [value for value in form.get("id", []) if value.strip()]
+            if not ids:
+                raise ConsoleError("Choose at least one proposal.", field="ids")
+            decision = _first(form, "decision")
+            if decision not in {"approve", "reject"}:
+                raise ConsoleError("`decision` must be approve or reject.", field="decision")
+            arguments: dict[str, Any] = {"ids": ids, "decision": decision}
+            if note := _first(form, "note"):
+                arguments["note"] = note
+            outcome = await call(client, "memory_review", arguments)
+            refused = [r for r in outcome.get("results", []) if not r.get("decided")]
+            if refused:
+                raise ConsoleError(
+                    "; ".join(
+                        f"{r['id']}: {r.get('message') or 'not open'} (now {r.get('status')})"
+                        for r in refused
+                    ),
+                    status=409,
+                )
+            return f"review?done={'approved' if decision == 'approve' else 'rejected'}"
+
+        return await action(request, perform)
+
+    @router.post("/review/conflict")
+    async def resolve_conflict(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            arguments = _arguments(form, "id", "action", "keep_id", "content", "note")
+            await call(client, "conflict_resolve", arguments)
+            return "review?done=conflict"
+
+        return await action(request, perform)
+
+    @router.post("/review/duplicate")
+    async def resolve_duplicate(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            arguments = _arguments(form, "id", "action", "keep_id", "note")
+            await call(client, "duplicate_resolve", arguments)
+            return "review?done=duplicate"
+
+        return await action(request, perform)
+
+    @router.post("/memory/retract")
+    async def retract(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            arguments = _arguments(form, "id", "reason")
+            await call(client, "memory_retract", arguments)
+            return _back(form, "retracted", arguments.get("id"))
+
+        return await action(request, perform)
+
+    @router.post("/memory/supersede")
+    async def supersede(request: Request) -> Response:
+        async def perform(client: ToolClient, form: Form) -> str:
+            arguments = _arguments(form, "id", "content", "reason")
+            result = await call(client, "memory_supersede", arguments)
+            return _back(form, "superseded", result["memory"]["id"])
+
+        return await action(request, perform)
+
+    # -- memory browser --------------------------------------------------------------------
+
+    @router.get("/memories")
+    async def memories(request: Request) -> Response:
+        async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
+            search = views.MemorySearch.from_query(request.query_params)
+            try:
+                found = await run_in_threadpool(views.browse, client, search)
+                error = None
+            except SignedOut:
+                raise
+            except ConsoleError as exc:
+                found, error = None, exc.message
+            return _render(
+                "memories.html",
+                400 if error else 200,
+                **page_context(request, client, tools),
+                search=search,
+                found=found,
+                error=error,
+                page="memories",
+            )
+
+        return await signed_in(request, page)
+
+    @router.get("/memory")
+    async def memory(request: Request) -> Response:
+        async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
+            memory_id = request.query_params.get("id", "")
+            chain = await run_in_threadpool(views.version_chain, client, memory_id)
+            return _render(
+                "memory.html",
+                200 if chain else 404,
+                **page_context(request, client, tools),
+                memory_id=memory_id,
+                chain=chain,
+                page="memories",
+            )
+
+        return await signed_in(request, page)
+
+    # -- work view -------------------------------------------------------------------------
+
+    @router.get("/work")
+    async def work(request: Request) -> Response:
+        async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
+            overview = await run_in_threadpool(views.work_overview, client, tools)
+            return _render(
+                "work.html", **page_context(request, client, tools), work=overview, page="work"
+            )
+
+        return await signed_in(request, page)
+
+    # -- static files ----------------------------------------------------------------------
+
+    @router.get("/static/{name}")
+    async def static(name: str) -> Response:
+        found = STATIC_FILES.get(name)
+        if found is None:
+            return _secured(Response(status_code=404))
+        path, media_type = found
+        response = Response(path.read_bytes(), media_type=media_type)
+        response.headers.update(security.SECURITY_HEADERS)
+        response.headers["Cache-Control"] = "public, max-age=300"
+        return response
+
+    return router
+
+
+def _arguments(form: Form, *names: str) -> dict[str, Any]:
+    """The named non-empty form fields, as a tool's arguments (the tool validates them)."""
+    return {name: value for name in names if (value := _first(form, name)) is not None}
+
+
+def _back(form: Form, done: str, memory_id: str | None) -> str:
+    """Where an action on one memory returns: its page, or the queue it was taken from."""
+    if _first(form, "back") == "memory" and memory_id:
+        return "memory?" + urlencode({"id": memory_id, "done": done})
+    return f"review?done={done}"
