@@ -11,6 +11,7 @@ from infra.api import Api
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.functions import Functions
+from infra.knowledge import Knowledge
 from infra.oauth import OAuth
 from infra.observability import Observability
 from infra.search import Search
@@ -56,6 +57,16 @@ class CairnStack(Stack):
             dispatcher=self.functions.workers[names.WORKER_WORKFLOW_DISPATCHER],
         )
         self.sync = Sync(self, "Sync", config=config)
+        self.knowledge = Knowledge(
+            self,
+            "Knowledge",
+            config=config,
+            group=self.functions.groups[names.GROUP_KNOWLEDGE],
+            worker=self.functions.workers[names.WORKER_KNOWLEDGE_ENRICHER],
+            api=self.api.rest_api,
+            gateway=self.functions.gateway_alias,
+            sync=self.sync,
+        )
         self.observability = Observability(
             self,
             "Observability",
@@ -66,6 +77,7 @@ class CairnStack(Stack):
             dead_letter_queues={
                 **self.workers.dead_letter_queues,
                 "workflow_dispatch": self.workflows.dead_letter_queue,
+                "knowledge": self.knowledge.dead_letter_queue,
             },
             stream_functions=self.workers.stream_functions,
         )

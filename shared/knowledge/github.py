@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from shared.knowledge.models import CiAnnotation, CiJob, CiRun, LessonKey
@@ -148,3 +148,52 @@ def lesson_candidates(run: CiRun) -> Iterator[tuple[LessonKey, str, str, str]]:
                 f"; it reports {note.rule_id}" if note.rule_id else ""
             )
             yield key, f"run:{run.run_id}", summary, hint
+
+
+# --------------------------------------------------------------------------- scheduled pull
+
+API = "https://api.github.com"
+Fetch = Callable[[str], Any]
+
+
+def api_fetcher(token: str, timeout: float = 15.0) -> Fetch:
+    """GET a GitHub REST path with the token; the JSON body."""
+    import json
+    import urllib.request
+
+    def fetch(path: str) -> Any:
+        request = urllib.request.Request(  # noqa: S310 - GitHub's API
+            API + path,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+            },
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            return json.loads(response.read())
+
+    return fetch
+
+
+def pull_runs(fetch: Fetch, repo: str, *, per_page: int = 10) -> list[CiRun]:
+    """The repo's latest Actions runs with their jobs, and the annotations of failed jobs
+    (`GET /repos/{repo}/actions/runs`, `…/runs/{id}/jobs`, `…/check-runs/{job}/annotations`)."""
+    listing = fetch(f"/repos/{repo}/actions/runs?per_page={per_page}")
+    runs: list[CiRun] = []
+    for raw in listing.get("workflow_runs", []):
+        run = run_from_webhook(
+            "workflow_run", {"workflow_run": raw, "repository": {"full_name": repo}}
+        )
+        if run is None:
+            continue
+        jobs = fetch(f"/repos/{repo}/actions/runs/{raw['id']}/jobs").get("jobs", [])
+        for job in jobs:
+            if job.get("conclusion") == "failure":
+                job = {
+                    **job,
+                    "annotations": fetch(f"/repos/{repo}/check-runs/{job['id']}/annotations"),
+                }
+            run.jobs.append(job_from_payload(job))
+        runs.append(run)
+    return runs

@@ -485,6 +485,15 @@ class KnowledgeService:
         lessons = self.record_ci_run(team, run)
         return run, len(lessons)
 
+    def pull_ci(self, team: str, repo: str, fetch: Callable[[str], Any]) -> int:
+        """Record the repo's latest Actions runs (the scheduled pull); returns how many."""
+        from shared.knowledge.github import pull_runs
+
+        runs = pull_runs(fetch, repo)
+        for run in runs:
+            self.record_ci_run(team, run)
+        return len(runs)
+
     def record_ci_run(self, team: str, run: CiRun) -> list[Lesson]:
         """Store a run; each failure annotation counts toward its lesson."""
         from shared.knowledge.github import lesson_candidates, merge_runs

@@ -110,20 +110,37 @@ def build_knowledge_service() -> KnowledgeService:
     )
 
 
-def webhook_secret(team: str) -> str | None:
-    """The team's GitHub webhook secret: Secrets Manager in AWS (a JSON object team → secret),
-    else `github-webhook-secrets.json` in the data folder."""
+def _secret_document() -> dict[str, object]:
     configured = knowledge_settings()
     if configured.webhook_secret_arn:
         import boto3
 
         client = boto3.client("secretsmanager", region_name=runtime.settings().region)
         value = client.get_secret_value(SecretId=configured.webhook_secret_arn)["SecretString"]
-        secrets: dict[str, str] = json.loads(value)
-        return secrets.get(team)
+        document: dict[str, object] = json.loads(value)
+        return document
     data_dir = runtime.settings().data_dir
     path = Path(data_dir) / WEBHOOK_SECRETS_FILE if data_dir else None
     if path is None or not path.exists():
-        return None
-    stored: dict[str, str] = json.loads(path.read_text())
-    return stored.get(team)
+        return {}
+    stored: dict[str, object] = json.loads(path.read_text())
+    return stored
+
+
+def ci_pull_targets() -> dict[str, tuple[str, list[str]]]:
+    """team → (GitHub token, repos) of the scheduled pull: the secret's `pull` entry,
+    `{"pull": {"<team>": {"token": "...", "repos": ["owner/repo"]}}}`."""
+    pull = _secret_document().get("pull")
+    targets: dict[str, tuple[str, list[str]]] = {}
+    if isinstance(pull, dict):
+        for team, entry in pull.items():
+            if isinstance(entry, dict) and entry.get("token") and entry.get("repos"):
+                targets[str(team)] = (str(entry["token"]), [str(r) for r in entry["repos"]])
+    return targets
+
+
+def webhook_secret(team: str) -> str | None:
+    """The team's GitHub webhook secret: Secrets Manager in AWS (a JSON object team → secret),
+    else `github-webhook-secrets.json` in the data folder."""
+    secret = _secret_document().get(team)
+    return secret if isinstance(secret, str) and secret else None

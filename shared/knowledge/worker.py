@@ -32,3 +32,19 @@ def handle_batch(
             logger.exception("enrichment message failed", extra={"message_id": message_id})
             failures.append({"itemIdentifier": message_id})
     return {"batchItemFailures": failures}
+
+
+def run_ci_pull(
+    targets: dict[str, tuple[str, list[str]]],
+    pull: Callable[[str, str, str], int],
+) -> dict[str, int]:
+    """The scheduled pull: `pull(team, repo, token)` for each configured repo; a repo that
+    fails is logged and the others still run. Returns runs recorded per `team/repo`."""
+    recorded: dict[str, int] = {}
+    for team, (token, repos) in targets.items():
+        for repo in repos:
+            try:
+                recorded[f"{team}/{repo}"] = pull(team, repo, token)
+            except Exception:
+                logger.exception("CI pull failed", extra={"team": team, "repo": repo})
+    return recorded
