@@ -13,11 +13,12 @@ and the new messages; two appends racing cannot number two messages alike (the l
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
+from pydantic import TypeAdapter
 
 from shared.config.tables import SESSIONS_BY_OWNER_INDEX
 from shared.sessions.models import Message, ModelChoice, Persona, Session, title_of
@@ -182,24 +183,23 @@ class DynamoSessionStore:
             return updated, added
         raise UnknownSession(session_id)
 
-    def _update_record(self, team: str, session_id: str, change: dict[str, Any]) -> Session:
-        current = self._require(team, session_id)
-        updated = current.model_copy(update=change)
-        try:
-            # Only while the session is as read: a concurrent append is never overwritten.
-            self._table.put_item(
-                Item=self._item(team, updated),
-                ConditionExpression="attribute_exists(pk) AND message_count = :seen",
-                ExpressionAttributeValues={":seen": current.message_count},
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            return self._update_record(team, session_id, change)
-        return updated
-
     def touch(self, team: str, session_id: str, now: datetime) -> Session:
-        return self._update_record(team, session_id, {"updated_at": now})
+        # Only the two time attributes: a pin or a claim written meanwhile is kept.
+        moment = now.astimezone(UTC)
+        try:
+            item = update_if(
+                self._table,
+                _session_key(team, session_id),
+                "SET updated_at = :at, updated_key = :key",
+                "attribute_exists(pk)",
+                values={
+                    ":at": TypeAdapter(datetime).dump_python(moment, mode="json"),
+                    ":key": f"{sortable(moment)}#{session_id}",
+                },
+            )
+        except ConditionLost as lost:
+            raise UnknownSession(session_id) from lost
+        return _session(item)
 
     def set_pinned(self, team: str, session_id: str, pinned: bool) -> Session:
         self._require(team, session_id)
