@@ -5,7 +5,7 @@ environment itself.
 
 | context key      | default      | meaning                                                 |
 |------------------|--------------|---------------------------------------------------------|
-| env              | dev          | dev or prod                                             |
+| env              | dev          | dev, staging (the pipeline's rehearsal) or prod         |
 | developer        | $USER        | dev only: stack name suffix (cairn-dev-<developer>)     |
 | bundle           | true         | false: skip dependency bundling (tests; not deployable) |
 | domain_name      | -            | custom domain of the API (needs certificate_arn)        |
@@ -96,7 +96,7 @@ class DeployConfig:
                 f"(got {environment!r}): pass -c env=dev or -c env=prod"
             )
         developer = None
-        if environment != "prod":
+        if environment == "dev":
             developer = _developer(_text(get("developer")) or _login_name())
         domain_name = _text(get("domain_name"))
         certificate_arn = _text(get("certificate_arn"))

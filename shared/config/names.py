@@ -163,16 +163,18 @@ TABLE_OUTPUTS: Final[dict[str, str]] = {
     TABLE_KNOWLEDGE: Outputs.KNOWLEDGE_TABLE,
 }
 
-DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "prod")
+# dev: one stack per developer; staging: the pipeline's rehearsal of prod (smoke-tested before
+# prod deploys); prod.
+DEPLOY_ENVIRONMENTS: Final[tuple[str, ...]] = ("dev", "staging", "prod")
 
 
 def stack_name(environment: str, developer: str | None = None) -> str:
-    """The CloudFormation stack of an environment: one per developer in dev, one in prod.
+    """The CloudFormation stack of an environment: one per developer in dev, else one.
 
-    >>> stack_name("prod"), stack_name("dev", "alice")
-    ('cairn-prod', 'cairn-dev-alice')
+    >>> stack_name("prod"), stack_name("staging"), stack_name("dev", "alice")
+    ('cairn-prod', 'cairn-staging', 'cairn-dev-alice')
     """
-    if environment == "prod" or not developer:
+    if environment != "dev" or not developer:
         return f"{SERVICE}-{environment}"
     return f"{SERVICE}-{environment}-{developer}"
 

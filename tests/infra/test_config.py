@@ -29,6 +29,12 @@ def test_prod_has_one_stack_without_a_developer_and_waf_on() -> None:
     assert config.waf
 
 
+def test_staging_is_one_stack_shaped_like_dev_in_what_it_keeps() -> None:
+    config = DeployConfig.from_context({"env": "staging", "developer": "ignored"}.get)
+    assert config.stack_name == "cairn-staging"
+    assert not config.is_prod  # destroyed with its stack: a rehearsal keeps no data
+
+
 def test_an_existing_waf_acl_replaces_the_created_one() -> None:
     config = _config(env="prod", waf_acl_arn="arn:aws:wafv2:us-east-1:1:regional/webacl/x/y")
     assert not config.waf
@@ -46,7 +52,7 @@ def test_developer_names_are_short_and_safe_for_resource_names() -> None:
 @pytest.mark.parametrize(
     ("context", "message"),
     [
-        ({"env": "staging"}, "`env` must be one of dev, prod"),
+        ({"env": "qa"}, "`env` must be one of dev, staging, prod"),
         ({"domain_name": "mcp.example.com"}, "`domain_name` and `certificate_arn` go together"),
         ({"waf": "maybe"}, "`waf` must be true or false"),
         ({"throttle_rate": "0"}, "`throttle_rate` must be a positive integer"),
