@@ -166,3 +166,12 @@ def test_bad_embedder_and_reranker_flags_are_refused_naming_what_is_missing() ->
         retrieval.main(["--data", str(TINY), "--rerank", "cross-encoder"])
     with pytest.raises(SystemExit, match="none, cross-encoder or bedrock"):
         retrieval.main(["--data", str(TINY), "--rerank", "magic"])
+
+
+def test_rerank_cost_times_each_depth_on_the_minilm_shape() -> None:
+    result = retrieval.rerank_cost(TINY, [1, 3], queries=2, split="test")["rerank_cost"]
+    assert result["model_shape"] == "MiniLM-L6 (6x384)"
+    for depth in ("1", "3"):
+        assert result[depth]["p99_ms"] >= result[depth]["p50_ms"] > 0
+        assert result[depth]["cpu_p50_ms"] > 0
+    assert result["peak_rss_mb"] > 0
