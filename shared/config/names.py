@@ -90,6 +90,8 @@ class Env:
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"
+    # A Bedrock model the curator asks whether two memories contradict (unset: rules only).
+    CURATOR_MODEL_ID: Final = "CAIRN_CURATOR_MODEL_ID"
     COST_BUDGET_USD: Final = "CAIRN_COST_BUDGET_USD"
     # Workflows on Step Functions: the dispatch queue the compiled machines send steps to, the
     # role they run under, their name prefix and log group.

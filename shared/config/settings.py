@@ -48,6 +48,8 @@ class Settings(BaseModel):
     # Where remembered memories are curated: right after the write ("inline": local mode and
     # tests) or by the curator function on the memories table's stream ("stream": AWS).
     curation: Literal["inline", "stream"] = "inline"
+    # The Bedrock model (Converse) that judges contradictions for the curator; None: its rules.
+    curator_model_id: str | None = None
     # Where the stores live: DynamoDB (AWS, and the functional tests on moto) or the embedded
     # database in `data_dir` (`make serve`).
     storage: Literal["dynamodb", "sqlite"] = "dynamodb"
@@ -113,6 +115,7 @@ class Settings(BaseModel):
             ),
             data_dir=Path(data_dir) if data_dir else None,
             curation=env.get(Env.CURATION, defaults.curation),
+            curator_model_id=env.get(Env.CURATOR_MODEL_ID) or None,
             storage=env.get(Env.STORAGE, defaults.storage),
             cost_budget_usd=float(env[Env.COST_BUDGET_USD])
             if env.get(Env.COST_BUDGET_USD)
