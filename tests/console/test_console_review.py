@@ -1,0 +1,419 @@
+"""The console's sign-in, review queue and memory browser, in-process on moto.
+
+Every action is checked through the tools afterwards (memory_get, memory_query, recall), which
+is also how an MCP client would see it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from shared.memory.wiring import build_detection_queue
+from tests.console.conftest import Console
+from tests.functional.conftest import Harness
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is False, result
+    return result
+
+
+def propose(harness: Harness, token: str, content: str, **fields: Any) -> str:
+    memory = ok(harness, token, "memory_propose", {"content": content, **fields})["memory"]
+    memory_id: str = memory["id"]
+    return memory_id
+
+
+def status_of(harness: Harness, token: str, memory_id: str) -> str:
+    memory = ok(harness, token, "memory_get", {"id": memory_id})["memory"]
+    return str(memory.get("status", "filed"))
+
+
+def drain() -> None:
+    detection = build_detection_queue()
+    assert detection is not None
+    detection.drain()
+
+
+# -- sign-in -------------------------------------------------------------------------------
+
+
+def test_signing_in_keeps_the_token_in_an_httponly_strict_cookie(console: Console) -> None:
+    secret = console.harness.token()
+
+    reply = console.sign_in(secret)
+
+    assert reply.status_code == 303
+    assert reply.headers["location"] == "review"
+    cookie = reply.headers["set-cookie"]
+    assert cookie.startswith(f"cairn_console={secret};")
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie
+    assert "Path=/console" in cookie
+    assert "Secure" not in cookie  # plain HTTP on loopback: a Secure cookie would never return
+    assert console.client.get("/console/review").status_code == 200
+
+
+def test_behind_https_the_cookies_are_secure(console: Console) -> None:
+    https = Console(TestClient(console.client.app, base_url="https://testserver"), console.harness)
+
+    reply = https.sign_in(console.harness.token())
+
+    assert reply.status_code == 303
+    assert "Secure" in reply.headers["set-cookie"]
+    assert "Secure" in https.client.get("/console/login").headers["set-cookie"]
+
+
+def test_a_wrong_token_is_refused_and_sets_no_session(console: Console) -> None:
+    reply = console.sign_in("cairn_sk_" + "0" * 43)
+
+    assert reply.status_code == 401
+    assert "not accepted" in reply.text
+    assert "cairn_console=" not in reply.headers.get("set-cookie", "")
+    assert console.client.get("/console/review", follow_redirects=False).headers["location"] == (
+        "login"
+    )
+
+
+def test_sign_in_without_the_forms_nonce_is_refused(console: Console) -> None:
+    secret = console.harness.token()
+    console.client.get("/console/login")
+
+    forged = console.post("/console/login", {"token": secret, "csrf": "guessed"})
+
+    assert forged.status_code == 403
+    assert "cairn_console=" not in forged.headers.get("set-cookie", "")
+
+
+def test_pages_carry_a_strict_content_security_policy(console: Console) -> None:
+    console.sign_in(console.harness.token())
+
+    for path in ("/console/login", "/console/review", "/console/memories", "/console/work"):
+        headers = console.client.get(path).headers
+        csp = headers["content-security-policy"]
+        assert "default-src 'none'" in csp
+        assert "script-src 'self'" in csp
+        assert "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["cache-control"] == "no-store"
+
+
+def test_a_revoked_token_ends_the_session(console: Console) -> None:
+    secret = console.harness.token()
+    console.sign_in(secret)
+    token_id = console.harness.tokens.authenticate(secret)[0].token_id
+    console.harness.tokens.revoke(token_id)
+
+    reply = console.client.get("/console/review", follow_redirects=False)
+
+    assert reply.status_code == 303
+    assert reply.headers["location"] == "login?expired=1"
+    assert 'cairn_console=""' in reply.headers["set-cookie"]
+
+
+def test_signing_out_needs_the_csrf_token_and_clears_the_cookie(console: Console) -> None:
+    console.sign_in(console.harness.token())
+
+    assert console.post("/console/logout", {}).status_code == 403
+    reply = console.post("/console/logout", {"csrf": console.csrf()})
+
+    assert reply.status_code == 303
+    assert 'cairn_console=""' in reply.headers["set-cookie"]
+
+
+# -- review queue --------------------------------------------------------------------------
+
+
+def test_approving_a_proposal_makes_it_recallable_with_the_note_in_its_history(
+    console: Console,
+) -> None:
+    harness = console.harness
+    agent = harness.token(scopes=("memory",), agent_id="agent-7")
+    reviewer = harness.token(scopes=("memory", "memory.review"))
+    proposal = propose(
+        harness,
+        agent,
+        "Release branches are cut on Wednesdays.",
+        subject="release cadence",
+        sources=[{"type": "task", "ref": "task-12"}],
+    )
+    assert ok(harness, reviewer, "recall", {"query": "release branches"})["memories"] == []
+    console.sign_in(reviewer)
+    page = console.client.get("/console/review").text
+    assert "Release branches are cut on Wednesdays." in page
+    assert "agent-7" in page
+    assert "task: task-12" in page
+
+    reply = console.post(
+        "/console/review/proposals",
+        {"csrf": console.csrf(), "id": proposal, "decision": "approve", "note": "checked"},
+    )
+
+    assert reply.status_code == 303
+    assert reply.headers["location"] == "review?done=approved"
+    assert status_of(harness, reviewer, proposal) in {"filed", "pending"}
+    memory = ok(harness, reviewer, "memory_get", {"id": proposal})["memory"]
+    assert any(e.get("note") == "checked" for e in memory["history"])
+    recalled = ok(harness, agent, "recall", {"query": "release branches"})["memories"]
+    assert [m["body"] for m in recalled] == ["Release branches are cut on Wednesdays."]
+    assert "No proposals are waiting." in console.client.get("/console/review").text
+
+
+def test_rejecting_a_proposal_keeps_it_out_of_recall(console: Console) -> None:
+    harness = console.harness
+    reviewer = harness.token()
+    proposal = propose(harness, harness.token(scopes=("memory",)), "The VPN is optional.")
+    console.sign_in(reviewer)
+
+    console.post(
+        "/console/review/proposals",
+        {"csrf": console.csrf(), "id": proposal, "decision": "reject", "note": "it is not"},
+    )
+
+    assert status_of(harness, reviewer, proposal) == "rejected"
+    assert ok(harness, reviewer, "recall", {"query": "VPN optional"})["memories"] == []
+
+
+def test_a_post_without_the_csrf_token_changes_nothing(console: Console) -> None:
+    harness = console.harness
+    reviewer = harness.token()
+    proposal = propose(harness, reviewer, "Lunch is at noon.")
+    console.sign_in(reviewer)
+
+    missing = console.post("/console/review/proposals", {"id": proposal, "decision": "approve"})
+    wrong = console.post(
+        "/console/review/proposals", {"csrf": "0" * 64, "id": proposal, "decision": "approve"}
+    )
+
+    assert missing.status_code == 403
+    assert wrong.status_code == 403
+    assert "CSRF" in missing.text
+    assert status_of(harness, reviewer, proposal) == "proposed"
+
+
+def test_a_cross_site_post_is_refused_even_with_the_token(console: Console) -> None:
+    harness = console.harness
+    reviewer = harness.token()
+    proposal = propose(harness, reviewer, "Lunch is at one.")
+    console.sign_in(reviewer)
+    form = {"csrf": console.csrf(), "id": proposal, "decision": "approve"}
+
+    by_origin = console.post("/console/review/proposals", form, origin="https://evil.example")
+    by_fetch = console.post("/console/review/proposals", form, **{"sec-fetch-site": "cross-site"})
+
+    assert by_origin.status_code == 403
+    assert by_fetch.status_code == 403
+    assert status_of(harness, reviewer, proposal) == "proposed"
+
+
+def test_a_token_without_memory_review_sees_the_queue_read_only(console: Console) -> None:
+    harness = console.harness
+    author = harness.token(scopes=("memory",), agent_id="writer")
+    proposal = propose(harness, author, "Staging resets every night.")
+    console.sign_in(author)
+
+    page = console.client.get("/console/review").text
+    forced = console.post(
+        "/console/review/proposals", {"csrf": console.csrf(), "id": proposal, "decision": "approve"}
+    )
+
+    assert "Staging resets every night." in page  # its author sees the proposal
+    assert "Read-only" in page
+    assert 'value="approve"' not in page
+    assert forced.status_code == 403
+    assert "memory.review" in forced.text
+    assert status_of(harness, author, proposal) == "proposed"
+
+
+def test_a_conflict_is_resolved_by_keeping_one(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    keep = ok(
+        harness,
+        token,
+        "memory_write",
+        {"content": "Production deploys are frozen on Fridays.", "subject": "freeze"},
+    )["memory"]["id"]
+    lose = ok(
+        harness,
+        token,
+        "memory_write",
+        {"content": "Production deploys are not frozen on Fridays.", "subject": "freeze"},
+    )["memory"]["id"]
+    drain()
+    finding = ok(harness, token, "conflicts_list", {})["items"][0]["finding"]["id"]
+    console.sign_in(token)
+    assert f'id="conflict-{finding}"' in console.client.get("/console/review").text
+
+    reply = console.post(
+        "/console/review/conflict",
+        {"csrf": console.csrf(), "id": finding, "action": "keep", "keep_id": keep, "note": "ops"},
+    )
+
+    assert reply.headers["location"] == "review?done=conflict"
+    assert status_of(harness, token, lose) == "superseded"
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+
+
+def test_a_bad_resolution_shows_the_tools_message_and_changes_nothing(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    for content in ("Builds use Node 18.", "Builds use Node 20."):
+        ok(harness, token, "memory_write", {"content": content, "subject": "node version"})
+    drain()
+    finding = ok(harness, token, "conflicts_list", {})["items"][0]["finding"]["id"]
+    console.sign_in(token)
+
+    reply = console.post(
+        "/console/review/conflict", {"csrf": console.csrf(), "id": finding, "action": "keep"}
+    )
+
+    assert reply.status_code == 400
+    assert "keep_id" in reply.text
+    assert len(ok(harness, token, "conflicts_list", {})["items"]) == 1
+
+
+def test_a_duplicate_cluster_is_merged(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    first = ok(harness, token, "memory_write", {"content": "Backups run nightly at 02:00 UTC."})
+    ok(harness, token, "memory_write", {"content": "Backups run nightly at 02:00 UTC."})
+    drain()
+    cluster = ok(harness, token, "duplicates_list", {})["items"][0]["finding"]["id"]
+    console.sign_in(token)
+    assert f'id="duplicate-{cluster}"' in console.client.get("/console/review").text
+
+    console.post(
+        "/console/review/duplicate", {"csrf": console.csrf(), "id": cluster, "action": "merge"}
+    )
+
+    ids = [m["id"] for m in ok(harness, token, "memory_query", {})["memories"]]
+    assert ids == [first["memory"]["id"]]
+    assert ok(harness, token, "duplicates_list", {})["items"] == []
+
+
+def test_a_flagged_memory_is_listed_and_retracted(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    memory_id = ok(harness, token, "memory_write", {"content": "The office closes at 15:00."})[
+        "memory"
+    ]["id"]
+    ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": "it is 18:00"})
+    console.sign_in(token)
+    page = console.client.get("/console/review").text
+    assert f'id="flagged-{memory_id}"' in page
+    assert "it is 18:00" in page
+
+    console.post(
+        "/console/memory/retract", {"csrf": console.csrf(), "id": memory_id, "reason": "wrong"}
+    )
+
+    assert status_of(harness, token, memory_id) == "retracted"
+    assert "No active memory is flagged." in console.client.get("/console/review").text
+
+
+# -- team isolation ------------------------------------------------------------------------
+
+
+def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console) -> None:
+    harness = console.harness
+    alpha = harness.token(team="alpha")
+    secret_id = propose(harness, alpha, "Alpha's launch code word is heron.")
+    ok(harness, alpha, "memory_write", {"content": "Alpha ships on Thursdays."})
+    other_console.sign_in(harness.token(team="beta"))
+
+    pages = [
+        other_console.client.get(path).text
+        for path in (
+            "/console/review",
+            "/console/memories",
+            "/console/memories?q=heron&status=proposed&status=active",
+            f"/console/memory?id={secret_id}",
+        )
+    ]
+    forced = other_console.post(
+        "/console/review/proposals",
+        {"csrf": other_console.csrf(), "id": secret_id, "decision": "approve"},
+    )
+
+    # (the search box echoes "heron" back: the memories' own words must not appear)
+    assert not any("launch code" in page or "Alpha ships" in page for page in pages)
+    assert forced.status_code == 409  # not decided: to team B the id does not exist
+    assert status_of(harness, alpha, secret_id) == "proposed"
+
+
+# -- memory browser ------------------------------------------------------------------------
+
+
+def test_the_browser_filters_by_subject_and_kind(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    ok(harness, token, "memory_write", {"content": "Use trunk-based dev.", "kind": "decision"})
+    ok(harness, token, "memory_write", {"content": "Alice prefers tabs.", "kind": "preference"})
+    console.sign_in(token)
+
+    decisions = console.client.get("/console/memories?kind=decision").text
+
+    assert "Use trunk-based dev." in decisions
+    assert "Alice prefers tabs." not in decisions
+
+
+def test_as_of_travels_back_to_the_version_valid_then_and_the_chain_shows_both(
+    console: Console,
+) -> None:
+    harness = console.harness
+    token = harness.token()
+    old = ok(
+        harness,
+        token,
+        "memory_write",
+        {"content": "Standup is at 09:30.", "valid_from": "2026-01-01T00:00:00Z"},
+    )["memory"]["id"]
+    console.sign_in(token)
+    reply = console.post(
+        "/console/memory/supersede",
+        {
+            "csrf": console.csrf(),
+            "id": old,
+            "content": "Standup is at 10:00.",
+            "back": "memory",
+        },
+    )
+    assert reply.status_code == 303
+    new = ok(harness, token, "memory_get", {"id": old})["memory"]["superseded_by"]
+
+    then = console.client.get("/console/memories?as_of=2026-02-01T12:00").text
+    now = console.client.get("/console/memories").text
+    chain = console.client.get(f"/console/memory?id={new}").text
+
+    assert "Standup is at 09:30." in then
+    assert "Standup is at 10:00." not in then
+    assert "Standup is at 10:00." in now
+    assert "Standup is at 09:30." not in now
+    assert chain.index("Standup is at 09:30.") < chain.index("Standup is at 10:00.")
+    assert "Version chain (2" in chain
+
+
+def test_a_bad_filter_names_the_field(console: Console) -> None:
+    console.sign_in(console.harness.token())
+
+    reply = console.client.get("/console/memories?as_of=not-a-time")
+
+    assert reply.status_code == 400
+    assert "as_of" in reply.text
+
+
+def test_values_from_memories_are_escaped(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    ok(harness, token, "memory_write", {"content": "<script>alert(1)</script> is not run"})
+    console.sign_in(token)
+
+    page = console.client.get("/console/memories").text
+
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
