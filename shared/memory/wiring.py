@@ -44,8 +44,23 @@ def build_curator() -> Curator:
 @runtime.cached
 def build_detector() -> Detector:
     """Conflict and duplicate detection on the memory store, its findings and the search
-    engine (the stream-fed curator runs it in AWS, `build_detection_queue` locally)."""
+    engine (the stream-fed curator runs it in AWS, `build_detection_queue` locally); with
+    `curator_model_id` set, a Bedrock model judges contradictions, the rules as fallback."""
     index = SearchMemoryIndex()
+    settings = runtime.settings()
+    if settings.curator_model_id:
+        import boto3
+
+        from shared.memory.adapters.bedrock_judge import BedrockJudge
+
+        client = boto3.client("bedrock-runtime", region_name=settings.region)
+        return Detector(
+            build_memory_store(),
+            index,
+            index,
+            build_finding_store(),
+            judge_pair=BedrockJudge(client, settings.curator_model_id),
+        )
     return Detector(build_memory_store(), index, index, build_finding_store())
 
 

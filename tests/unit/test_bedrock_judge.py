@@ -3,14 +3,18 @@ set as fallback (botocore's Stubber: no network)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
+from shared import runtime
+from shared.config.settings import Settings
 from shared.memory.adapters.bedrock_judge import BedrockJudge
 from shared.memory.detection import Verdict
+from shared.memory.wiring import build_detector
 
 MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
 
@@ -69,3 +73,17 @@ def test_a_failed_or_unreadable_answer_falls_back_to_the_rules(
         unreadable = judge(a, b, 0.9, True)
     assert throttled.kind == unreadable.kind == "conflict"  # the negation rule
     assert "model" not in throttled.signals
+
+
+def test_the_curator_uses_the_model_only_when_one_is_configured(tmp_path: Path) -> None:
+    try:
+        runtime.configure(Settings(environment="test", storage="sqlite", data_dir=tmp_path))
+        assert not isinstance(build_detector()._judge, BedrockJudge)
+        runtime.configure(
+            Settings(
+                environment="test", storage="sqlite", data_dir=tmp_path, curator_model_id=MODEL
+            )
+        )
+        assert isinstance(build_detector()._judge, BedrockJudge)
+    finally:
+        runtime.configure(Settings())
