@@ -20,6 +20,7 @@ environment itself.
 | alarm_email      | -            | e-mail address subscribed to the alarm topic            |
 | oauth            | false        | add the OAuth authorization server (Cognito, infra/oauth) |
 | oauth_callback_urls | -         | comma-separated redirect URIs of the MCP clients (oauth)  |
+| curator_model    | -            | Bedrock model id the curator asks about contradictions  |
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class DeployConfig:
     alarm_email: str | None = None
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = ()
+    # A Bedrock model (Converse) judging memory contradictions in the curator; None: rules.
+    curator_model: str | None = None
 
     @property
     def is_prod(self) -> bool:
@@ -127,6 +130,7 @@ class DeployConfig:
             alarm_email=_text(get("alarm_email")),
             oauth=oauth,
             oauth_callback_urls=callbacks,
+            curator_model=_text(get("curator_model")),
         )
 
 
