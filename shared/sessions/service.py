@@ -18,6 +18,7 @@ from typing import Any
 
 from shared.auth.principal import Principal
 from shared.sessions.models import (
+    MAX_REMEMBER_CHARS,
     CompactedSession,
     Message,
     ModelChoice,
@@ -345,10 +346,19 @@ def _no_session(session_id: str, wallet: str) -> NotFound:
 
 
 def _as_json(content: str) -> str:
+    """`content` when it is JSON, else the text as a JSON string (no longer than an engram's
+    content may be: quotes and control characters grow when escaped)."""
     try:
         json.loads(content)
     except ValueError:
-        return json.dumps(content)
+        encoded = json.dumps(content, ensure_ascii=False)
+        if len(encoded) > MAX_REMEMBER_CHARS:
+            raise InvalidArgument(
+                f"`content` is {len(encoded)} characters once stored as a JSON string (quotes, "
+                f"backslashes and control characters are escaped); at most {MAX_REMEMBER_CHARS}",
+                field="content",
+            ) from None
+        return encoded
     return content
 
 

@@ -570,3 +570,62 @@ def test_two_cleanups_racing_in_threads_compact_each_session_exactly_once(tmp_pa
         assert sorted(s.id for s in remaining) == sorted(ids[7:])
     finally:
         runtime.configure(Settings())
+
+
+HOSTILE = [
+    "",
+    "\x00",
+    "a#b",
+    "\u202e\ufeff",
+    "🪨" * 30_000,
+    '"' * 60_000,
+    "é" * 60_000,
+    "' OR 1=1 --",
+    "null",
+    "{}",
+]
+
+
+def test_hostile_strings_in_every_argument_never_crash_a_persona_tool(gateway: Harness) -> None:
+    """Each string argument of each persona tool, replaced by hostile text: a result (ok or a
+    tool error naming a field), never an internal error, on either store."""
+    token = gateway.token()
+    session_id = new_session(gateway, token)
+    engram_id = ok(
+        gateway.call(
+            token, "hecate_remember", {"wallet_address": WALLET, "key": "k", "content": "v"}
+        )
+    )["engram"]["id"]
+    base: dict[str, dict[str, Any]] = {
+        "hecate_new_session": {"wallet_address": WALLET},
+        "hecate_list_sessions": {"wallet_address": WALLET},
+        "hecate_resume_session": {"wallet_address": WALLET, "session_id": session_id},
+        "hecate_remember": {"wallet_address": WALLET, "key": "a.b", "content": "c"},
+        "moros_remember": {"wallet_address": WALLET, "key": "a.b", "content": "c"},
+        "hecate_cleanup": {"wallet_address": WALLET},
+        "moros_cleanup": {"wallet_address": WALLET},
+        "hecate_pin_engram": {"id": engram_id},
+        "moros_unpin_engram": {"id": engram_id},
+        "hecate_set_model": {"query": "opus"},
+        "moros_set_model": {"query": "gpt-4o", "wallet_address": WALLET},
+        "session_pin": {"wallet_address": WALLET, "persona": "hecate", "session_id": session_id},
+        "hecate_delete_session": {"wallet_address": WALLET, "session_id": "ses_gone"},
+    }
+    for tool, arguments in base.items():
+        for name in arguments:
+            for text in HOSTILE:
+                result = gateway.call(token, tool, {**arguments, name: text})
+                if result["isError"]:
+                    assert result["error"]["code"] in {"invalid_argument", "not_found", "conflict"}
+    for text in HOSTILE:
+        result = gateway.call(
+            token,
+            "session_append_messages",
+            {
+                "wallet_address": WALLET,
+                "persona": "moros",
+                "messages": [{"role": "user", "content": text}] * 2,
+            },
+        )
+        if result["isError"]:
+            assert result["error"]["field"].startswith("messages")
