@@ -119,9 +119,11 @@ class FunctionSpec:
     timeout: Duration
 
 
-# The gateway waits for a group, so a group must give up first (API Gateway stops at 29 s).
-GATEWAY_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(29))
-GROUP_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(25))
+# The time budget: API Gateway gives up at 29 s; the gateway must answer before that (28 s), and
+# it waits at most 26 s for a group (functions/gateway/handler.py), which gives up at 24 s. Each
+# layer times out inside the one above, so a slow call ends as an MCP error, never a bare 504.
+GATEWAY_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(28))
+GROUP_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(24))
 # A worker handles a batch of records (the curator: up to 10 memories, a few embeddings and
 # index queries each) with no caller waiting on it.
 WORKER_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.minutes(1))

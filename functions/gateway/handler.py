@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.config import Config
 from mangum import Mangum
 
 from shared import runtime
@@ -22,7 +23,15 @@ from shared.tools.invoker import LambdaInvoker
 
 settings = Settings.from_env()
 runtime.configure(settings)
-invoker = LambdaInvoker(boto3.client("lambda"), settings.group_functions)
+# The time budget (docs/infra.md): API Gateway gives up at 29 s, this function at 28, a group at
+# 24. The gateway stops waiting for a group at 26 s so it still answers with an MCP error, and
+# never retries an invoke: a retried tool call could run a write twice.
+GROUP_INVOKE_CONFIG = Config(
+    connect_timeout=2, read_timeout=26, retries={"total_max_attempts": 1, "mode": "standard"}
+)
+invoker = LambdaInvoker(
+    boto3.client("lambda", config=GROUP_INVOKE_CONFIG), settings.group_functions
+)
 tokens = build_token_service(settings)
 app = create_app(build_gateway(settings, invoker, tokens))
 # Seed 003's capture routes: the knowledge function verifies and stores, not the gateway.

@@ -163,3 +163,16 @@ def test_the_metadata_document_is_served_without_a_token(entry: ModuleType) -> N
 
     assert response["statusCode"] == 200
     assert _body(response)["resource"] == f"{PUBLIC_URL}/mcp"
+
+
+def test_the_gateway_waits_for_a_group_within_its_budget_and_never_retries(
+    entry: ModuleType,
+) -> None:
+    from infra.functions import GATEWAY_SPEC, GROUP_SPEC
+
+    config = entry.invoker._client.meta.config
+    gateway_seconds = GATEWAY_SPEC.timeout.to_seconds()
+    group_seconds = GROUP_SPEC.timeout.to_seconds()
+    # API Gateway (29 s) > gateway > invoke read timeout > group: each answers inside the next.
+    assert 29 > gateway_seconds > config.read_timeout > group_seconds
+    assert config.retries["total_max_attempts"] == 1  # a retried call could write twice
