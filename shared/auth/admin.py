@@ -142,12 +142,16 @@ class StackAdmin:
         return [v.model_dump(mode="json") for v in self._service.contexts(team)]
 
     def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
-        from shared.auth.contexts import ContextRequest
+        from shared.auth.contexts import ContextRequest, unknown_tools
+        from shared.tools.groups import load_groups
 
         try:
             request = ContextRequest.model_validate(body)
         except ValidationError as exc:
             raise TokenAdminError(str(exc)) from exc
+        served = {name for group in load_groups().values() for name in group.tools}
+        if unknown := unknown_tools(request, served):
+            raise TokenAdminError(f"cairn serves no tool named {', '.join(unknown)}")
         return self._service.set_context(request, by="cli").model_dump(mode="json")
 
     def reset_context(self, team: str, name: str) -> dict[str, Any]:

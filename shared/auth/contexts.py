@@ -78,3 +78,8 @@ def allowed_tools(name: ContextName, override: TeamContext | None) -> frozenset[
     (None: every tool)."""
     tools = override.tools if override is not None else PRESETS[name]
     return None if tools is None else frozenset(tools)
+
+
+def unknown_tools(request: ContextRequest, known: set[str]) -> list[str]:
+    """The tools `request` names that cairn does not serve (a typo would allow nothing)."""
+    return sorted(set(request.tools or ()) - known)

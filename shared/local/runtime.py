@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
-from shared.auth.contexts import ContextName, ContextRequest, ContextView
+from shared.auth.contexts import ContextName, ContextRequest, ContextView, unknown_tools
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
 from shared.auth.service import TokenService
@@ -258,6 +258,11 @@ class LocalRuntime:
                 raise HTTPException(
                     status_code=422, detail=exc.errors(include_url=False, include_context=False)
                 ) from exc
+            served = {name for group in load_groups().values() for name in group.tools}
+            if unknown := unknown_tools(request, served):
+                raise HTTPException(
+                    status_code=422, detail=f"cairn serves no tool named {', '.join(unknown)}"
+                )
             return self.tokens.set_context(request, by="cli")
 
         @router.delete("/tokens/contexts/{team}/{name}")

@@ -272,3 +272,15 @@ def test_context_and_tools_together_are_refused_by_the_cli(server: LocalServer) 
     )
     assert done.returncode != 0
     assert "context" in done.stderr
+
+
+def test_a_context_naming_a_tool_cairn_does_not_serve_is_refused(server: LocalServer) -> None:
+    team = f"ctx-{uuid.uuid4().hex[:8]}"
+    done = server.cli(
+        "tokens", "context", "set", "--team", team, "agent", "--tools", "engram_gte", check=False
+    )
+    listing = server.cli("tokens", "context", "list", "--team", team).stdout.splitlines()
+
+    assert done.returncode != 0
+    assert "engram_gte" in done.stderr
+    assert all(json.loads(line)["source"] == "preset" for line in listing)
