@@ -243,8 +243,12 @@ class SessionListOutput(BaseModel):
 
 
 class ResumeSessionOutput(BaseModel):
+    """The session's history, oldest first: its newest messages when it is very long (the
+    `earlier_messages` before them are left out)."""
+
     session: SessionSummary
     messages: list[Message]
+    earlier_messages: int
     model: ModelChoice | None
 
 

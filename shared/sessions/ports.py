@@ -20,8 +20,9 @@ class SessionStore(Protocol):
 
     def get(self, team: str, session_id: str) -> Session | None: ...
 
-    def messages(self, team: str, session_id: str) -> list[Message]:
-        """The session's messages in order (empty for an unknown session)."""
+    def messages(self, team: str, session_id: str, last: int | None = None) -> list[Message]:
+        """The session's messages in order — only the `last` ones when given (empty for an
+        unknown session)."""
         ...
 
     def append(

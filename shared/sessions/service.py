@@ -48,6 +48,10 @@ MAX_COMPACTED = 100
 SUMMARY_BUDGET_CHARS = 60_000
 SUMMARY_EXCERPT_CHARS = 500
 MAX_CANDIDATES = 10
+# hecate_resume_session returns at most the newest 500 messages and 1,000,000 characters of
+# them (`earlier_messages` says how many it left out).
+RESUME_MESSAGES = 500
+RESUME_CHARS = 1_000_000
 _PAGE = 100
 
 
@@ -123,7 +127,13 @@ class SessionService:
             session = self._store.touch(principal.team, session_id, self.now())
         except UnknownSession as exc:
             raise _no_session(session_id, wallet) from exc
-        return session, self._store.messages(principal.team, session_id)
+        # The newest messages, within what one tool result should carry.
+        messages = self._store.messages(principal.team, session_id, last=RESUME_MESSAGES)
+        kept, size = len(messages), 0
+        while kept and size + len(messages[kept - 1].content) <= RESUME_CHARS:
+            size += len(messages[kept - 1].content)
+            kept -= 1
+        return session, messages[kept:]
 
     def delete(
         self, principal: Principal, *, persona: Persona, wallet: str, session_id: str

@@ -135,6 +135,7 @@ def hecate_resume_session(
     return ResumeSessionOutput(
         session=session.summary(),
         messages=messages,
+        earlier_messages=session.message_count - len(messages),
         model=ctx.service.model_for(ctx.principal, persona="hecate", wallet=args.wallet_address),
     )
 

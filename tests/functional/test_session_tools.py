@@ -629,3 +629,26 @@ def test_hostile_strings_in_every_argument_never_crash_a_persona_tool(gateway: H
         )
         if result["isError"]:
             assert result["error"]["field"].startswith("messages")
+
+
+def test_resuming_a_very_long_session_returns_its_newest_messages_and_counts_the_rest(
+    gateway: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shared.sessions import service
+
+    monkeypatch.setattr(service, "RESUME_MESSAGES", 5)
+    monkeypatch.setattr(service, "RESUME_CHARS", 30)
+    token = gateway.token()
+    session_id = new_session(gateway, token)
+    for n in range(4):
+        say(gateway, token, f"turn {n} of the talk", session_id=session_id)  # 20 chars + "ok"
+
+    resumed = ok(
+        gateway.call(
+            token, "hecate_resume_session", {"wallet_address": WALLET, "session_id": session_id}
+        )
+    )
+
+    assert [m["content"] for m in resumed["messages"]] == ["ok", "turn 3 of the talk", "ok"]
+    assert [m["seq"] for m in resumed["messages"]] == [6, 7, 8]
+    assert resumed["earlier_messages"] == 5

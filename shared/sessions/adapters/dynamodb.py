@@ -132,8 +132,22 @@ class DynamoSessionStore:
             ConsistentRead=True,
         )
 
-    def messages(self, team: str, session_id: str) -> list[Message]:
-        return [_message(item) for item in self._message_items(team, session_id)]
+    def messages(self, team: str, session_id: str, last: int | None = None) -> list[Message]:
+        if last is None:
+            return [_message(item) for item in self._message_items(team, session_id)]
+        newest: list[Message] = []
+        for item in query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(team_pk(team))
+            & Key("sk").begins_with(_message_prefix(session_id)),
+            ConsistentRead=True,
+            ScanIndexForward=False,
+            Limit=min(last, 1000),
+        ):
+            if len(newest) == last:
+                break
+            newest.append(_message(item))
+        return newest[::-1]
 
     def append(
         self, team: str, session_id: str, messages: list[tuple[str, str]], now: datetime

@@ -79,17 +79,17 @@ class SqliteSessionStore:
         )
         return _session(row) if row else None
 
-    def messages(self, team: str, session_id: str) -> list[Message]:
+    def messages(self, team: str, session_id: str, last: int | None = None) -> list[Message]:
         rows = (
             self._db.connection()
             .execute(
                 "SELECT record FROM session_messages WHERE team = ? AND session_id = ?"
-                " ORDER BY seq",
-                (team, session_id),
+                " ORDER BY seq DESC LIMIT ?",
+                (team, session_id, -1 if last is None else last),
             )
             .fetchall()
         )
-        return [Message.model_validate(from_json(row["record"])) for row in rows]
+        return [Message.model_validate(from_json(row["record"])) for row in reversed(rows)]
 
     def _update(self, tx: Any, team: str, session: Session) -> None:
         tx.execute(

@@ -250,3 +250,11 @@ def test_racing_claims_have_exactly_one_winner(backend: Backend) -> None:
     for thread in threads:
         thread.join()
     assert len(winners) == 1
+
+
+def test_the_last_messages_come_in_order(store: SessionStore) -> None:
+    store.create("alpha", session(1), [])
+    store.append("alpha", "ses_0001", [("user", f"m{n}") for n in range(5)], at(5))
+
+    assert [m.content for m in store.messages("alpha", "ses_0001", last=2)] == ["m3", "m4"]
+    assert [m.seq for m in store.messages("alpha", "ses_0001", last=10)] == [1, 2, 3, 4, 5]
