@@ -99,6 +99,9 @@ class Env:
     WORKFLOW_ROLE_ARN: Final = "CAIRN_WORKFLOW_ROLE_ARN"
     WORKFLOW_MACHINE_PREFIX: Final = "CAIRN_WORKFLOW_MACHINE_PREFIX"
     WORKFLOW_LOG_GROUP_ARN: Final = "CAIRN_WORKFLOW_LOG_GROUP_ARN"
+    # Schedule triggers: the EventBridge Scheduler group and the role its schedules run under.
+    WORKFLOW_SCHEDULE_GROUP: Final = "CAIRN_WORKFLOW_SCHEDULE_GROUP"
+    WORKFLOW_SCHEDULER_ROLE_ARN: Final = "CAIRN_WORKFLOW_SCHEDULER_ROLE_ARN"
     STORAGE: Final = "CAIRN_STORAGE"  # dynamodb (AWS) | sqlite (the embedded default)
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"

@@ -64,6 +64,8 @@ class Settings(BaseModel):
     workflow_role_arn: str | None = None
     workflow_machine_prefix: str = "cairn"
     workflow_log_group_arn: str | None = None
+    workflow_schedule_group: str | None = None
+    workflow_scheduler_role_arn: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -127,4 +129,6 @@ class Settings(BaseModel):
                 Env.WORKFLOW_MACHINE_PREFIX, defaults.workflow_machine_prefix
             ),
             workflow_log_group_arn=env.get(Env.WORKFLOW_LOG_GROUP_ARN) or None,
+            workflow_schedule_group=env.get(Env.WORKFLOW_SCHEDULE_GROUP) or None,
+            workflow_scheduler_role_arn=env.get(Env.WORKFLOW_SCHEDULER_ROLE_ARN) or None,
         )
