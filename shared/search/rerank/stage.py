@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from shared.search.models import EntityHits, IndexPage, IndexQuery
 from shared.search.ports import Reranker
 
-# Chosen on SciFact train (docs/search.md, "Reranking"): the fused top-20 holds 0.93 of
-# what the top-100 recalls, and the cost of the stage is linear in it.
+# The stage costs one pair per position (linear in the depth); what each depth can reach is
+# the fused recall@k on SciFact train (docs/search.md, "Reranking").
 DEFAULT_DEPTH = 20
 
 
