@@ -33,6 +33,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 	$(UV) run --frozen --no-sync cairn serve
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra
+	@scripts/install-browser  # Debian's chromium for the console's browser tests (root + apt-get)
 	$(RUN) pytest -q
 
 lint: .venv/.bootstrapped ## ruff and mypy --strict
