@@ -277,7 +277,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
 
         return await signed_in(request, page)
 
-    @router.post("/review/proposals")
+    @router.post("/review-proposals")
     async def review_proposals(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             ids = [value for value in form.get("id", []) if value.strip()]
@@ -303,7 +303,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
 
         return await action(request, perform)
 
-    @router.post("/review/conflict")
+    @router.post("/resolve-conflict")
     async def resolve_conflict(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "content", "note")
@@ -312,7 +312,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
 
         return await action(request, perform)
 
-    @router.post("/review/duplicate")
+    @router.post("/resolve-duplicate")
     async def resolve_duplicate(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "note")
@@ -321,7 +321,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
 
         return await action(request, perform)
 
-    @router.post("/memory/retract")
+    @router.post("/retract")
     async def retract(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "reason")
@@ -330,7 +330,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
 
         return await action(request, perform)
 
-    @router.post("/memory/supersede")
+    @router.post("/supersede")
     async def supersede(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "content", "reason")

@@ -30,7 +30,8 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it Chrome sends `Origin: null` on the console's own form posts.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
@@ -62,8 +63,12 @@ def same_origin(headers: Mapping[str, str], host: str) -> bool:
     if site is not None and site not in {"same-origin", "none"}:
         return False
     origin = headers.get("origin")
-    if origin is None or origin == "null":
-        return origin is None
+    if origin is None:
+        return True
+    if origin == "null":
+        # An opaque origin (a sandboxed frame, a privacy setting): only the browser's own
+        # same-origin verdict vouches for it.
+        return site == "same-origin"
     return urlsplit(origin).netloc == host
 
 

@@ -149,7 +149,7 @@ def test_approving_a_proposal_makes_it_recallable_with_the_note_in_its_history(
     assert "task: task-12" in page
 
     reply = console.post(
-        "/console/review/proposals",
+        "/console/review-proposals",
         {"csrf": console.csrf(), "id": proposal, "decision": "approve", "note": "checked"},
     )
 
@@ -170,7 +170,7 @@ def test_rejecting_a_proposal_keeps_it_out_of_recall(console: Console) -> None:
     console.sign_in(reviewer)
 
     console.post(
-        "/console/review/proposals",
+        "/console/review-proposals",
         {"csrf": console.csrf(), "id": proposal, "decision": "reject", "note": "it is not"},
     )
 
@@ -184,9 +184,9 @@ def test_a_post_without_the_csrf_token_changes_nothing(console: Console) -> None
     proposal = propose(harness, reviewer, "Lunch is at noon.")
     console.sign_in(reviewer)
 
-    missing = console.post("/console/review/proposals", {"id": proposal, "decision": "approve"})
+    missing = console.post("/console/review-proposals", {"id": proposal, "decision": "approve"})
     wrong = console.post(
-        "/console/review/proposals", {"csrf": "0" * 64, "id": proposal, "decision": "approve"}
+        "/console/review-proposals", {"csrf": "0" * 64, "id": proposal, "decision": "approve"}
     )
 
     assert missing.status_code == 403
@@ -202,8 +202,8 @@ def test_a_cross_site_post_is_refused_even_with_the_token(console: Console) -> N
     console.sign_in(reviewer)
     form = {"csrf": console.csrf(), "id": proposal, "decision": "approve"}
 
-    by_origin = console.post("/console/review/proposals", form, origin="https://evil.example")
-    by_fetch = console.post("/console/review/proposals", form, **{"sec-fetch-site": "cross-site"})
+    by_origin = console.post("/console/review-proposals", form, origin="https://evil.example")
+    by_fetch = console.post("/console/review-proposals", form, **{"sec-fetch-site": "cross-site"})
 
     assert by_origin.status_code == 403
     assert by_fetch.status_code == 403
@@ -218,7 +218,7 @@ def test_a_token_without_memory_review_sees_the_queue_read_only(console: Console
 
     page = console.client.get("/console/review").text
     forced = console.post(
-        "/console/review/proposals", {"csrf": console.csrf(), "id": proposal, "decision": "approve"}
+        "/console/review-proposals", {"csrf": console.csrf(), "id": proposal, "decision": "approve"}
     )
 
     assert "Staging resets every night." in page  # its author sees the proposal
@@ -250,7 +250,7 @@ def test_a_conflict_is_resolved_by_keeping_one(console: Console) -> None:
     assert f'id="conflict-{finding}"' in console.client.get("/console/review").text
 
     reply = console.post(
-        "/console/review/conflict",
+        "/console/resolve-conflict",
         {"csrf": console.csrf(), "id": finding, "action": "keep", "keep_id": keep, "note": "ops"},
     )
 
@@ -269,7 +269,7 @@ def test_a_bad_resolution_shows_the_tools_message_and_changes_nothing(console: C
     console.sign_in(token)
 
     reply = console.post(
-        "/console/review/conflict", {"csrf": console.csrf(), "id": finding, "action": "keep"}
+        "/console/resolve-conflict", {"csrf": console.csrf(), "id": finding, "action": "keep"}
     )
 
     assert reply.status_code == 400
@@ -288,7 +288,7 @@ def test_a_duplicate_cluster_is_merged(console: Console) -> None:
     assert f'id="duplicate-{cluster}"' in console.client.get("/console/review").text
 
     console.post(
-        "/console/review/duplicate", {"csrf": console.csrf(), "id": cluster, "action": "merge"}
+        "/console/resolve-duplicate", {"csrf": console.csrf(), "id": cluster, "action": "merge"}
     )
 
     ids = [m["id"] for m in ok(harness, token, "memory_query", {})["memories"]]
@@ -308,9 +308,7 @@ def test_a_flagged_memory_is_listed_and_retracted(console: Console) -> None:
     assert f'id="flagged-{memory_id}"' in page
     assert "it is 18:00" in page
 
-    console.post(
-        "/console/memory/retract", {"csrf": console.csrf(), "id": memory_id, "reason": "wrong"}
-    )
+    console.post("/console/retract", {"csrf": console.csrf(), "id": memory_id, "reason": "wrong"})
 
     assert status_of(harness, token, memory_id) == "retracted"
     assert "No active memory is flagged." in console.client.get("/console/review").text
@@ -336,7 +334,7 @@ def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console)
         )
     ]
     forced = other_console.post(
-        "/console/review/proposals",
+        "/console/review-proposals",
         {"csrf": other_console.csrf(), "id": secret_id, "decision": "approve"},
     )
 
@@ -375,7 +373,7 @@ def test_as_of_travels_back_to_the_version_valid_then_and_the_chain_shows_both(
     )["memory"]["id"]
     console.sign_in(token)
     reply = console.post(
-        "/console/memory/supersede",
+        "/console/supersede",
         {
             "csrf": console.csrf(),
             "id": old,
@@ -417,3 +415,14 @@ def test_values_from_memories_are_escaped(console: Console) -> None:
 
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_every_page_and_action_sits_one_level_under_console() -> None:
+    # The pages' URLs and redirects are relative (so a stage prefix like /v1 works): that holds
+    # only while every route is /console/<name>, resolved against a sibling.
+    from shared.console import console_router
+
+    paths = {route.path for route in console_router(None).routes}  # type: ignore[arg-type,attr-defined]
+
+    assert paths
+    assert all(p.count("/") <= 2 for p in paths if not p.startswith("/console/static/")), paths

@@ -1,0 +1,313 @@
+"""The console in a real headless Chromium (Debian's `chromium` + `chromium-driver`, Selenium)
+against a real `cairn serve`, with agents on the other side using the official MCP SDK client.
+
+One browser and one server for the whole module, the flows in order: sign in by keyboard,
+approve a proposal (then the agent recalls it over MCP), resolve a conflict, and a team B
+session that sees nothing of team A. Each page is screenshotted into tests-output/screenshots
+(CI keeps the folder) and checked for accessibility basics: every field labelled, text
+contrast at least 4.5:1, a visible keyboard focus.
+
+Without chromium these tests skip, saying why, except under CI=1, where they fail: CI installs
+chromium (.ci/run, `make test`'s bootstrap), so a missing browser there is a broken setup.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.protocol.conftest import LocalServer, start_server, stop_server
+
+pytestmark = pytest.mark.protocol
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "tests-output" / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def _browser_or_skip() -> None:
+    missing = [p for p in (CHROMIUM, DRIVER) if not Path(p).exists()]
+    if not missing:
+        return
+    reason = (
+        f"{' and '.join(missing)} not found: install Debian's browser with "
+        "`apt-get install -y chromium chromium-driver`"
+    )
+    if os.environ.get("CI") == "1":
+        pytest.fail(f"CI=1 needs the browser tests to run: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    _browser_or_skip()
+    running = start_server(tmp_path_factory.mktemp("console-data"))
+    yield running
+    stop_server(running)
+
+
+@pytest.fixture(scope="module")
+def browser(server: LocalServer) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",  # root in CI containers
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--no-proxy-server",
+        "--window-size=1100,900",
+        "--force-device-scale-factor=1",
+    ):
+        options.add_argument(argument)
+    # An explicit driver path: Selenium Manager never downloads a browser or a driver.
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver.implicitly_wait(0)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def console_url(server: LocalServer, page: str = "") -> str:
+    return f"http://127.0.0.1:{server.port}/console/{page}"
+
+
+def shot(browser: Any, name: str) -> None:
+    browser.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def wait_for(condition: Callable[[], Any], seconds: float = 30, every: float = 0.3) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {seconds} s: {condition}")
+        time.sleep(every)
+
+
+def sdk_call(server: LocalServer, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """One tool call through the official MCP Python SDK client, as an agent makes it."""
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async def main() -> Any:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(server.url, http_client=http)) as client:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            return result.structured_content
+
+    return anyio.run(main)
+
+
+# -- accessibility basics ------------------------------------------------------------------
+
+UNLABELLED_FIELDS = """
+return Array.from(document.querySelectorAll('input, select, textarea'))
+  .filter(e => e.type !== 'hidden')
+  .filter(e => !(e.id && document.querySelector('label[for="' + e.id + '"]'))
+               && !e.closest('label') && !e.getAttribute('aria-label'))
+  .map(e => e.outerHTML);
+"""
+
+# WCAG 2.x contrast of every element that shows text, against the first opaque background
+# behind it.
+LOW_CONTRAST = """
+function rgb(s) { const m = s.match(/[\\d.]+/g).map(Number);
+  return m.length > 3 ? m : m.concat([1]); }
+function lum(c) { const v = c.slice(0, 3).map(x => { x /= 255;
+  return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+  return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; }
+function background(e) { for (; e; e = e.parentElement) {
+  const c = rgb(getComputedStyle(e).backgroundColor); if (c[3] > 0.5) return c; }
+  return [255, 255, 255, 1]; }
+const bad = [];
+for (const e of document.querySelectorAll('body *')) {
+  const own = Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !e.getClientRects().length) continue;
+  const style = getComputedStyle(e);
+  if (style.visibility === 'hidden') continue;
+  const a = lum(rgb(style.color)), b = lum(background(e));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  if (ratio < 4.5)
+    bad.push(e.tagName + ' ' + ratio.toFixed(2) + ': ' + e.textContent.trim().slice(0, 40));
+}
+return bad;
+"""
+
+
+def check_accessibility(browser: Any) -> None:
+    assert browser.execute_script(UNLABELLED_FIELDS) == []
+    assert browser.execute_script(LOW_CONTRAST) == []
+    assert browser.find_element("css selector", "html").get_attribute("lang") == "en"
+    assert browser.find_elements("css selector", "h1")
+
+
+# -- the flows -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def team_a(server: LocalServer) -> dict[str, str]:
+    team = f"alpha-{uuid.uuid4().hex[:6]}"
+    return {
+        "team": team,
+        "reviewer": server.create_token(team, "memory,memory.review,search", "reviewer"),
+        "agent": server.create_token(team, "memory", "agent", "--agent", "agent-7"),
+    }
+
+
+def test_sign_in_by_keyboard_keeps_the_token_away_from_scripts(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(console_url(server).rstrip("/"))
+    wait_for(lambda: browser.current_url.endswith("/console/login"))
+    check_accessibility(browser)
+    shot(browser, "01-sign-in")
+
+    # Keyboard only: the token field has the focus, Enter submits.
+    focused = browser.switch_to.active_element
+    assert focused.get_attribute("id") == "token"
+    focused.send_keys(team_a["reviewer"], Keys.ENTER)
+
+    wait_for(lambda: browser.current_url.endswith("/console/review"))
+    assert browser.find_element("css selector", "h1").text == "Review queue"
+    cookie = browser.get_cookie("cairn_console")
+    assert cookie is not None
+    assert cookie["httpOnly"] is True
+    assert cookie["sameSite"] == "Strict"
+    assert team_a["reviewer"] not in browser.execute_script("return document.cookie")
+    # Tab from the page start: the skip link, then the navigation, each with a visible focus.
+    browser.find_element("css selector", "body").send_keys(Keys.TAB)
+    skip = browser.switch_to.active_element
+    assert skip.text == "Skip to content"
+    assert skip.value_of_css_property("outline-style") != "none"
+    check_accessibility(browser)
+
+
+def test_approving_a_proposal_makes_it_recallable_over_mcp(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    content = f"Release branches are cut on Wednesdays ({uuid.uuid4().hex[:6]})."
+    proposal = sdk_call(
+        server,
+        team_a["agent"],
+        "memory_propose",
+        {
+            "content": content,
+            "subject": "release cadence",
+            "sources": [{"type": "task", "ref": "task-12"}],
+        },
+    )["memory"]["id"]
+    assert sdk_call(server, team_a["agent"], "recall", {"query": content})["memories"] == []
+
+    browser.get(console_url(server, "review"))
+    card = browser.find_element("id", f"proposal-{proposal}")
+    assert content in card.text
+    assert "agent-7" in card.text
+    assert "task: task-12" in card.text
+    check_accessibility(browser)
+    shot(browser, "02-review-queue")
+    card.find_element("id", f"note-{proposal}").send_keys("checked against the calendar")
+    card.find_element("css selector", 'button[value="approve"]').click()
+
+    notice = wait_for(lambda: browser.find_elements("css selector", ".notice"))
+    assert "Approved" in notice[0].text
+    recalled = sdk_call(server, team_a["agent"], "recall", {"query": "release branches"})
+    assert content in [m["body"] for m in recalled["memories"]]
+    shot(browser, "03-approved")
+
+
+def test_resolving_a_conflict_keeps_the_chosen_memory(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    subject = f"deploy freeze {uuid.uuid4().hex[:6]}"
+    keep = sdk_call(
+        server,
+        team_a["agent"],
+        "memory_write",
+        {"content": "Production deploys are frozen on Fridays.", "subject": subject},
+    )["memory"]["id"]
+    lose = sdk_call(
+        server,
+        team_a["agent"],
+        "memory_write",
+        {"content": "Production deploys are not frozen on Fridays.", "subject": subject},
+    )["memory"]["id"]
+
+    def conflict_card() -> Any:
+        browser.get(console_url(server, "review"))
+        cards = [
+            c
+            for c in browser.find_elements("css selector", "[id^=conflict-]")
+            if keep in c.get_attribute("innerHTML")
+        ]
+        return cards[0] if cards else None
+
+    card = wait_for(conflict_card, seconds=60, every=1)  # the curator's worker finds it
+    card.location_once_scrolled_into_view  # noqa: B018 (scrolls the card into the shot)
+    shot(browser, "04-conflict")
+    Select(card.find_element("css selector", "select[name=keep_id]")).select_by_value(keep)
+    card.find_element("css selector", 'button[value="keep"]').click()
+
+    wait_for(lambda: "Conflict resolved" in browser.page_source)
+    loser = sdk_call(server, team_a["reviewer"], "memory_get", {"id": lose})["memory"]
+    assert loser["status"] == "superseded"
+    assert loser["superseded_by"] == keep
+    browser.get(console_url(server, f"memory?id={lose}"))
+    assert "Version chain" in browser.page_source
+    check_accessibility(browser)
+    shot(browser, "05-version-chain")
+
+
+def test_memory_browser_and_work_view_render_accessibly(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    browser.get(console_url(server, "memories?q=deploys"))
+    assert "Production deploys are frozen on Fridays." in browser.page_source
+    check_accessibility(browser)
+    shot(browser, "06-memories")
+    browser.get(console_url(server, "work"))
+    assert browser.find_element("css selector", "h1").text == "Work"
+    check_accessibility(browser)
+    shot(browser, "07-work")
+
+
+def test_team_b_sees_nothing_of_team_a(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    browser.get(console_url(server, "review"))
+    browser.find_element("css selector", "form.signout button").click()
+    wait_for(lambda: "/console/login" in browser.current_url)
+    assert browser.get_cookie("cairn_console") is None
+    team_b = server.create_token(f"beta-{uuid.uuid4().hex[:6]}", "memory,memory.review", "b")
+    browser.find_element("id", "token").send_keys(team_b)
+    browser.find_element("css selector", "form button[type=submit]").click()
+    wait_for(lambda: browser.current_url.endswith("/console/review"))
+
+    pages = []
+    for page in ("review", "memories?status=active&status=proposed&status=superseded", "work"):
+        browser.get(console_url(server, page))
+        pages.append(browser.page_source)
+    shot(browser, "08-team-b")
+
+    for words in ("Release branches", "Production deploys", "agent-7"):
+        assert not any(words in page for page in pages), words
