@@ -73,6 +73,7 @@ def serve() -> int:
         source = f"${names.Env.DEV_TOKEN}" if dev.from_env else f"{data_dir}/dev-token"
         print(
             f"cairn is serving {url}\n"
+            f"console: {url.removesuffix('/mcp')}/console/ (sign in with the token below)\n"
             f"data folder: {data_dir}\n"
             f"token (team {dev.record.team}, all scopes, from {source}):\n  {dev.secret}\n\n"
             "Claude Code (.mcp.json or ~/.claude.json):\n"
