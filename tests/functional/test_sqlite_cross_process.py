@@ -274,3 +274,59 @@ def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
             assert holder is not None
             assert holder.agent_id == f"agt_{writer}_{name.removeprefix('agent-')}"
     assert len(list(store.iter_team("alpha"))) == AGENT_NAMES
+
+
+SESSIONS = 40
+
+
+def _claim_sessions(path: str, claimer: str, start: multiprocessing.synchronize.Event) -> list[str]:
+    from datetime import timedelta
+
+    from shared.sessions.adapters.sqlite import SqliteSessionStore
+    from shared.sessions.ports import CompactionLost
+
+    store = SqliteSessionStore(Database(Path(path)))
+    start.wait()
+    now = datetime.now(UTC)
+    won = []
+    for number in range(SESSIONS):
+        try:
+            store.claim_for_compaction(
+                "alpha", f"ses_{number}", claimer, now, now + timedelta(minutes=5)
+            )
+            won.append(f"ses_{number}")
+        except CompactionLost:
+            pass
+    return won
+
+
+def test_two_processes_claiming_the_same_sessions_for_compaction_win_each_exactly_once(
+    tmp_path: Path,
+) -> None:
+    from shared.sessions.adapters.sqlite import SqliteSessionStore
+    from shared.sessions.models import Session
+
+    path = tmp_path / "cairn.db"
+    store = SqliteSessionStore(Database(path))
+    now = datetime.now(UTC)
+    for number in range(SESSIONS):
+        store.create(
+            "alpha",
+            Session(
+                id=f"ses_{number}",
+                persona="hecate",
+                wallet_address="0xa",
+                created_at=now,
+                updated_at=now,
+                created_by="a",
+            ),
+            [],
+        )
+    won_one, won_two = _race(_claim_sessions, path, ("cln_one", "cln_two"))
+    assert sorted(won_one + won_two) == sorted(f"ses_{n}" for n in range(SESSIONS))
+    assert not set(won_one) & set(won_two)
+    for claimer, ids in (("cln_one", won_one), ("cln_two", won_two)):
+        for session_id in ids:
+            claimed = store.get("alpha", session_id)
+            assert claimed is not None
+            assert claimed.compacting_by == claimer
