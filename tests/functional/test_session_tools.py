@@ -652,3 +652,34 @@ def test_resuming_a_very_long_session_returns_its_newest_messages_and_counts_the
     assert [m["content"] for m in resumed["messages"]] == ["ok", "turn 3 of the talk", "ok"]
     assert [m["seq"] for m in resumed["messages"]] == [6, 7, 8]
     assert resumed["earlier_messages"] == 5
+
+
+def test_model_choices_and_remembered_engrams_stay_in_their_team_and_wallet(
+    gateway: Harness,
+) -> None:
+    alpha = gateway.token(team="alpha")
+    beta = gateway.token(team="beta")
+    ok(gateway.call(alpha, "hecate_set_model", {"query": "opus"}))
+    ok(
+        gateway.call(
+            alpha, "hecate_remember", {"wallet_address": WALLET, "key": "v.k", "content": "alpha"}
+        )
+    )
+
+    beta_sessions = ok(gateway.call(beta, "hecate_list_sessions", {"wallet_address": WALLET}))
+    beta_engram = ok(gateway.call(beta, "engram_get", {"wallet_address": WALLET, "key": "v.k"}))
+    other_wallet = ok(
+        gateway.call(alpha, "engram_get", {"wallet_address": OTHER_WALLET, "key": "v.k"})
+    )
+    beta_write = ok(
+        gateway.call(
+            beta, "hecate_remember", {"wallet_address": WALLET, "key": "v.k", "content": "beta"}
+        )
+    )
+    alpha_engram = ok(gateway.call(alpha, "engram_get", {"wallet_address": WALLET, "key": "v.k"}))
+
+    assert beta_sessions["model"] is None
+    assert beta_engram["engram"] is None
+    assert other_wallet["engram"] is None
+    assert beta_write["created"] is True
+    assert json.loads(alpha_engram["engram"]["content"]) == "alpha"
