@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
@@ -33,6 +34,7 @@ from infra.data import Data
 from infra.functions import CURATOR
 from infra.nag import suppress
 from shared.config import names
+from shared.config.names import Env
 
 CURATOR_BATCH_SIZE: Final = 10
 CURATOR_RETRIES: Final = 3
@@ -55,6 +57,8 @@ class Workers(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         curator = workers[CURATOR]
+        if config.curator_model:
+            self._allow_curator_model(curator, config.curator_model)
         dead_letters = self._dead_letter_queue(CURATOR)
         curator.add_event_source(
             sources.DynamoEventSource(
@@ -108,6 +112,24 @@ class Workers(Construct):
         )
         self.dead_letter_queues: dict[str, sqs.Queue] = {CURATOR: dead_letters}
         self.stream_functions: dict[str, lambda_.IFunction] = {CURATOR: curator}
+
+    def _allow_curator_model(self, curator: lambda_.Function, model_id: str) -> None:
+        """The curator asks this Bedrock model (Converse) whether two memories contradict:
+        its id in the environment, InvokeModel on that foundation model only."""
+        curator.add_environment(Env.CURATOR_MODEL_ID, model_id)
+        curator.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["bedrock:InvokeModel"],
+                resources=[
+                    Stack.of(self).format_arn(
+                        service="bedrock",
+                        account="",
+                        resource="foundation-model",
+                        resource_name=model_id,
+                    )
+                ],
+            )
+        )
 
     def _dead_letter_queue(self, worker: str) -> sqs.Queue:
         queue = sqs.Queue(

@@ -13,7 +13,7 @@ from infra.functions import CURATOR, EMBEDDING_MODEL_ID
 from infra.workers import CURATOR_BATCH_SIZE, CURATOR_RETRIES, MEMORY_SORT_KEY_PREFIX
 from shared.config import names
 from shared.config.names import Env
-from tests.infra.support import Synth
+from tests.infra.support import Synth, synthesize
 
 pytestmark = pytest.mark.infra
 
@@ -198,3 +198,30 @@ def test_the_dashboard_shows_the_curator_lag_and_its_dead_letters(synth: Synth) 
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     assert "IteratorAge" in body
     assert "ApproximateNumberOfMessagesVisible" in body
+
+
+CURATOR_MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
+
+
+@pytest.fixture(scope="module")
+def with_model(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    return synthesize(
+        tmp_path_factory.mktemp("cdk-model"),
+        env="dev",
+        developer="tester",
+        curator_model=CURATOR_MODEL,
+    )
+
+
+def test_a_configured_curator_model_reaches_the_curator_only(with_model: Synth, dev: Synth) -> None:
+    assert _env(with_model, CURATOR)[Env.CURATOR_MODEL_ID] == CURATOR_MODEL
+    assert Env.CURATOR_MODEL_ID not in _env(dev, CURATOR)
+    model_grants = [
+        statement
+        for statement in with_model.statements_of(CURATOR)
+        if statement["Action"] == "bedrock:InvokeModel"
+        and f"::foundation-model/{CURATOR_MODEL}" in json.dumps(statement["Resource"])
+    ]
+    assert len(model_grants) == 1
+    for group in names.TOOL_GROUPS:
+        assert Env.CURATOR_MODEL_ID not in _env(with_model, group)
