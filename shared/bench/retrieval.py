@@ -119,12 +119,14 @@ def run(
     reranker: Any = None,
     rerank_depth: int | None = None,
     recall_depths: Sequence[int] = (),
+    tune_split: str | None = None,
 ) -> dict[str, Any]:
     """Index a BEIR dataset and score `modes` on `split`; returns the figures printed by `main`.
 
     `embedder` replaces MiniLM (the tests pass a hashing embedder); `index_config` an
     `EmbeddedConfig` (tuning); `reranker` (a `Reranker`) adds the `hybrid+rerank` mode;
-    `recall_depths` adds `recall_at_<d>` per mode (how much a reranker of depth d could see).
+    `recall_depths` adds `recall_at_<d>` per mode (how much a reranker of depth d could see);
+    `tune_split` scores the same modes on that split too, under `"tune"`, from the same index.
     """
     import boto3
     from moto import mock_aws
@@ -197,7 +199,10 @@ def run(
         # Queries are embedded without the cache so their latency includes the model.
         searcher = SearchService(store, index, embedder, reranker=reranker, rerank=rerank_config)
         searcher.search(BENCH_TEAM, "warm up", limit=1)
-        for mode in modes:
+
+        def evaluate(
+            mode: str, judged: list[str], judgements: dict[str, dict[str, int]]
+        ) -> dict[str, float]:
             figures: dict[str, list[float]] = {
                 "ndcg": [],
                 "r10": [],
@@ -207,7 +212,7 @@ def run(
                 **{f"r{d}": [] for d in recall_depths},
             }
             for qid in tqdm(
-                scored, desc=mode, unit="q", file=sys.stderr, disable=not show_progress
+                judged, desc=mode, unit="q", file=sys.stderr, disable=not show_progress
             ):
                 began = time.perf_counter()
                 page = searcher.search(
@@ -220,15 +225,15 @@ def run(
                 )
                 figures["ms"].append((time.perf_counter() - began) * 1000)
                 ranked = [corpus_id_of[g.entity_id] for g in page.groups]
-                relevant = qrels[qid]
+                relevant = judgements[qid]
                 figures["ndcg"].append(ndcg_at(ranked, relevant, k))
                 figures["r10"].append(recall_at(ranked, relevant, k))
                 figures["r100"].append(recall_at(ranked, relevant, 100))
                 figures["mrr"].append(reciprocal_rank(ranked, relevant))
                 for d in recall_depths:
                     figures[f"r{d}"].append(recall_at(ranked, relevant, d))
-            n = max(len(scored), 1)
-            results[mode] = {
+            n = max(len(judged), 1)
+            return {
                 f"ndcg_at_{k}": round(sum(figures["ndcg"]) / n, 4),
                 f"recall_at_{k}": round(sum(figures["r10"]) / n, 4),
                 "recall_at_100": round(sum(figures["r100"]) / n, 4),
@@ -237,6 +242,16 @@ def run(
                 "query_p99_ms": round(_percentile(figures["ms"], 0.99), 2),
                 **{f"recall_at_{d}": round(sum(figures[f"r{d}"]) / n, 4) for d in recall_depths},
             }
+
+        if tune_split:
+            # The tuning split first, on the same index: choices are made on it, test reported.
+            _, _, tune_qrels = load_beir(data_dir, tune_split)
+            tune_judged = [q for q in tune_qrels if q in queries][:max_queries]
+            results["tune"] = {"split": tune_split, "queries": len(tune_judged)}
+            for mode in modes:
+                results["tune"][mode] = evaluate(mode, tune_judged, tune_qrels)
+        for mode in modes:
+            results[mode] = evaluate(mode, scored, qrels)
     results["peak_rss_mb"] = peak_rss_mb()
     return results
 
@@ -478,6 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rerank-model", default=None, help="Bedrock rerank model id")
     parser.add_argument("--rerank-sha256", default=None, help="cross-encoder weights' hash")
     parser.add_argument("--rerank-depth", type=int, default=None, help="fused top-k reranked")
+    parser.add_argument("--tune-split", default=None, help="also score this split (train)")
     parser.add_argument(
         "--recall-depths", default="", help="extra recall@d per mode, e.g. 20,30,50"
     )
@@ -527,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         rerank_depth=args.rerank_depth,
         recall_depths=[int(d) for d in args.recall_depths.split(",") if d.strip()],
+        tune_split=args.tune_split,
     )
     if not args.no_relevance:
         from shared.bench import relevance

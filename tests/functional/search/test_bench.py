@@ -175,3 +175,21 @@ def test_rerank_cost_times_each_depth_on_the_minilm_shape() -> None:
         assert result[depth]["p99_ms"] >= result[depth]["p50_ms"] > 0
         assert result[depth]["cpu_p50_ms"] > 0
     assert result["peak_rss_mb"] > 0
+
+
+def test_a_tuning_split_is_scored_from_the_same_index(tmp_path: Path) -> None:
+    result = retrieval.run(
+        TINY,
+        "test",
+        modes=["bm25", "hybrid"],
+        cache_path=tmp_path / "cache.sqlite3",
+        embedder=HashingEmbedder(),
+        show_progress=False,
+        tune_split="test",
+    )
+    tune = result["tune"]
+    assert tune["split"] == "test"
+    assert tune["queries"] == result["queries"]
+    for mode in ("bm25", "hybrid"):
+        for figure in ("ndcg_at_10", "recall_at_100", "mrr"):
+            assert tune[mode][figure] == result[mode][figure]
