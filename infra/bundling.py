@@ -5,8 +5,8 @@ by `uv pip install` as manylinux aarch64 wheels for the Lambda Python version, s
 CI runner of any architecture builds the same bundle. Packages only the local embedded default
 needs are pruned, with every dependency nothing else needs: the MiniLM weights and the
 tokenizers/safetensors that run them (search embeds with Bedrock Titan in AWS; those imports are
-lazy), uvicorn with its httptools and uvloop, and tqdm. moto is a dev dependency (tests and the store bench) and never
-exported. Every function shares the one asset (one build, one upload).
+lazy), uvicorn with its httptools and uvloop, and tqdm. moto is a dev dependency (tests and the
+store bench) and never exported. Every function shares the one asset (one build, one upload).
 
 The asset hash is computed from the inputs (lock file, sources, target platform), so an
 unchanged tree reuses the staged bundle in cdk.out and synth stays quick and deterministic.

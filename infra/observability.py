@@ -70,12 +70,14 @@ class Observability(Construct):
             self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
         self._action = cw_actions.SnsAction(self.topic)
         self.alarms: list[cw.Alarm] = []
+        # By function name: what a deployment watches to roll a bad version back.
+        self.function_errors: dict[str, cw.Alarm] = {}
 
         api_5xx = api.metric_server_error(period=PERIOD, statistic="Sum")
         self._alarm("Api5xx", api_5xx, API_5XX_THRESHOLD, "API returned 5xx responses")
         for name, function in functions.items():
             title = name.capitalize()
-            self._alarm(
+            self.function_errors[name] = self._alarm(
                 f"{title}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
                 1,
@@ -172,7 +174,7 @@ class Observability(Construct):
             ),
         )
 
-    def _alarm(self, construct_id: str, metric: cw.IMetric, threshold: int, what: str) -> None:
+    def _alarm(self, construct_id: str, metric: cw.IMetric, threshold: int, what: str) -> cw.Alarm:
         alarm = cw.Alarm(
             self,
             construct_id,
@@ -186,6 +188,7 @@ class Observability(Construct):
         alarm.add_alarm_action(self._action)
         alarm.add_ok_action(self._action)
         self.alarms.append(alarm)
+        return alarm
 
 
 def _table_throttles(name: str, table: dynamodb.ITable) -> cw.MathExpression:

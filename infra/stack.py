@@ -85,6 +85,7 @@ class CairnStack(Stack):
         self.workflows.observe(
             topic=self.observability.topic, dashboard=self.observability.dashboard
         )
+        self.functions.watch_rollout(self.observability.function_errors["gateway"])
         self._output(names.Outputs.MCP_URL, self.api.mcp_url, "MCP endpoint for clients")
         for logical_id, table in self.data.tables.items():
             self._output(names.TABLE_OUTPUTS[logical_id], table.table_name, f"{logical_id} table")
