@@ -73,6 +73,9 @@ class Search(Construct):
             # Standby replicas double the minimum OCUs; dev runs without them.
             standby_replicas="ENABLED" if config.is_prod else "DISABLED",
         )
+        # Prod's index is rebuilt from DynamoDB only by a full re-embed (hours, and Bedrock's
+        # bill): it outlives the stack there, as the tables do.
+        self.collection.apply_removal_policy(config.removal_policy)
         self.collection.add_resource_dependency(encryption)
         self.collection.add_resource_dependency(network)
         self._allowed = False
