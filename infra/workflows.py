@@ -30,6 +30,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
@@ -109,6 +110,28 @@ class Workflows(Construct):
         self.machine_prefix = f"{config.stack_name}-wf"
         self.machine_role = self._machine_role()
         self.alarms: list[cw.Alarm] = []
+        # Schedule triggers: one schedule per workflow, created by the workflows function.
+        self.schedule_group_name = f"{config.stack_name}-workflows"
+        self.schedule_group = scheduler.ScheduleGroup(
+            self,
+            "ScheduleGroup",
+            schedule_group_name=self.schedule_group_name,
+            removal_policy=config.removal_policy,
+        )
+        self.scheduler_role = iam.Role(
+            self,
+            "SchedulerRole",
+            description="EventBridge Scheduler: starts schedule-triggered cairn workflows",
+            # Only schedules of this account's workflow group may assume it (Scheduler sets
+            # aws:SourceArn to the schedule group's ARN).
+            assumed_by=iam.ServicePrincipal(
+                "scheduler.amazonaws.com",
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
+                    "ArnEquals": {"aws:SourceArn": self.schedule_group.schedule_group_arn},
+                },
+            ),
+        )
 
     def _machine_role(self) -> iam.Role:
         """The role of every compiled machine: send step messages, trace, deliver logs."""
@@ -179,12 +202,60 @@ class Workflows(Construct):
         # starts the workflows an event triggers.
         for function in (workflows, orchestrator):
             self._grant_run(function)
+        self._grant_schedules(workflows)
         dispatcher.add_event_source(
             sources.SqsEventSource(
                 self.dispatch_queue,
                 batch_size=DISPATCH_BATCH_SIZE,
                 report_batch_item_failures=True,
             )
+        )
+
+    def _grant_schedules(self, workflows: lambda_.Function) -> None:
+        """The workflows function keeps one schedule per schedule-triggered workflow in the
+        group; the schedules invoke it (only it) under the scheduler role."""
+        workflows.add_environment(
+            Env.WORKFLOW_SCHEDULE_GROUP, self.schedule_group_name
+        )
+        workflows.add_environment(Env.WORKFLOW_SCHEDULER_ROLE_ARN, self.scheduler_role.role_arn)
+        group_schedules = Stack.of(self).format_arn(
+            service="scheduler",
+            resource="schedule",
+            resource_name=f"{self.schedule_group_name}/*",
+        )
+        workflows.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "scheduler:CreateSchedule",
+                    "scheduler:UpdateSchedule",
+                    "scheduler:DeleteSchedule",
+                    "scheduler:GetSchedule",
+                ],
+                resources=[group_schedules],
+            )
+        )
+        workflows.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[self.scheduler_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
+            )
+        )
+        self.scheduler_role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"], resources=[workflows.function_arn]
+            )
+        )
+        assert workflows.role is not None
+        suppress(
+            workflows.role,
+            "IAM5",
+            "Schedules are created per workflow at run time inside the stack's workflow "
+            "schedule group: <group>/* is the narrowest form of their names.",
+            [
+                "Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
+                f"schedule/{self.schedule_group_name}/*"
+            ],
         )
 
     def _grant_run(self, function: lambda_.Function) -> None:

@@ -90,3 +90,16 @@ class NameTaken(Exception):
 
 class StaleWrite(Exception):
     """Another writer changed the record since it was read."""
+
+
+class Schedules(Protocol):
+    """EventBridge Scheduler, as schedule triggers use it (AWS only; the embedded default fires
+    `rate(...)` schedules from its workflow worker)."""
+
+    def put(self, team: str, workflow: Workflow) -> None:
+        """Create or update the schedule that starts `workflow` (its trigger_config)."""
+        ...
+
+    def remove(self, team: str, workflow_id: str) -> None:
+        """Delete the workflow's schedule, if it has one."""
+        ...

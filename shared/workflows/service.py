@@ -45,7 +45,14 @@ from shared.workflows.models import (
     WorkflowStatus,
     WorkflowView,
 )
-from shared.workflows.ports import NameTaken, StaleWrite, StateMachines, StepTasks, WorkflowStore
+from shared.workflows.ports import (
+    NameTaken,
+    Schedules,
+    StaleWrite,
+    StateMachines,
+    StepTasks,
+    WorkflowStore,
+)
 from shared.workflows.triggers import RATE, check_trigger
 
 logger = logging.getLogger("cairn.workflows")
@@ -91,10 +98,12 @@ class WorkflowService:
         tasks: StepTasks,
         machines: StateMachines | None = None,
         clock: Callable[[], float] = time.time,
+        schedules: Schedules | None = None,
     ) -> None:
         self._store = store
         self._tasks = tasks
         self._machines = machines
+        self._schedules = schedules
         self._clock = clock
 
     def _now(self) -> datetime:
@@ -136,6 +145,7 @@ class WorkflowService:
         for _ in range(MAX_WRITE_ATTEMPTS):
             try:
                 self._store.create(team, fresh)
+                self._sync_schedule(team, fresh)
                 return self._view(team, fresh)
             except NameTaken as taken:
                 existing = taken.existing or self._store.find_by_name(team, fresh.name)
@@ -155,6 +165,7 @@ class WorkflowService:
             )
             try:
                 self._store.replace(team, newer, existing.updated_at)
+                self._sync_schedule(team, newer)
                 return self._view(team, newer)
             except StaleWrite:
                 continue
@@ -347,6 +358,28 @@ class WorkflowService:
                 continue
             started.append(workflow.id)
         return started
+
+    def _sync_schedule(self, team: str, workflow: Workflow) -> None:
+        """AWS: the workflow's EventBridge schedule follows its newest trigger."""
+        if self._schedules is None:
+            return
+        if workflow.trigger_type == "schedule":
+            self._schedules.put(team, workflow)
+        else:
+            self._schedules.remove(team, workflow.id)
+
+    def scheduled_start(self, team: str, workflow_id: str) -> bool:
+        """A schedule fired: start the workflow with its trigger's inputs. False when it is no
+        longer schedule-triggered (a newer version) or an execution is still open."""
+        workflow = self._store.get(team, workflow_id)
+        if workflow is None or workflow.trigger_type != "schedule":
+            return False
+        inputs = workflow.trigger_config.get("inputs") or {}
+        try:
+            self.start_workflow(team, workflow, dict(inputs), started_by="schedule")
+        except Conflict:
+            return False
+        return True
 
     def run_due_schedules(self, team: str) -> list[str]:
         """Start the team's `rate(...)` schedules that are due (the embedded default's stand-in

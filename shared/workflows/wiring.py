@@ -6,11 +6,16 @@ Functions; otherwise (the embedded default, the tests) the service drives them i
 
 from __future__ import annotations
 
+import os
+
 from shared import runtime
 from shared.config import names
 from shared.orchestrator.tasks.wiring import build_task_store
-from shared.workflows.ports import StateMachines, WorkflowStore
+from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
 from shared.workflows.service import WorkflowService
+
+# Set by functions/workflows/handler.py from `context.invoked_function_arn`.
+FUNCTION_ARN_ENV = "CAIRN_WORKFLOW_FUNCTION_ARN"
 
 
 def build_workflow_store() -> WorkflowStore:
@@ -33,6 +38,36 @@ def build_state_machines() -> StateMachines | None:
     return StepFunctionsMachines.from_settings(settings)
 
 
+def build_schedules() -> Schedules | None:
+    """EventBridge Scheduler when the deployment names the schedule group, else None."""
+    settings = runtime.settings()
+    if not settings.workflow_schedule_group or not settings.workflow_scheduler_role_arn:
+        return None
+    import boto3
+
+    from shared.workflows.adapters.scheduler import EventBridgeSchedules
+
+    return EventBridgeSchedules(
+        boto3.client("scheduler", region_name=settings.region),
+        group=settings.workflow_schedule_group,
+        role_arn=settings.workflow_scheduler_role_arn,
+        target_arn=own_function_arn,
+    )
+
+
+def own_function_arn() -> str:
+    """The workflows function's ARN: set by its handler from the invocation context."""
+    arn = os.environ.get(FUNCTION_ARN_ENV)
+    if not arn:
+        raise RuntimeError("schedules are created from the workflows function only")
+    return arn
+
+
 @runtime.cached
 def build_workflow_service() -> WorkflowService:
-    return WorkflowService(build_workflow_store(), build_task_store(), build_state_machines())
+    return WorkflowService(
+        build_workflow_store(),
+        build_task_store(),
+        build_state_machines(),
+        schedules=build_schedules(),
+    )

@@ -116,10 +116,14 @@ def test_the_functions_that_start_workflows_run_only_the_stacks_machines(
         if "states:StopExecution" in actions:
             assert f"execution:{prefix}-*:*" in json.dumps(statement["Resource"])
         if "iam:PassRole" in actions:
-            role = synth.logical_id(synth.stack.workflows.machine_role)
-            assert statement["Resource"] == {"Fn::GetAtt": [role, "Arn"]}
+            # The machine role to Step Functions; the scheduler role (workflows only) to
+            # EventBridge Scheduler; nothing else, to nobody else.
+            machines = synth.logical_id(synth.stack.workflows.machine_role)
+            schedules = synth.logical_id(synth.stack.workflows.scheduler_role)
+            (role, _) = statement["Resource"]["Fn::GetAtt"]
+            service = {machines: "states", schedules: "scheduler"}[role]
             assert statement["Condition"] == {
-                "StringEquals": {"iam:PassedToService": "states.amazonaws.com"}
+                "StringEquals": {"iam:PassedToService": f"{service}.amazonaws.com"}
             }
     assert "iam:PassRole" in _actions(statements)
 
@@ -169,3 +173,40 @@ def test_the_dashboard_shows_executions_started_failed_and_timed_out(synth: Synt
     for metric in ("ExecutionsStarted", "ExecutionsFailed", "ExecutionsTimedOut"):
         assert metric in body
     assert synth.stack.workflows.machine_prefix in body
+
+
+def test_schedule_triggers_run_under_a_scheduler_role_that_may_only_invoke_workflows(
+    synth: Synth,
+) -> None:
+    workflows = synth.stack.workflows
+    role_id = synth.logical_id(workflows.scheduler_role)
+    (trust,) = synth.resources[role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert "aws:SourceArn" in json.dumps(trust["Condition"])
+    statements = [
+        s
+        for p in synth.of_type("AWS::IAM::Policy").values()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert _actions(statements) == {"lambda:InvokeFunction"}
+    target = synth.functions()[names.GROUP_WORKFLOWS]
+    assert all(target in json.dumps(s["Resource"]) for s in statements)
+
+
+def test_only_the_workflows_function_manages_schedules_in_its_group(synth: Synth) -> None:
+    group = synth.stack.workflows.schedule_group_name
+    for function in synth.functions():
+        scheduler = [
+            s for s in synth.statements_of(function) if "scheduler:" in json.dumps(s["Action"])
+        ]
+        if function != names.GROUP_WORKFLOWS:
+            assert scheduler == [], function
+            continue
+        (statement,) = scheduler
+        assert f"schedule/{group}/*" in json.dumps(statement["Resource"])
+        assert "scheduler:CreateSchedule" in statement["Action"]
+    variables = synth.resources[synth.functions()[names.GROUP_WORKFLOWS]]["Properties"][
+        "Environment"
+    ]["Variables"]
+    assert variables[Env.WORKFLOW_SCHEDULE_GROUP] == group
