@@ -1,9 +1,11 @@
 """Knowledge (seed 003): what the knowledge group needs beyond its table.
 
-- **Enrichment**: a FIFO queue (one message group per team, so a team's sessions are built in
-  order and never twice at once) feeding the enrichment worker in batches, with partial-batch
-  failure reports; a message failing `MAX_RECEIVES` times moves to a FIFO dead-letter queue,
-  which `Observability` alarms on. Encrypted, TLS-only.
+- **Enrichment**: functions that capture events (the knowledge group; the orchestrator, for its
+  finished tasks) write them and send their ids to a FIFO queue (one message group per team,
+  so a team's sessions are built in order and never twice at once) feeding the enrichment
+  worker in batches, with partial-batch failure reports; a message failing `MAX_RECEIVES`
+  times moves to a FIFO dead-letter queue, which `Observability` alarms on. Encrypted,
+  TLS-only.
 - **Capture routes** on the API: `POST /ingest/events` and `POST /hooks/github/{team}`, both to
   the gateway (which authenticates the token, or forwards the delivery to the knowledge
   function to verify).
@@ -17,10 +19,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Final
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_scheduler as scheduler
@@ -29,8 +33,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import DeployConfig
-from infra.nag import suppress
+from infra.nag import arn_token, suppress
 from infra.sync import Sync
+from shared.config import names
 
 BATCH_SIZE: Final = 10
 MAX_RECEIVES: Final = 3
@@ -54,6 +59,8 @@ class Knowledge(Construct):
         api: apigw.RestApi,
         gateway: lambda_.IFunction,
         sync: Sync,
+        table: dynamodb.ITable,
+        producers: Sequence[lambda_.Function] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         self.dead_letter_queue = sqs.Queue(
@@ -91,6 +98,21 @@ class Knowledge(Construct):
         )
         self.queue.grant_send_messages(group)
         group.add_environment(ENV_QUEUE_URL, self.queue.queue_url)
+        # Functions that capture events of their own (the orchestrator's finished tasks): they
+        # write events and queue them for enrichment, nothing more.
+        for producer in producers:
+            table.grant_write_data(producer)
+            producer.add_environment(names.TABLE_ENV[names.TABLE_KNOWLEDGE], table.table_name)
+            self.queue.grant_send_messages(producer)
+            producer.add_environment(ENV_QUEUE_URL, self.queue.queue_url)
+            assert producer.role is not None
+            suppress(
+                producer.role,
+                "IAM5",
+                "DynamoDB grants include the knowledge table's by_time index, whose ARN has no "
+                "finer form than <table>/index/*.",
+                [arn_token(table, "/index/*")],
+            )
 
         self.webhook_secrets = secretsmanager.Secret(
             self,

@@ -66,6 +66,8 @@ class CairnStack(Stack):
             api=self.api.rest_api,
             gateway=self.functions.gateway_alias,
             sync=self.sync,
+            table=self.data.table(names.TABLE_KNOWLEDGE),
+            producers=[self.functions.groups[names.GROUP_ORCHESTRATOR]],
         )
         self.observability = Observability(
             self,

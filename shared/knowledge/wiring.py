@@ -25,6 +25,7 @@ ENV_MODEL: Final = "CAIRN_KNOWLEDGE_MODEL"
 ENV_QUEUE_URL: Final = "CAIRN_KNOWLEDGE_QUEUE_URL"
 ENV_WEBHOOK_SECRET_ARN: Final = "CAIRN_GITHUB_WEBHOOK_SECRET_ARN"
 WEBHOOK_SECRETS_FILE: Final = "github-webhook-secrets.json"
+ORCHESTRATOR: Final = "orchestrator"  # the caller id of the orchestrator's events (no token)
 
 
 class KnowledgeSettings(BaseModel):
@@ -144,3 +145,33 @@ def webhook_secret(team: str) -> str | None:
     else `github-webhook-secrets.json` in the data folder."""
     secret = _secret_document().get(team)
     return secret if isinstance(secret, str) and secret else None
+
+
+def record_workflow_event(
+    team: str,
+    *,
+    event_id: str,
+    timestamp_ms: int,
+    summary: str,
+    status: str,
+    workflow_id: str,
+    kind: str,
+) -> None:
+    """Capture one orchestrator outcome (a task or workflow step that finished) as a
+    `workflow`-source event of the team; idempotent by `event_id`."""
+    from shared.auth.principal import Principal
+    from shared.knowledge.models import EventIn
+
+    caller = Principal(
+        team=team, token_id=ORCHESTRATOR, token_name=ORCHESTRATOR, scopes=frozenset({"ingest"})
+    )
+    event = EventIn(
+        id=event_id[:128],
+        source="workflow",
+        timestamp=timestamp_ms,
+        summary_text=summary[:16_000],
+        status=status,
+        session_id=workflow_id[:256],
+        kind=kind,
+    )
+    build_knowledge_service().ingest(caller, [event])

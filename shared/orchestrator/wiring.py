@@ -22,6 +22,7 @@ def build_orchestrator() -> Orchestrator:
     agents = build_agent_service()
     tasks = build_task_service(agents)
     tasks.on_finish(_resume_workflow_step)
+    tasks.on_finish(_record_knowledge_event)
     events = build_event_service()
     events.on_publish(_start_event_workflows)
     return Orchestrator(
@@ -37,6 +38,22 @@ def _resume_workflow_step(team: str, task: Task) -> None:
     """A finished task that runs a workflow step moves its execution on (built on first use)."""
     if task.workflow_step_id:
         build_workflow_service().task_finished(team, task)
+
+
+def _record_knowledge_event(team: str, task: Task) -> None:
+    """A finished task becomes a `workflow` event of the team's knowledge (seed 003)."""
+    from shared.knowledge.wiring import record_workflow_event
+
+    outcome = task.output_summary or task.error_message or ""
+    record_workflow_event(
+        team,
+        event_id=f"task-{task.id}-{task.status}-{task.fence}",
+        timestamp_ms=int((task.finished_at or task.updated_at).timestamp() * 1000),
+        summary=f"Task '{task.name}' {task.status}" + (f": {outcome}" if outcome else ""),
+        status=task.status,
+        workflow_id=task.workflow_id or task.id,
+        kind="workflow_step" if task.workflow_step_id else "task",
+    )
 
 
 def _start_event_workflows(team: str, event: Event) -> None:

@@ -38,6 +38,9 @@ def test_the_api_exposes_mcp_and_the_protected_resource_metadata(synth: Synth) -
         ("DELETE", "/mcp"),
         ("GET", "/.well-known/oauth-protected-resource"),
         ("GET", "/.well-known/oauth-protected-resource/mcp"),
+        # Seed 003's capture routes (infra/knowledge.py), to the gateway as well.
+        ("POST", "/ingest/events"),
+        ("POST", "/hooks/github/{team}"),
     }
 
 

@@ -122,7 +122,8 @@ def test_every_bucket_refuses_plain_http(synth: Synth) -> None:
 
 
 def test_the_token_pepper_is_a_generated_secret(synth: Synth) -> None:
-    synth.template.resource_count_is("AWS::SecretsManager::Secret", 1)
+    # The pepper and the knowledge group's GitHub webhook secrets (infra/knowledge.py).
+    synth.template.resource_count_is("AWS::SecretsManager::Secret", 2)
     synth.template.has_resource_properties(
         "AWS::SecretsManager::Secret",
         {"GenerateSecretString": Match.object_like({"PasswordLength": 64})},

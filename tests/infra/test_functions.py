@@ -41,7 +41,7 @@ def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway_and_the_w
 
 
 def test_no_worker_is_a_tool_group() -> None:
-    assert WORKERS == ("curator", "workflow_dispatcher")
+    assert WORKERS == ("curator", "workflow_dispatcher", "knowledge_enricher")
     assert not set(WORKERS) & set(GROUPS)
 
 
@@ -238,9 +238,14 @@ def test_the_orchestrator_reaches_its_tables_the_pepper_and_the_artifacts_prefix
     for logical_id in (names.TABLE_COORDINATION, names.TABLE_TOKENS):
         actions = synth.actions_on(group, tables[logical_id])
         assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} <= actions
+    mine = (names.TABLE_COORDINATION, names.TABLE_TOKENS, names.TABLE_KNOWLEDGE)
     for logical_id, table_id in tables.items():
-        if logical_id not in (names.TABLE_COORDINATION, names.TABLE_TOKENS):
+        if logical_id not in mine:
             assert not synth.actions_on(group, table_id), logical_id
+    # Finished tasks become knowledge events (seed 003): writes only, never a read.
+    knowledge = synth.actions_on(group, tables[names.TABLE_KNOWLEDGE])
+    assert "dynamodb:PutItem" in knowledge
+    assert not knowledge & {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"}
     env = _env(synth, group)
     assert env[Env.COORDINATION_TABLE] == {"Ref": tables[names.TABLE_COORDINATION]}
     assert env[Env.TOKENS_TABLE] == {"Ref": tables[names.TABLE_TOKENS]}

@@ -71,7 +71,7 @@ def test_the_dead_letter_queue_raises_an_alarm(synth: Synth) -> None:
     assert alarms[0]["Threshold"] == 1
 
 
-def test_only_the_knowledge_group_sends_to_the_queue_and_reads_the_webhook_secret(
+def test_only_the_knowledge_functions_send_to_the_queue_and_read_the_webhook_secret(
     synth: Synth,
 ) -> None:
     queue = synth.logical_id(synth.stack.knowledge.queue)
@@ -80,7 +80,7 @@ def test_only_the_knowledge_group_sends_to_the_queue_and_reads_the_webhook_secre
     assert "sqs:SendMessage" in synth.actions_on(group, queue)
     assert "secretsmanager:GetSecretValue" in synth.actions_on(group, secret)
     for other in (*names.TOOL_GROUPS, GATEWAY):
-        if other != group:
+        if other not in (group, names.GROUP_ORCHESTRATOR):  # see the orchestrator's test
             assert "sqs:SendMessage" not in synth.actions_on(other, queue), other
             assert not synth.actions_on(other, secret), other
     assert _env(synth, group)[ENV_QUEUE_URL] == {"Ref": queue}
@@ -121,3 +121,15 @@ def test_the_ci_pull_runs_on_a_schedule_in_the_sync_group(synth: Synth) -> None:
     worker = synth.functions()[names.WORKER_KNOWLEDGE_ENRICHER]
     assert schedule["ScheduleExpression"].startswith("rate(")
     assert schedule["Target"]["Arn"] == {"Fn::GetAtt": [worker, "Arn"]}
+
+
+def test_the_orchestrator_may_write_events_and_queue_them_but_not_read_knowledge(
+    synth: Synth,
+) -> None:
+    knowledge = synth.logical_id(synth.stack.data.table(names.TABLE_KNOWLEDGE))
+    queue = synth.logical_id(synth.stack.knowledge.queue)
+    actions = synth.actions_on(names.GROUP_ORCHESTRATOR, knowledge)
+    assert "dynamodb:PutItem" in actions
+    assert not {a for a in actions if a in ("dynamodb:Query", "dynamodb:Scan", "dynamodb:GetItem")}
+    assert "sqs:SendMessage" in synth.actions_on(names.GROUP_ORCHESTRATOR, queue)
+    assert _env(synth, names.GROUP_ORCHESTRATOR)[ENV_QUEUE_URL] == {"Ref": queue}

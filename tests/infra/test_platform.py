@@ -41,7 +41,7 @@ def test_collection_data_access_names_only_the_roles_of_functions_that_search(
     }
     # The curator re-indexes the memories it merges, so it indexes and queries like memory does;
     # sync indexes the inbox. The handoffs function and the gateway never reach the collection.
-    searchers = ("memory", "search", "curator", "sync")
+    searchers = ("memory", "search", "curator", "sync", "knowledge", "knowledge_enricher")
     assert roles == {synth.role_of(function) for function in searchers}
     assert "aoss:*" not in document
     for function in searchers:
@@ -60,6 +60,8 @@ def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth
     dispatch = synth.logical_id(synth.stack.workflows.dispatch_queue)
     dlq = synth.logical_id(synth.stack.workflows.dead_letter_queue)
     workers = {synth.logical_id(q) for q in synth.stack.workers.dead_letter_queues.values()}
+    knowledge = synth.stack.knowledge
+    workers |= {synth.logical_id(knowledge.queue), synth.logical_id(knowledge.dead_letter_queue)}
     # Every queue of the stack is checked below: these two and the workers' dead-letter queues.
     assert set(queues) == {dispatch, dlq, *workers}
     redrive = queues[dispatch]["Properties"]["RedrivePolicy"]
