@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from shared.memory.models import Memory
+from shared.memory.models import ACTIVE_STATUSES, Memory
 from shared.memory.ports import (
     CurationQueue,
-    MemoryGone,
     MemoryIndex,
     MemorySimilarity,
     MemoryStore,
+    StateChanged,
 )
 
 DUPLICATE_SIMILARITY = 0.95
@@ -101,13 +101,17 @@ class Curator:
             try:
                 self._merge(team, memory, duplicate, now)
                 return CurationOutcome(memory_id, "merged", into=duplicate.id)
-            except MemoryGone:
-                pass  # the duplicate was deleted meanwhile: file this one on its own
+            except StateChanged:
+                pass  # the duplicate was deleted or retired meanwhile: file this one alone
         links = [c.id for score, c in ranked if score >= LINK_SIMILARITY][:MAX_LINKS]
         try:
-            self._store.replace(team, memory.model_copy(update={"status": "filed", "links": links}))
-        except MemoryGone:
-            return CurationOutcome(memory_id, "skipped")  # deleted before it was filed
+            self._store.transition(
+                team,
+                memory.model_copy(update={"status": "filed", "links": links}),
+                frozenset({"pending"}),
+            )
+        except StateChanged:
+            return CurationOutcome(memory_id, "skipped")  # deleted or retracted meanwhile
         return CurationOutcome(memory_id, "filed", links=tuple(links))
 
     def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
@@ -135,7 +139,7 @@ class Curator:
                 "updated_at": now,
             }
         )
-        self._store.replace(team, merged)
+        self._store.transition(team, merged, ACTIVE_STATUSES)
         self._index.index(team, merged)
         self._store.delete(team, memory)
         self._index.remove(team, memory.id)

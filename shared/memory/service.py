@@ -11,7 +11,14 @@ from typing import Any
 
 from shared.auth.principal import Principal
 from shared.memory.lifecycle import REVIEW_SCOPE, Lifecycle
-from shared.memory.models import MAX_FLAGS, EngramType, Memory, MemoryFlag, MemorySearchHit
+from shared.memory.models import (
+    ACTIVE_STATUSES,
+    MAX_FLAGS,
+    EngramType,
+    Memory,
+    MemoryFlag,
+    MemorySearchHit,
+)
 from shared.memory.ports import (
     CurationQueue,
     FindingStore,
@@ -19,6 +26,7 @@ from shared.memory.ports import (
     MemoryGone,
     MemoryIndex,
     MemoryStore,
+    StateChanged,
 )
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
@@ -114,9 +122,11 @@ class MemoryService:
                     }
                 )
                 try:
-                    self._store.replace(team, memory)
-                except MemoryGone:
-                    continue  # deleted meanwhile: create the key afresh
+                    # Conditional on the memory still being active: a retraction or supersession
+                    # that landed since the read is never undone by this write.
+                    self._store.transition(team, memory, ACTIVE_STATUSES)
+                except StateChanged:
+                    continue  # deleted or retired meanwhile: create the key afresh
                 self._index.index(team, memory)
                 return memory
             memory = Memory(
@@ -361,8 +371,8 @@ class MemoryService:
             }
         )
         try:
-            self._store.replace(principal.team, updated)
-        except MemoryGone as exc:
+            self._store.transition(principal.team, updated, ACTIVE_STATUSES)
+        except StateChanged as exc:  # deleted or retracted meanwhile
             raise _no_engram(engram_id) from exc
         self._index.index(principal.team, updated)
         return updated
