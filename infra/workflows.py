@@ -214,9 +214,7 @@ class Workflows(Construct):
     def _grant_schedules(self, workflows: lambda_.Function) -> None:
         """The workflows function keeps one schedule per schedule-triggered workflow in the
         group; the schedules invoke it (only it) under the scheduler role."""
-        workflows.add_environment(
-            Env.WORKFLOW_SCHEDULE_GROUP, self.schedule_group_name
-        )
+        workflows.add_environment(Env.WORKFLOW_SCHEDULE_GROUP, self.schedule_group_name)
         workflows.add_environment(Env.WORKFLOW_SCHEDULER_ROLE_ARN, self.scheduler_role.role_arn)
         group_schedules = Stack.of(self).format_arn(
             service="scheduler",
