@@ -9,6 +9,7 @@ import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from shared.auth.contexts import (
     CONTEXT_NAMES,
@@ -66,6 +67,7 @@ class TokenService:
         now = self._now()
         expires_at = now + timedelta(days=request.expires_days) if request.expires_days else None
         rate_limit = request.rate_limit_per_minute
+        allowed, context = request.allowed_tools, request.context
         issued_by = None
         if issuer is not None:
             if issuer.team != request.team:
@@ -75,14 +77,15 @@ class TokenService:
             expires_at = _earliest(expires_at, issuer.token_expires_at)
             if issuer.rate_limit_per_minute is not None:
                 rate_limit = min(rate_limit, issuer.rate_limit_per_minute)
+            allowed, context = _narrowed(allowed, context, issuer)
             issued_by = issuer.token_id
         record = TokenRecord(
             token_id="tok_" + secrets.token_hex(8),
             team=request.team,
             name=request.name,
             scopes=request.scopes,
-            allowed_tools=request.allowed_tools,
-            context=request.context,
+            allowed_tools=allowed,
+            context=context,
             agent_id=request.agent_id,
             created_at=now,
             expires_at=expires_at,
@@ -207,6 +210,27 @@ class TokenService:
                     if revoked is not None:
                         also_revoked.append(revoked)
         return Revocation(record=record, also_revoked=tuple(also_revoked))
+
+
+def _narrowed(
+    allowed: tuple[str, ...] | None, context: ContextName | None, issuer: Principal
+) -> tuple[tuple[str, ...] | None, ContextName | None]:
+    """What a token minted by `issuer` may call: never a tool the issuer may not.
+
+    An issuer in a context passes its context on (the team's version of it keeps applying to
+    both); an issuer with an explicit allow-list passes on that list, narrowed by the one asked
+    for.
+    """
+    if issuer.context is not None:
+        # A principal's context comes from a stored record, validated when it was issued.
+        return None, cast(ContextName, issuer.context)
+    if issuer.allowed_tools is not None:
+        wanted = set(allowed) if allowed else set(issuer.allowed_tools)
+        narrowed = tuple(sorted(wanted & issuer.allowed_tools))
+        if not narrowed:  # an empty list would read as "no allow-list": every tool
+            raise ValueError("the issuing token may call none of the tools asked for")
+        return narrowed, None
+    return allowed, context
 
 
 def _earliest(first: datetime | None, second: datetime | None) -> datetime | None:

@@ -121,6 +121,35 @@ def test_a_minted_token_keeps_its_own_limits_when_they_are_tighter(aws: Settings
     assert minted.record.rate_limit_per_minute == 5
 
 
+def test_a_minted_token_may_call_no_tool_its_issuer_may_not(aws: Settings) -> None:
+    service = _service(aws, [time.time()])
+    _, listed = _issuer(service, allowed_tools=("agent.register", "memory_get", "recall"))
+    _, in_context = _issuer(service, context="agent")
+
+    from_list = service.issue(
+        TokenRequest(team="t", name="agent:a", scopes=("memory",)), issuer=listed
+    )
+    narrowed = service.issue(
+        TokenRequest(
+            team="t", name="agent:b", scopes=("memory",), allowed_tools=("recall", "memory_put")
+        ),
+        issuer=listed,
+    )
+    from_context = service.issue(
+        TokenRequest(team="t", name="agent:c", scopes=("memory",)), issuer=in_context
+    )
+
+    assert from_list.record.allowed_tools == ("agent.register", "memory_get", "recall")
+    assert narrowed.record.allowed_tools == ("recall",)
+    assert from_context.record.context == "agent"
+    assert service.authenticate(from_context.secret)[0].allowed_tools == (in_context.allowed_tools)
+    with pytest.raises(ValueError, match="none of the tools"):
+        service.issue(
+            TokenRequest(team="t", name="agent:d", scopes=("memory",), allowed_tools=("search",)),
+            issuer=listed,
+        )
+
+
 def test_revoking_an_issuer_revokes_what_it_issued_and_theirs_but_nothing_else(
     aws: Settings,
 ) -> None:
