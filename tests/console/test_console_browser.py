@@ -14,6 +14,7 @@ chromium (.ci/run, `make test`'s bootstrap), so a missing browser there is a bro
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -99,6 +100,15 @@ def wait_for(condition: Callable[[], Any], seconds: float = 30, every: float = 0
         time.sleep(every)
 
 
+def open_page(browser: Any, url: str) -> str:
+    """Load `url` and return its HTML once its heading is there (never an empty document)."""
+    browser.get(url)
+    wait_for(lambda: browser.find_elements("css selector", "main h1"), seconds=15)
+    source: str = browser.page_source
+    assert "</main>" in source
+    return source
+
+
 def sdk_call(server: LocalServer, token: str, tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call through the official MCP Python SDK client, as an agent makes it."""
     from mcp.client import Client
@@ -176,7 +186,12 @@ def test_sign_in_by_keyboard_keeps_the_token_away_from_scripts(
 ) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    browser.get(console_url(server).rstrip("/"))
+    # The URL `cairn serve` printed, as a person would open it.
+    assert server.log is not None
+    printed = re.search(r"console: (\S+)", server.log.read_text())
+    assert printed, server.log.read_text()
+    assert printed.group(1) == console_url(server)
+    browser.get(printed.group(1))
     wait_for(lambda: browser.current_url.endswith("/console/login"))
     check_accessibility(browser)
     shot(browser, "01-sign-in")
@@ -272,8 +287,7 @@ def test_resolving_a_conflict_keeps_the_chosen_memory(
     loser = sdk_call(server, team_a["reviewer"], "memory_get", {"id": lose})["memory"]
     assert loser["status"] == "superseded"
     assert loser["superseded_by"] == keep
-    browser.get(console_url(server, f"memory?id={lose}"))
-    assert "Version chain" in browser.page_source
+    assert "Version chain" in open_page(browser, console_url(server, f"memory?id={lose}"))
     check_accessibility(browser)
     shot(browser, "05-version-chain")
 
@@ -281,11 +295,11 @@ def test_resolving_a_conflict_keeps_the_chosen_memory(
 def test_memory_browser_and_work_view_render_accessibly(
     browser: Any, server: LocalServer, team_a: dict[str, str]
 ) -> None:
-    browser.get(console_url(server, "memories?q=deploys"))
-    assert "Production deploys are frozen on Fridays." in browser.page_source
+    page = open_page(browser, console_url(server, "memories?q=deploys"))
+    assert "Production deploys are frozen on Fridays." in page
     check_accessibility(browser)
     shot(browser, "06-memories")
-    browser.get(console_url(server, "work"))
+    open_page(browser, console_url(server, "work"))
     assert browser.find_element("css selector", "h1").text == "Work"
     check_accessibility(browser)
     shot(browser, "07-work")
@@ -305,8 +319,7 @@ def test_team_b_sees_nothing_of_team_a(
 
     pages = []
     for page in ("review", "memories?status=active&status=proposed&status=superseded", "work"):
-        browser.get(console_url(server, page))
-        pages.append(browser.page_source)
+        pages.append(open_page(browser, console_url(server, page)))
     shot(browser, "08-team-b")
 
     for words in ("Release branches", "Production deploys", "agent-7"):
