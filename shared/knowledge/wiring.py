@@ -78,7 +78,7 @@ def build_model() -> ChatModel | None:
 
 
 def build_queue(enricher: Enricher) -> EnrichmentQueue:
-    from shared.knowledge.adapters.queues import BackgroundQueue, InlineQueue, SqsQueue
+    from shared.knowledge.adapters.queues import BackgroundQueue, SqsQueue, UnconfiguredQueue
 
     configured = knowledge_settings()
     if configured.queue_url:
@@ -89,7 +89,8 @@ def build_queue(enricher: Enricher) -> EnrichmentQueue:
         )
     if runtime.settings().storage == "sqlite":
         return BackgroundQueue(enricher.enrich)
-    return InlineQueue(enricher.enrich)
+    # DynamoDB storage is AWS (the stack sets the queue) or a test, which wires its own queue.
+    return UnconfiguredQueue()
 
 
 @runtime.cached

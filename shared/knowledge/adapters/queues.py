@@ -1,4 +1,5 @@
-"""`EnrichmentQueue` adapters: inline (tests), a background thread (local), SQS FIFO (AWS)."""
+"""`EnrichmentQueue` adapters: inline (tests), a background thread (local), SQS FIFO (AWS), and
+the unconfigured one (DynamoDB storage without a queue)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,22 @@ class BackgroundQueue:
                 logger.exception("enrichment failed", extra={"team": team, "events": len(ids)})
             finally:
                 self._jobs.task_done()
+
+
+class UnconfiguredQueue:
+    """DynamoDB storage without `CAIRN_KNOWLEDGE_QUEUE_URL`: events are stored (searchable by
+    `search_events`) but nothing enriches them, and the log says why, once."""
+
+    def __init__(self) -> None:
+        self._warned = False
+
+    def submit(self, team: str, event_ids: Sequence[str]) -> None:
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "knowledge events stored but not enriched: set CAIRN_KNOWLEDGE_QUEUE_URL (the "
+                "enrichment queue; the CDK stack sets it)"
+            )
 
 
 MAX_IDS_PER_MESSAGE = 500
