@@ -1,0 +1,78 @@
+"""The console's work view in-process: handoffs, tasks with holder and lease, a workflow's step
+timeline and the cost chart against the budget — all read through the tools."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shared import runtime
+from shared.config.settings import Settings
+from tests.console.conftest import Console
+from tests.functional.conftest import Harness
+
+HANDOFF = "\n\n".join(
+    f"## {section}\n\n{text}"
+    for section, text in (
+        ("Start & intent", "Migrate the billing cron."),
+        ("Journey", "Read the old scripts."),
+        ("Current state", "Half the jobs are moved."),
+        ("What’s left", "The nightly invoice job."),
+        ("Open questions", "Who owns the old box?"),
+    )
+)
+TWO_STEPS = {"steps": [{"name": "draft"}, {"name": "review", "depends_on": ["draft"]}]}
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is False, result
+    return result
+
+
+def test_the_work_view_shows_handoffs_tasks_workflows_and_cost_against_the_budget(
+    console: Console, aws: Settings
+) -> None:
+    runtime.configure(aws.model_copy(update={"cost_budget_usd": 4.0}))
+    harness = console.harness
+    boss = harness.token(team="alpha")
+    worker = harness.token(team="alpha", agent_id="builder-1")
+    ok(harness, boss, "store_handoff", {"title": "Billing cron migration", "document_md": HANDOFF})
+    task_id = ok(harness, boss, "task.create", {"name": "compile the docs"})["id"]
+    ok(harness, worker, "task.claim", {"task_id": task_id})
+    flow = ok(harness, boss, "workflow.create", {"name": "blog post", "definition": TWO_STEPS})
+    ok(harness, boss, "workflow.start", {"workflow_id": flow["workflow"]["id"]})
+    ok(
+        harness,
+        worker,
+        "cost.report",
+        {
+            "agent_id": "builder-1",
+            "model": "opus",
+            "provider": "anthropic",
+            "estimated_cost_usd": 5.0,
+        },
+    )
+    console.sign_in(boss)
+
+    page = console.client.get("/console/work").text
+
+    assert "Billing cron migration" in page
+    claimed = page[page.index("<h3>claimed") : page.index("<h3>running")]
+    assert "compile the docs" in claimed
+    assert "builder-1" in claimed  # the holder
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", claimed)  # its lease
+    assert "blog post" in page
+    assert page.index(">draft<") < page.index(">review<")  # the step timeline, in order
+    assert "$5.00 spent of a $4.00 budget — over budget" in page
+    assert 'class="over" width="100.0"' in page
+    assert 'class="budget" width="80.0"' in page
+
+
+def test_a_token_without_task_or_cost_scopes_sees_why_not(console: Console) -> None:
+    console.sign_in(console.harness.token(scopes=("memory",)))
+
+    page = console.client.get("/console/work").text
+
+    assert "This token may not call task.list." in page
+    assert "This token may not call cost.budget and cost.summary." in page
