@@ -18,6 +18,7 @@ nothing: a step marked dispatched whose task does not exist gets it created.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import secrets
 import time
@@ -58,6 +59,11 @@ from shared.workflows.triggers import RATE, check_trigger
 logger = logging.getLogger("cairn.workflows")
 
 MAX_WRITE_ATTEMPTS = 20
+# An execution is one record (a DynamoDB item holds 400 KB): its definition, its start inputs
+# and every step's output must fit. 64 KiB + 64 KiB + 50 steps x 4,000 characters do.
+MAX_DEFINITION_BYTES = 65_536
+MAX_INPUTS_BYTES = 65_536
+MAX_STEP_TEXT = 4_000
 STEP_FAILED = "StepFailed"  # the error name a failed step raises in the state machine
 
 
@@ -127,6 +133,7 @@ class WorkflowService:
         A new version applies to executions started after it; a running execution keeps the
         definition it started with.
         """
+        _check_size("definition", definition, MAX_DEFINITION_BYTES)
         parsed = parse_definition(definition)
         check_trigger(trigger_type, trigger_config)
         team, now = principal.team, self._now()
@@ -202,6 +209,7 @@ class WorkflowService:
 
     def start(self, principal: Principal, workflow_id: str, inputs: dict[str, Any]) -> WorkflowView:
         """Start the workflow's newest version; refused while an execution is open."""
+        _check_size("inputs", inputs, MAX_INPUTS_BYTES)
         team = principal.team
         workflow = self._workflow(team, workflow_id)
         return self.start_workflow(team, workflow, inputs, started_by=principal.actor)
@@ -509,7 +517,7 @@ class WorkflowService:
             state.status = "completed"
             state.ended_at = task.finished_at or self._now()
             state.error = None
-            state.output = task.output_summary
+            state.output = _clip(task.output_summary)
             state.artifact = task.output_artifact_id
             if state.task_token:
                 fx.succeed.append((state.task_token, state.view().model_dump()))
@@ -522,7 +530,7 @@ class WorkflowService:
     def _step_failed(self, ex: Execution, state: StepState, error: str, fx: _Effects) -> None:
         """Apply the step's on_failure: retry (a new task), continue, or fail the execution."""
         step = ex.definition.step(state.name)
-        state.error = error
+        state.error = _clip(error)
         if step.on_failure == "retry" and state.attempt <= step.max_retries:
             if ex.status == "paused":
                 state.status = "held"
@@ -736,6 +744,23 @@ class WorkflowService:
 
     def definition_of(self, principal: Principal, workflow_id: str) -> WorkflowDefinition:
         return self._workflow(principal.team, workflow_id).definition
+
+
+def _check_size(field: str, value: Any, limit: int) -> None:
+    size = len(json.dumps(value, separators=(",", ":")).encode())
+    if size > limit:
+        raise InvalidArgument(
+            f"`{field}` is {size} bytes as JSON; at most {limit} (pass large data as artifacts "
+            "and refer to their ids)",
+            field=field,
+        )
+
+
+def _clip(text: str | None) -> str | None:
+    """A step's output or error as the execution keeps it (the task keeps the whole text)."""
+    if text is None or len(text) <= MAX_STEP_TEXT:
+        return text
+    return text[: MAX_STEP_TEXT - 1] + "…"
 
 
 def rate_seconds(workflow: Workflow) -> int | None:

@@ -514,3 +514,33 @@ def test_a_rate_schedule_starts_the_workflow_each_period(
     assert system.workflows.run_due_schedules("alpha") == []
     clock[0] += 1800
     assert system.workflows.run_due_schedules("alpha") == [flow.id]
+
+
+def test_oversized_definitions_and_inputs_are_refused_naming_the_field(system: System) -> None:
+    huge = {"steps": [{"name": "a", "inputs": {"blob": "x" * 70_000}}]}
+    with pytest.raises(InvalidArgument, match=r"`definition` is \d+ bytes") as refused:
+        create(system, huge["steps"])
+    assert refused.value.field == "definition"
+    flow = create(system, [{"name": "a"}])
+    with pytest.raises(InvalidArgument, match="`inputs`"):
+        system.workflows.start(who("boss"), flow.id, {"blob": "x" * 70_000})
+    assert status(system, flow.id).status == "created"
+
+
+def test_a_long_step_output_is_clipped_in_the_execution_but_whole_on_the_task(
+    system: System,
+) -> None:
+    flow = create(
+        system,
+        [{"name": "a"}, {"name": "b", "depends_on": ["a"], "inputs": {"x": "${steps.a.output}"}}],
+    )
+    system.workflows.start(who("boss"), flow.id, {})
+    task_id = system.run("a", output="y" * 9_000)
+
+    view = status(system, flow.id)
+    assert view.execution is not None
+    kept = view.execution.outputs["a"].output
+    assert kept is not None
+    assert len(kept) == 4_000
+    assert kept.endswith("…")
+    assert system.tasks.get(who("boss"), task_id).output_summary == "y" * 9_000  # type: ignore[union-attr]
