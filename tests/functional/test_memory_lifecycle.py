@@ -129,6 +129,7 @@ def test_a_retracted_memory_leaves_every_surface_but_keeps_its_history(
 ) -> None:
     token = harness.token()
     memory = write(harness, token, "The staging cluster runs on Kubernetes 1.21.", subject="k8s")
+    assert ok(harness, token, "get", {"entity_id": memory["id"]})["entity"] is not None
     keyed = ok(harness, token, "memory_put", {"key": "k8s", "content": "Kubernetes 1.21 staging"})
     assert ok(harness, token, "recall", {"query": "kubernetes staging"})["memories"]
 
@@ -140,6 +141,7 @@ def test_a_retracted_memory_leaves_every_surface_but_keeps_its_history(
     assert ok(harness, token, "memory_search", {"query": "kubernetes staging"})["results"] == []
     found = ok(harness, token, "search", {"query": "kubernetes staging", "types": ["memory"]})
     assert found["results"] == []
+    assert ok(harness, token, "get", {"entity_id": memory["id"]})["entity"] is None
     assert query_ids(harness, token) == []
     assert ok(harness, token, "memory_get", {"key": "k8s"})["memory"] is None
     kept = ok(harness, token, "memory_get", {"id": memory["id"]})["memory"]
