@@ -114,6 +114,7 @@ BENCHMARKS: dict[str, str] = {
     "index": "indexing speed (chunks/s) directly and through a running server",
     "store": "the storage layer under load through a real server (SQLite, moto reference)",
     "curation": "precision and recall of conflict and duplicate detection on labelled pairs",
+    "knowledge": "seed 003: ingest events/s, search_hybrid p50 at 10k/100k nodes, recall@10",
     "workflows": "per-step overhead of a 20-step workflow through a local server (p50/p99)",
 }
 
