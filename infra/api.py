@@ -1,7 +1,7 @@
 """API: a regional REST API in front of the gateway's SnapStart alias.
 
-Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself) and the unauthenticated
-RFC 9728 protected-resource metadata. Authentication is the gateway's (team bearer tokens) so it
+Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
+RFC 9728 protected-resource metadata, and the web console under `/console`. Authentication is the gateway's (team bearer tokens) so it
 can answer with MCP's error shapes. Access logs, execution logs at ERROR, X-Ray, stage-wide
 throttling as a coarse guard, and optional custom domain and WAF through context.
 See docs/infra.md for why REST rather than HTTP API.
@@ -90,6 +90,12 @@ class Api(Construct):
         metadata = self.rest_api.root.add_resource(METADATA_PATH[0]).add_resource(METADATA_PATH[1])
         self.methods.append(metadata.add_method("GET", integration))
         self.methods.append(metadata.add_resource("mcp").add_method("GET", integration))
+        # The web console (shared/console): its pages, static files and form posts, to the same
+        # gateway, which authenticates the session cookie's token as it does a bearer token.
+        console = self.rest_api.root.add_resource("console")
+        self.methods.append(console.add_method("GET", integration))
+        pages = console.add_resource("{proxy+}")
+        self.methods.extend(pages.add_method(method, integration) for method in ("GET", "POST"))
 
         stack = Stack.of(self)
         # Built from the API id (not the stage) so the gateway may carry it without a cycle.

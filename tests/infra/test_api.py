@@ -41,6 +41,10 @@ def test_the_api_exposes_mcp_and_the_protected_resource_metadata(synth: Synth) -
         # Seed 003's capture routes (infra/knowledge.py), to the gateway as well.
         ("POST", "/ingest/events"),
         ("POST", "/hooks/github/{team}"),
+        # The web console (shared/console): pages, static files and form posts.
+        ("GET", "/console"),
+        ("GET", "/console/{proxy+}"),
+        ("POST", "/console/{proxy+}"),
     }
 
 
