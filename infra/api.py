@@ -1,10 +1,10 @@
 """API: a regional REST API in front of the gateway's SnapStart alias.
 
 Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
-RFC 9728 protected-resource metadata, and the web console under `/console`. Authentication is the gateway's (team bearer tokens) so it
-can answer with MCP's error shapes. Access logs, execution logs at ERROR, X-Ray, stage-wide
-throttling as a coarse guard, and optional custom domain and WAF through context.
-See docs/infra.md for why REST rather than HTTP API.
+RFC 9728 protected-resource metadata, and the web console under `/console`. Authentication is
+the gateway's (team bearer tokens) so it can answer with MCP's error shapes. Access logs,
+execution logs at ERROR, X-Ray, stage-wide throttling as a coarse guard, and optional custom
+domain and WAF through context. See docs/infra.md for why REST rather than HTTP API.
 """
 
 from __future__ import annotations
