@@ -73,6 +73,7 @@ class MemoryService:
         self._index = index
         self._clock = clock
         self._curation = curation
+        self._detection = detection
         # Seed 000's advanced memory tools, on the same store and index (shared.memory.lifecycle).
         self.lifecycle = Lifecycle(store, index, findings, clock=clock, detection=detection)
 
@@ -128,6 +129,7 @@ class MemoryService:
                 except StateChanged:
                     continue  # deleted or retired meanwhile: create the key afresh
                 self._index.index(team, memory)
+                self._detect(team, memory)
                 return memory
             memory = Memory(
                 id=new_memory_id(),
@@ -145,6 +147,7 @@ class MemoryService:
             except KeyTaken:
                 continue  # another writer created the key first: update theirs instead
             self._index.index(team, memory)
+            self._detect(team, memory)
             return memory
         raise InvalidArgument(
             f"`key` {key!r} is being written concurrently; retry the call", field="key"
@@ -452,6 +455,12 @@ class MemoryService:
                 self._delete(team, memory)
                 pruned += 1
         return pruned
+
+    def _detect(self, team: str, memory: Memory) -> None:
+        """Hand a written memory to conflict/duplicate detection, as the memories table's
+        stream does in AWS (an expiring memory is scratch: never examined)."""
+        if self._detection is not None and memory.expires_at is None:
+            self._detection.submit(team, memory.id)
 
     def _live_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
         memory_id = self._store.id_for_key(team, key, wallet)

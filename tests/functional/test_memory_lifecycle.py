@@ -561,3 +561,26 @@ def test_remembered_memories_are_checked_for_conflicts_once_filed(
 
     assert len(items) == 1
     assert items[0]["finding"]["topic"] == "release day"
+
+
+def test_keyed_memories_are_checked_for_conflicts_like_the_stream_does(harness: Harness) -> None:
+    token = harness.token()
+    a = ok(
+        harness, token, "memory_put", {"key": "staging-db", "content": "Staging runs Postgres 14."}
+    )
+    b = ok(
+        harness, token, "memory_put", {"key": "staging-pg", "content": "Staging runs Postgres 16."}
+    )
+    ok(
+        harness,
+        token,
+        "memory_put",
+        {"key": "tmp", "content": "Staging runs Postgres 15.", "ttl_days": 1},
+    )
+    drain()
+
+    items = ok(harness, token, "conflicts_list", {})["items"]
+
+    assert [sorted(i["finding"]["members"]) for i in items] == [
+        sorted([a["memory"]["id"], b["memory"]["id"]])
+    ]
