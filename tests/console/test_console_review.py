@@ -426,3 +426,83 @@ def test_every_page_and_action_sits_one_level_under_console() -> None:
 
     assert paths
     assert all(p.count("/") <= 2 for p in paths if not p.startswith("/console/static/")), paths
+
+
+def test_a_conflict_merged_into_a_new_claim_or_marked_both_valid(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    for content, subject in (
+        ("The on-call rotation changes on Monday.", "on-call"),
+        ("The on-call rotation changes on Friday.", "on-call"),
+        ("Standups are at 09:30.", "standup"),
+        ("Standups are at 10:00.", "standup"),
+    ):
+        ok(harness, token, "memory_write", {"content": content, "subject": subject})
+    drain()
+    by_topic = {
+        i["memories"][0]["subject"]: i["finding"]["id"]
+        for i in ok(harness, token, "conflicts_list", {})["items"]
+    }
+    console.sign_in(token)
+    csrf = console.csrf()
+
+    merged = console.post(
+        "/console/resolve-conflict",
+        {
+            "csrf": csrf,
+            "id": by_topic["on-call"],
+            "action": "merge",
+            "content": "The on-call rotation changes on Monday (Friday in holiday weeks).",
+        },
+    )
+    both = console.post(
+        "/console/resolve-conflict",
+        {"csrf": csrf, "id": by_topic["standup"], "action": "both_valid", "note": "two teams"},
+    )
+
+    assert merged.status_code == 303
+    assert both.status_code == 303
+    active = [
+        m["content"] for m in ok(harness, token, "memory_query", {"subject": "on-call"})["memories"]
+    ]
+    assert active == ["The on-call rotation changes on Monday (Friday in holiday weeks)."]
+    resolved = ok(harness, token, "conflicts_list", {"status": "resolved"})["items"]
+    actions = {i["finding"]["resolution"]["action"] for i in resolved}
+    assert actions == {"merge", "both_valid"}
+
+
+def test_a_duplicate_cluster_is_dismissed_keeping_both(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    for _ in range(2):
+        ok(harness, token, "memory_write", {"content": "Releases are tagged vX.Y.Z."})
+    drain()
+    cluster = ok(harness, token, "duplicates_list", {})["items"][0]["finding"]["id"]
+    console.sign_in(token)
+
+    console.post(
+        "/console/resolve-duplicate",
+        {"csrf": console.csrf(), "id": cluster, "action": "dismiss", "note": "different repos"},
+    )
+
+    assert len(ok(harness, token, "memory_query", {})["memories"]) == 2
+    dismissed = ok(harness, token, "duplicates_list", {"status": "dismissed"})["items"]
+    assert [i["finding"]["id"] for i in dismissed] == [cluster]
+
+
+def test_static_files_are_served_by_name_only(console: Console) -> None:
+    css = console.client.get("/console/static/console.css")
+    missing = console.client.get("/console/static/..%2Fviews.py")
+
+    assert css.status_code == 200
+    assert css.headers["content-type"].startswith("text/css")
+    assert "default-src 'none'" in css.headers["content-security-policy"]
+    assert missing.status_code == 404
+
+
+def test_the_console_root_leads_to_sign_in(console: Console) -> None:
+    first = console.client.get("/console", follow_redirects=False)
+    second = console.client.get("/console/", follow_redirects=False)
+
+    assert first.headers["location"] == "console/"
+    assert second.headers["location"] == "login"
