@@ -17,14 +17,28 @@ Pure functions here; `Enricher` applies them to the stores.
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import urlparse
 
 from shared.knowledge.models import EntitySighting, Event, KnowledgeNode, Outcome
-from shared.knowledge.ports import EntityStore, EventStore, NodeIndex, NodeStore
+from shared.knowledge.ports import (
+    ChatModel,
+    EntityStore,
+    EventStore,
+    ModelUnavailable,
+    NodeIndex,
+    NodeStore,
+)
+from shared.knowledge.redaction import redact
+
+_REFINE_SYSTEM = (
+    "You summarise a developer's work session for a team knowledge base. Be factual and short; "
+    "never invent commands, files or outcomes that are not in the session."
+)
 
 SESSION_GAP_MS = 30 * 60 * 1000
 MAX_EVENTS_PER_NODE = 200
@@ -35,6 +49,7 @@ _FILE_EXTENSIONS = {
     "py", "rs", "go", "ts", "tsx", "js", "jsx", "java", "kt", "rb", "c", "h", "cc", "cpp", "hpp",
     "md", "txt", "json", "yaml", "yml", "toml", "ini", "cfg", "sh", "bash", "zsh", "sql", "html",
     "css", "scss", "lock", "env", "tf", "proto", "xml", "csv", "ipynb", "swift", "dockerfile",
+    "gz", "tgz", "zip", "tar", "whl", "log", "conf", "pem", "sqlite", "db",
 }  # fmt: skip
 _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("testing", ("pytest", "test", "jest", "vitest", "tox", "nox", "mocha", "rspec")),
@@ -172,8 +187,11 @@ def entities_of(event: Event) -> list[EntitySighting]:
                     if target and re.fullmatch(r"[A-Za-z0-9.-]+", target):
                         add("host", target, target.lower())
             lowered = [w.lower() for w in words]
-            if len(lowered) > 1 and command_word(segment) == "aws":
-                service = next((w for w in lowered[1:] if not w.startswith("-")), "")
+            program = command_word(segment)
+            if program == "aws":
+                # The service is the first word after the program (wrappers and flags skipped).
+                after = [posixpath.basename(w) for w in lowered].index("aws") + 1
+                service = next((w for w in lowered[after:] if not w.startswith("-")), "")
                 if service:
                     add("service", f"aws {service}", f"aws:{service}")
             if "systemctl" in lowered:
@@ -324,12 +342,18 @@ class Enricher:
     """Turns stored events into nodes and entities, and indexes the nodes."""
 
     def __init__(
-        self, events: EventStore, nodes: NodeStore, entities: EntityStore, index: NodeIndex
+        self,
+        events: EventStore,
+        nodes: NodeStore,
+        entities: EntityStore,
+        index: NodeIndex,
+        model: Callable[[], ChatModel | None] = lambda: None,
     ) -> None:
         self._events = events
         self._nodes = nodes
         self._entities = entities
         self._index = index
+        self._model = model
 
     def enrich(self, team: str, event_ids: Sequence[str]) -> list[KnowledgeNode]:
         """Enrich these (stored) events: sessionize, (re)build their nodes, record entities."""
@@ -375,12 +399,41 @@ class Enricher:
         for uuid, ids in members.items():
             stored = self._events.get_many(team, ids)
             if stored:
-                node = build_node(uuid, keys[uuid], stored)
+                node = self._refine(build_node(uuid, keys[uuid], stored))
                 self._nodes.put(team, node)
                 built.append(node)
         self._entities.record(team, [s for e in events for s in entities_of(e)])
         self._index.index(team, built)
         return built
+
+    def _refine(self, node: KnowledgeNode) -> KnowledgeNode:
+        """With a model configured, let it rewrite the summary and intent from the session's
+        deterministic draft; any failure keeps the draft (enrichment never depends on it)."""
+        model = self._model()
+        if model is None:
+            return node
+        prompt = (
+            "Session of a developer's work (commands with exit codes, or an agent session):\n"
+            f"{node.embed_text[:3_000]}\n\nDraft summary: {node.summary}\n\n"
+            'Reply with JSON only: {"summary": "<one sentence: what was done and how it '
+            'ended>", "intent": "<2-4 words>"}'
+        )
+        try:
+            reply = json.loads(model.complete(_REFINE_SYSTEM, prompt).strip().strip("`"))
+            summary = redact(str(reply["summary"]).strip())[:500]
+            intent = redact(str(reply.get("intent", node.intent)).strip())[:80]
+        except (ModelUnavailable, ValueError, KeyError, TypeError, AttributeError):
+            return node
+        if not summary:
+            return node
+        return node.model_copy(
+            update={
+                "summary": summary,
+                "intent": intent,
+                "embed_text": f"{summary} {node.embed_text}"[:4_000],
+                "enriched_by": model.name,
+            }
+        )
 
     @staticmethod
     def _member_ids(node: KnowledgeNode) -> list[str]:

@@ -67,7 +67,9 @@ def build_enricher() -> Enricher:
     from shared.search.wiring import build_search_service
 
     stores = build_stores()
-    return Enricher(stores, stores, stores, SearchNodeIndex(build_search_service))
+    return Enricher(
+        stores, stores, stores, SearchNodeIndex(build_search_service), model=build_model
+    )
 
 
 @runtime.cached
