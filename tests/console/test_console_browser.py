@@ -252,8 +252,6 @@ def test_approving_a_proposal_makes_it_recallable_over_mcp(
 def test_resolving_a_conflict_keeps_the_chosen_memory(
     browser: Any, server: LocalServer, team_a: dict[str, str]
 ) -> None:
-    from selenium.webdriver.support.ui import Select
-
     subject = f"deploy freeze {uuid.uuid4().hex[:6]}"
     keep = sdk_call(
         server,
@@ -280,8 +278,9 @@ def test_resolving_a_conflict_keeps_the_chosen_memory(
     card = wait_for(conflict_card, seconds=60, every=1)  # the curator's worker finds it
     card.location_once_scrolled_into_view  # noqa: B018 (scrolls the card into the shot)
     shot(browser, "04-conflict")
-    Select(card.find_element("css selector", "select[name=keep_id]")).select_by_value(keep)
-    card.find_element("css selector", 'button[value="keep"]').click()
+    card.find_element(
+        "xpath", f'.//form[input[@name="keep_id"][@value="{keep}"]]//button[@value="keep"]'
+    ).click()
 
     wait_for(lambda: "Conflict resolved" in browser.page_source)
     loser = sdk_call(server, team_a["reviewer"], "memory_get", {"id": lose})["memory"]
