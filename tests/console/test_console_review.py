@@ -272,8 +272,14 @@ def test_a_bad_resolution_shows_the_tools_message_and_changes_nothing(console: C
         "/console/resolve-conflict", {"csrf": console.csrf(), "id": finding, "action": "keep"}
     )
 
+    merge = console.post(
+        "/console/resolve-conflict", {"csrf": console.csrf(), "id": finding, "action": "merge"}
+    )
+
     assert reply.status_code == 400
     assert "keep_id" in reply.text
+    assert merge.status_code == 400
+    assert "content" in merge.text
     assert len(ok(harness, token, "conflicts_list", {})["items"]) == 1
 
 
