@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -35,10 +36,26 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
+def _major(command: str) -> str | None:
+    """The major version `command --version` prints (`Chromium 150.0…` → `150`)."""
+    try:
+        done = subprocess.run(
+            [command, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError:
+        return None
+    found = re.search(r"(\d+)\.\d+\.\d+", done.stdout)
+    return found.group(1) if found else None
+
+
 def _browser_or_skip() -> None:
     missing = [p for p in (CHROMIUM, DRIVER) if not Path(p).exists()]
     if not missing:
-        return
+        browser, driver = _major(CHROMIUM), _major(DRIVER)
+        if browser is not None and browser == driver:
+            return
+        # A driver of another browser build (a CI image's Chrome driver beside its Chromium).
+        missing = [f"a chromedriver matching chromium {browser} (found {driver})"]
     reason = (
         f"{' and '.join(missing)} not found: install Debian's browser with "
         "`apt-get install -y chromium chromium-driver`"
