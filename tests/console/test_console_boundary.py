@@ -1,0 +1,35 @@
+"""The console is a client of the tool layer: it imports the gateway and nothing of a domain,
+a store or AWS, so every read and action it makes is a tools/call."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CONSOLE = Path(__file__).resolve().parents[2] / "shared" / "console"
+ALLOWED_SHARED = ("shared.console", "shared.protocol.gateway")
+
+
+def _imports(path: Path) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+    return found
+
+
+def test_the_console_reaches_cairn_only_through_the_gateway() -> None:
+    modules = sorted(CONSOLE.glob("*.py"))
+    assert {p.name for p in modules} >= {"client.py", "routes.py", "views.py"}
+
+    reached = {
+        f"{path.name}: {name}"
+        for path in modules
+        for name in _imports(path)
+        if (name.startswith("shared.") and not name.startswith(ALLOWED_SHARED))
+        or name.split(".")[0] in {"boto3", "botocore", "sqlite3"}
+    }
+
+    assert reached == set()
