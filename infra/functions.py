@@ -97,6 +97,14 @@ WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {
     # The step dispatcher creates tasks and records steps (the coordination table) and answers
     # callbacks (granted by `infra.workflows`): nothing else.
     names.WORKER_WORKFLOW_DISPATCHER: GroupAccess(read_write_tables=(names.TABLE_COORDINATION,)),
+    # The sync runner does what the sync group does, for one team per schedule, and reads the
+    # tokens table to check the team exists.
+    names.WORKER_SYNC_RUNNER: GroupAccess(
+        read_write_tables=GROUP_ACCESS[names.GROUP_SYNC].read_write_tables,
+        read_tables=(names.TABLE_TOKENS,),
+        search=True,
+        bucket_prefixes=GROUP_ACCESS[names.GROUP_SYNC].bucket_prefixes,
+    ),
     # The enricher turns the knowledge group's events into nodes and indexes them: its reach.
     names.WORKER_KNOWLEDGE_ENRICHER: GroupAccess(
         read_write_tables=(names.TABLE_KNOWLEDGE,), search=True
@@ -129,6 +137,10 @@ GROUP_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.seconds(24))
 # A worker handles a batch of records (the curator: up to 10 memories, a few embeddings and
 # index queries each) with no caller waiting on it.
 WORKER_SPEC: Final = FunctionSpec(memory_mb=1024, timeout=Duration.minutes(1))
+# A scheduled sync may index a whole team's documents: Lambda's longest run, no caller waiting.
+WORKER_SPECS: Final[Mapping[str, FunctionSpec]] = {
+    names.WORKER_SYNC_RUNNER: FunctionSpec(memory_mb=2048, timeout=Duration.minutes(15)),
+}
 
 
 class Functions(Construct):
@@ -163,7 +175,9 @@ class Functions(Construct):
             for group in names.TOOL_GROUPS
         }
         self.workers: dict[str, lambda_.Function] = {
-            worker: self._build_with_access(worker, WORKER_SPEC, access, {})
+            worker: self._build_with_access(
+                worker, WORKER_SPECS.get(worker, WORKER_SPEC), access, {}
+            )
             for worker, access in WORKER_ACCESS.items()
         }
         # The collection's one data access policy: every group or worker that indexes or queries.

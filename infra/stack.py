@@ -57,6 +57,7 @@ class CairnStack(Stack):
             dispatcher=self.functions.workers[names.WORKER_WORKFLOW_DISPATCHER],
         )
         self.sync = Sync(self, "Sync", config=config)
+        self.sync.allow_invoke(self.functions.workers[names.WORKER_SYNC_RUNNER])
         self.knowledge = Knowledge(
             self,
             "Knowledge",
@@ -108,6 +109,16 @@ class CairnStack(Stack):
             names.Outputs.SYNC_SCHEDULE_GROUP,
             self.sync.schedule_group.schedule_group_name,
             "connector-sync schedules",
+        )
+        self._output(
+            names.Outputs.SYNC_RUNNER_ARN,
+            self.functions.workers[names.WORKER_SYNC_RUNNER].function_arn,
+            "what team sync schedules start",
+        )
+        self._output(
+            names.Outputs.SYNC_SCHEDULER_ROLE_ARN,
+            self.sync.scheduler_role.role_arn,
+            "the role team sync schedules run under",
         )
         if self.oauth is not None:
             self._output(names.Outputs.OAUTH_ISSUER, self.oauth.issuer, "OAuth issuer")

@@ -38,8 +38,11 @@ WORKER_CURATOR: Final = "curator"
 WORKER_WORKFLOW_DISPATCHER: Final = "workflow_dispatcher"
 # Turns newly ingested events into knowledge nodes (seed 003), fed by a FIFO queue.
 WORKER_KNOWLEDGE_ENRICHER: Final = "knowledge_enricher"
+# Runs one team's scheduled sync (connectors, pruning, index rebuild) when its schedule fires.
+WORKER_SYNC_RUNNER: Final = "sync_runner"
 WORKERS: Final[tuple[str, ...]] = (
     WORKER_CURATOR,
+    WORKER_SYNC_RUNNER,
     WORKER_WORKFLOW_DISPATCHER,
     WORKER_KNOWLEDGE_ENRICHER,
 )
@@ -140,6 +143,8 @@ class Outputs:
     TOKEN_PEPPER_SECRET: Final = "TokenPepperSecretArn"
     WORKFLOW_QUEUE: Final = "WorkflowQueueUrl"
     SYNC_SCHEDULE_GROUP: Final = "SyncScheduleGroupName"
+    SYNC_RUNNER_ARN: Final = "SyncRunnerArn"
+    SYNC_SCHEDULER_ROLE_ARN: Final = "SyncSchedulerRoleArn"
     # With `-c oauth=true`: what an MCP client's OAuth settings need.
     OAUTH_ISSUER: Final = "OAuthIssuer"
     OAUTH_CLIENT_ID: Final = "OAuthClientId"

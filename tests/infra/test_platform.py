@@ -40,8 +40,19 @@ def test_collection_data_access_names_only_the_roles_of_functions_that_search(
         if logical_id in document
     }
     # The curator re-indexes the memories it merges, so it indexes and queries like memory does;
-    # sync indexes the inbox. The handoffs function and the gateway never reach the collection.
-    searchers = ("memory", "search", "curator", "sync", "knowledge", "knowledge_enricher")
+    # sync (and the runner of its schedules) indexes the inbox; the knowledge group and its
+    # enricher index nodes; sessions write engrams (memories). The handoffs function and the
+    # gateway never reach the collection.
+    searchers = (
+        "memory",
+        "search",
+        "curator",
+        "sync",
+        "sync_runner",
+        "knowledge",
+        "knowledge_enricher",
+        "sessions",
+    )
     assert roles == {synth.role_of(function) for function in searchers}
     assert "aoss:*" not in document
     for function in searchers:
@@ -121,7 +132,7 @@ def test_add_state_machine_logs_everything_but_execution_data_and_traces(
 
 
 def test_the_sync_schedule_group_and_its_scheduler_role_exist(synth: Synth) -> None:
-    (group,) = synth.of_type("AWS::Scheduler::ScheduleGroup").values()
+    group = synth.resources[synth.logical_id(synth.stack.sync.schedule_group)]
     assert group["Properties"]["Name"].endswith("-sync")
     role = synth.resources[synth.logical_id(synth.stack.sync.scheduler_role)]
     (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]

@@ -1,0 +1,36 @@
+"""The sync runner: a 15-minute worker with the sync group's reach (and token reads), which only
+the sync schedule group's role may start."""
+
+from __future__ import annotations
+
+import json
+
+from shared.config import names
+from tests.infra.support import Synth
+
+
+def test_the_runner_has_fifteen_minutes_and_the_sync_groups_reach(dev: Synth) -> None:
+    runner = dev.functions()[names.WORKER_SYNC_RUNNER]
+    properties = dev.resources[runner]["Properties"]
+    assert properties["Timeout"] == 900
+    tokens = dev.logical_id(dev.stack.data.tables[names.TABLE_TOKENS])
+    actions = dev.actions_on(names.WORKER_SYNC_RUNNER, tokens)
+    assert "dynamodb:Query" in actions
+    assert not {a for a in actions if a.startswith("dynamodb:Put") or "Delete" in a}
+    sync_table = dev.logical_id(dev.stack.data.tables[names.TABLE_SYNC])
+    assert "dynamodb:PutItem" in dev.actions_on(names.WORKER_SYNC_RUNNER, sync_table)
+
+
+def test_only_the_scheduler_role_may_invoke_the_runner(dev: Synth) -> None:
+    runner = dev.functions()[names.WORKER_SYNC_RUNNER]
+    role = dev.logical_id(dev.stack.sync.scheduler_role)
+    invokers = [
+        policy
+        for policy in dev.of_type("AWS::IAM::Policy").values()
+        if runner in json.dumps(policy["Properties"]["PolicyDocument"])
+        and "lambda:InvokeFunction" in json.dumps(policy["Properties"]["PolicyDocument"])
+    ]
+    assert [p["Properties"]["Roles"] for p in invokers] == [[{"Ref": role}]]
+    outputs = dev.template.to_json()["Outputs"]
+    assert names.Outputs.SYNC_RUNNER_ARN in outputs
+    assert names.Outputs.SYNC_SCHEDULER_ROLE_ARN in outputs
