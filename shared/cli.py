@@ -199,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_capture(commands)
 
+    from shared.sync.schedule_cli import add_parser as add_sync_schedules
+
+    add_sync_schedules(commands)
+
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
     for name, help_text in BENCHMARKS.items():

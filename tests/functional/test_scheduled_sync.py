@@ -4,10 +4,12 @@ which syncs only the team its own schedule names."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 
 from shared.auth.wiring import build_token_store
 from shared.config.settings import Settings
@@ -114,3 +116,69 @@ def test_the_runner_refuses_an_event_that_is_not_its_teams_schedule(harness: Har
         _run({"team": "ghost", "schedule": "sync-ghost"})
     with pytest.raises(ValueError, match="team"):
         _run({"team": "../etc", "schedule": "sync-../etc"})
+
+
+def _stack_with_outputs(region: str, calls: int) -> Any:
+    """CloudFormation answering `describe_stacks` with the outputs a deployed cairn has (moto's
+    CloudFormation needs API Gateway extras this suite does not install: a botocore Stubber)."""
+    client = boto3.client("cloudformation", region_name=region)
+    stubber = Stubber(client)
+    outputs = {
+        "SyncScheduleGroupName": "cairn-dev-t-sync",
+        "SyncRunnerArn": RUNNER,
+        "SyncSchedulerRoleArn": ROLE,
+    }
+    for _ in range(calls):
+        stubber.add_response(
+            "describe_stacks",
+            {
+                "Stacks": [
+                    {
+                        "StackName": "cairn-dev-t",
+                        "CreationTime": datetime.now(tz=UTC),
+                        "StackStatus": "CREATE_COMPLETE",
+                        "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
+                    }
+                ]
+            },
+            {"StackName": "cairn-dev-t"},
+        )
+    stubber.add_client_error(
+        "describe_stacks",
+        service_error_code="ValidationError",
+        service_message="Stack with id no-such-stack does not exist",
+        expected_params={"StackName": "no-such-stack"},
+    )
+    stubber.activate()
+    return client
+
+
+def test_the_cli_manages_a_stacks_team_schedules(
+    schedules: SyncSchedules,
+    aws: Settings,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from shared.cli import main
+    from shared.sync import schedule_cli
+
+    client = _stack_with_outputs(aws.region, calls=5)
+    monkeypatch.setattr(schedule_cli, "cloudformation", lambda: client)
+    stack = ["sync", "--stack", "cairn-dev-t"]
+
+    assert main([*stack, "schedule", "--team", "alpha", "--every", "30m"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "team": "alpha",
+        "schedule": "sync-alpha",
+        "expression": "rate(30 minutes)",
+    }
+    assert main([*stack, "schedules"]) == 0
+    (listed,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert listed["team"] == "alpha"
+    assert main([*stack, "unschedule", "--team", "alpha"]) == 0
+    assert main([*stack, "unschedule", "--team", "alpha"]) == 2
+    assert "has no sync schedule" in capsys.readouterr().err
+    assert main([*stack, "schedule", "--team", "alpha", "--every", "1m"]) == 2
+    assert "at least 5m" in capsys.readouterr().err
+    assert main(["sync", "--stack", "no-such-stack", "schedules"]) == 2
+    assert "cannot read stack" in capsys.readouterr().err
