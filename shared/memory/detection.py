@@ -23,6 +23,7 @@ put Bedrock behind it; the default is the rule set here and needs no model.
 from __future__ import annotations
 
 import hashlib
+import logging
 import queue
 import re
 import threading
@@ -34,7 +35,10 @@ from typing import Literal, Protocol
 
 from shared.memory.models import Finding, Memory
 from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
-from shared.observability import logger
+
+# A child of the service logger (shared.observability), without importing it: that module
+# starts the X-Ray tracer, which tool modules (imported for specs only) must not pay for.
+logger = logging.getLogger("cairn.memory.detection")
 
 DUPLICATE_COSINE = 0.925
 CONFLICT_COSINE = 0.575
