@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from shared.memory.group import GROUP
 from shared.memory.models import (
     Engram,
     EngramCreateInput,
@@ -27,7 +28,7 @@ from shared.memory.models import (
     UserProfileUpdateInput,
 )
 from shared.memory.service import PROFILE_PREFIX, MemoryService
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
 # Seed 004's annotation table is the contract: engram_update is a "Write" (neither destructive
 # nor idempotent) and user_profile_update an "Idempotent write" (not destructive).
@@ -54,142 +55,137 @@ def _parsed(content: str) -> Any:
         return content  # written before validation existed elsewhere: show it as text
 
 
-def register(group: ToolGroup[MemoryService]) -> None:
-    """Add the engram and profile tools to the memory group."""
-
-    @group.tool(
-        name="engram_create",
-        title="Create an engram",
-        description="Create a new engram (memory unit) for a wallet.",
-        scopes=("memory.write",),
-        annotations=APPEND,  # each call creates a new engram
+@GROUP.tool(
+    name="engram_create",
+    title="Create an engram",
+    description="Create a new engram (memory unit) for a wallet.",
+    scopes=("memory.write",),
+    annotations=APPEND,  # each call creates a new engram
+)
+def engram_create(ctx: ToolContext[MemoryService], args: EngramCreateInput) -> EngramOutput:
+    memory = ctx.service.engram_create(
+        ctx.principal,
+        wallet_address=args.wallet_address,
+        engram_type=args.engram_type,
+        key=args.key,
+        content=args.content,
+        tags=args.tags,
+        is_public=args.is_public,
     )
-    def engram_create(ctx: ToolContext[MemoryService], args: EngramCreateInput) -> EngramOutput:
-        memory = ctx.service.engram_create(
-            ctx.principal,
-            wallet_address=args.wallet_address,
-            engram_type=args.engram_type,
-            key=args.key,
-            content=args.content,
-            tags=args.tags,
-            is_public=args.is_public,
-        )
-        return EngramOutput(engram=Engram.of(memory))
+    return EngramOutput(engram=Engram.of(memory))
 
-    @group.tool(
-        name="engram_get",
-        title="Get an engram",
-        description="Get a specific engram by wallet address and key.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )
-    def engram_get(ctx: ToolContext[MemoryService], args: EngramGetInput) -> EngramOutput:
-        memory = ctx.service.engram_get(
-            ctx.principal, wallet_address=args.wallet_address, key=args.key
-        )
-        return EngramOutput(engram=Engram.of(memory) if memory else None)
 
-    @group.tool(
-        name="engram_search",
-        title="Search engrams",
-        description="Search engrams with filters by wallet, type, tags, and query.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )
-    def engram_search(ctx: ToolContext[MemoryService], args: EngramSearchInput) -> EngramListOutput:
-        found = ctx.service.engrams(
-            ctx.principal,
-            wallet_address=args.wallet_address,
-            engram_type=args.engram_type,
-            tags=args.tags,
-            query=args.query,
-        )
-        return _page(found, args.offset, args.limit)
+@GROUP.tool(
+    name="engram_get",
+    title="Get an engram",
+    description="Get a specific engram by wallet address and key.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
+def engram_get(ctx: ToolContext[MemoryService], args: EngramGetInput) -> EngramOutput:
+    memory = ctx.service.engram_get(ctx.principal, wallet_address=args.wallet_address, key=args.key)
+    return EngramOutput(engram=Engram.of(memory) if memory else None)
 
-    @group.tool(
-        name="engram_update",
-        title="Update an engram",
-        description="Update an existing engram's content and/or tags by its ID.",
-        scopes=("memory.write",),
-        annotations=WRITE,
-    )
-    def engram_update(ctx: ToolContext[MemoryService], args: EngramUpdateInput) -> EngramOutput:
-        memory = ctx.service.engram_update(
-            ctx.principal, engram_id=args.id, content=args.content, tags=args.tags
-        )
-        return EngramOutput(engram=Engram.of(memory))
 
-    @group.tool(
-        name="engram_delete",
-        title="Delete an engram",
-        description="Delete an engram by its ID. This action is permanent.",
-        scopes=("memory.write",),
-        # Not idempotent, as seed 004's annotation table has it: a repeat answers differently
-        # (a 404 naming `id`), which tells a caller whose first delete it never saw that the
-        # engram is gone, and catches a mistyped id.
-        annotations=Annotations(
-            read_only=False, destructive=True, idempotent=False, open_world=False
-        ),
+@GROUP.tool(
+    name="engram_search",
+    title="Search engrams",
+    description="Search engrams with filters by wallet, type, tags, and query.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
+def engram_search(ctx: ToolContext[MemoryService], args: EngramSearchInput) -> EngramListOutput:
+    found = ctx.service.engrams(
+        ctx.principal,
+        wallet_address=args.wallet_address,
+        engram_type=args.engram_type,
+        tags=args.tags,
+        query=args.query,
     )
-    def engram_delete(
-        ctx: ToolContext[MemoryService], args: EngramDeleteInput
-    ) -> EngramDeleteOutput:
-        ctx.service.engram_delete(ctx.principal, engram_id=args.id)
-        return EngramDeleteOutput(id=args.id)
+    return _page(found, args.offset, args.limit)
 
-    @group.tool(
-        name="engram_list_by_type",
-        title="List engrams by type",
-        description="List all engrams for a wallet filtered by engram type.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )
-    def engram_list_by_type(
-        ctx: ToolContext[MemoryService], args: EngramListByTypeInput
-    ) -> EngramListOutput:
-        found = ctx.service.engrams(
-            ctx.principal,
-            wallet_address=args.wallet_address,
-            engram_type=args.engram_type,
-            tags=[],
-        )
-        return _page(found, args.offset, args.limit)
 
-    @group.tool(
-        name="user_profile_get",
-        title="Get a user profile",
-        description="Get user profile engrams (persona type with `user.profile.*` keys) for a "
-        "wallet.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
+@GROUP.tool(
+    name="engram_update",
+    title="Update an engram",
+    description="Update an existing engram's content and/or tags by its ID.",
+    scopes=("memory.write",),
+    annotations=WRITE,
+)
+def engram_update(ctx: ToolContext[MemoryService], args: EngramUpdateInput) -> EngramOutput:
+    memory = ctx.service.engram_update(
+        ctx.principal, engram_id=args.id, content=args.content, tags=args.tags
     )
-    def user_profile_get(
-        ctx: ToolContext[MemoryService], args: UserProfileGetInput
-    ) -> UserProfileOutput:
-        fields = ctx.service.profile(ctx.principal, wallet_address=args.wallet_address)
-        return UserProfileOutput(
-            wallet_address=args.wallet_address,
-            profile={
-                (m.key or "").removeprefix(PROFILE_PREFIX): _parsed(m.content) for m in fields
-            },
-            engrams=[Engram.of(m) for m in fields],
-        )
+    return EngramOutput(engram=Engram.of(memory))
 
-    @group.tool(
-        name="user_profile_update",
-        title="Update a user profile field",
-        description="Update a user profile engram field. Maps field name to engram key "
-        "`user.profile.<field>`.",
-        scopes=("memory.write",),
-        annotations=IDEMPOTENT_WRITE,
+
+@GROUP.tool(
+    name="engram_delete",
+    title="Delete an engram",
+    description="Delete an engram by its ID. This action is permanent.",
+    scopes=("memory.write",),
+    # Not idempotent, as seed 004's annotation table has it: a repeat answers differently
+    # (a 404 naming `id`), which tells a caller whose first delete it never saw that the
+    # engram is gone, and catches a mistyped id.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False, open_world=False),
+)
+def engram_delete(ctx: ToolContext[MemoryService], args: EngramDeleteInput) -> EngramDeleteOutput:
+    ctx.service.engram_delete(ctx.principal, engram_id=args.id)
+    return EngramDeleteOutput(id=args.id)
+
+
+@GROUP.tool(
+    name="engram_list_by_type",
+    title="List engrams by type",
+    description="List all engrams for a wallet filtered by engram type.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
+def engram_list_by_type(
+    ctx: ToolContext[MemoryService], args: EngramListByTypeInput
+) -> EngramListOutput:
+    found = ctx.service.engrams(
+        ctx.principal,
+        wallet_address=args.wallet_address,
+        engram_type=args.engram_type,
+        tags=[],
     )
-    def user_profile_update(
-        ctx: ToolContext[MemoryService], args: UserProfileUpdateInput
-    ) -> EngramOutput:
-        memory = ctx.service.profile_update(
-            ctx.principal,
-            wallet_address=args.wallet_address,
-            field=args.field,
-            content=args.content,
-        )
-        return EngramOutput(engram=Engram.of(memory))
+    return _page(found, args.offset, args.limit)
+
+
+@GROUP.tool(
+    name="user_profile_get",
+    title="Get a user profile",
+    description="Get user profile engrams (persona type with `user.profile.*` keys) for a wallet.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
+def user_profile_get(
+    ctx: ToolContext[MemoryService], args: UserProfileGetInput
+) -> UserProfileOutput:
+    fields = ctx.service.profile(ctx.principal, wallet_address=args.wallet_address)
+    return UserProfileOutput(
+        wallet_address=args.wallet_address,
+        profile={(m.key or "").removeprefix(PROFILE_PREFIX): _parsed(m.content) for m in fields},
+        engrams=[Engram.of(m) for m in fields],
+    )
+
+
+@GROUP.tool(
+    name="user_profile_update",
+    title="Update a user profile field",
+    description="Update a user profile engram field. Maps field name to engram key "
+    "`user.profile.<field>`.",
+    scopes=("memory.write",),
+    annotations=IDEMPOTENT_WRITE,
+)
+def user_profile_update(
+    ctx: ToolContext[MemoryService], args: UserProfileUpdateInput
+) -> EngramOutput:
+    memory = ctx.service.profile_update(
+        ctx.principal,
+        wallet_address=args.wallet_address,
+        field=args.field,
+        content=args.content,
+    )
+    return EngramOutput(engram=Engram.of(memory))

@@ -4,6 +4,7 @@ one memory record (shared.memory.lifecycle holds the logic; docs/memory.md the d
 
 from __future__ import annotations
 
+from shared.memory.group import GROUP
 from shared.memory.lifecycle_models import (
     ConflictResolveInput,
     DuplicateResolveInput,
@@ -23,7 +24,7 @@ from shared.memory.lifecycle_models import (
     MemoryWriteInput,
 )
 from shared.memory.service import MemoryService
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
 _CLAIM_FIELDS = (
     "content",
@@ -46,16 +47,45 @@ _REPLACE = Annotations(read_only=False, destructive=True, idempotent=False, open
 _DECIDE = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
 
 
+@GROUP.tool(
+    name="memory_write",
+    title="Write a structured memory",
+    description="Create a structured memory record: `content` plus `subject`, `kind` "
+    "(fact, decision, preference, procedure, observation), `sources` (provenance), "
+    "`confidence` (0-1) and its valid time (`valid_from` / `valid_to`). The author is the "
+    "calling token. Filed at once; the curator then looks for conflicts and duplicates.",
+    scopes=("memory.write",),
+    annotations=APPEND,
+)
 def memory_write(ctx: ToolContext[MemoryService], args: MemoryWriteInput) -> MemoryRecordOutput:
     claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
     return MemoryRecordOutput(memory=ctx.service.lifecycle.write(ctx.principal, **claim))
 
 
+@GROUP.tool(
+    name="memory_propose",
+    title="Propose a memory",
+    description="File a memory as a proposal for human review: invisible to recall and "
+    "search until a reviewer approves it with memory_review (and for good if rejected).",
+    scopes=("memory.write",),
+    annotations=APPEND,
+)
 def memory_propose(ctx: ToolContext[MemoryService], args: MemoryProposeInput) -> MemoryRecordOutput:
     claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
     return MemoryRecordOutput(memory=ctx.service.lifecycle.propose(ctx.principal, **claim))
 
 
+@GROUP.tool(
+    name="memory_query",
+    title="Query structured memories",
+    description="Structured memories filtered by `subject`, `kind`, `tags`, `created_by` "
+    "and `status`, optionally ranked by a free-text `query`. `as_of` asks what was true "
+    "then (valid time), `known_at` what the team knew then (transaction time), "
+    "`versions_of` returns a memory's whole version chain. Retracted, superseded and "
+    "proposed records are left out unless `status` asks for them. Cursor-paginated.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
 def memory_query(ctx: ToolContext[MemoryService], args: MemoryQueryInput) -> MemoryQueryOutput:
     memories, cursor = ctx.service.lifecycle.query(
         ctx.principal,
@@ -74,11 +104,29 @@ def memory_query(ctx: ToolContext[MemoryService], args: MemoryQueryInput) -> Mem
     return MemoryQueryOutput(memories=memories, next_cursor=cursor)
 
 
+@GROUP.tool(
+    name="memory_retract",
+    title="Retract a memory",
+    description="Mark an active memory retracted, with a `reason`. It is never deleted and "
+    "keeps its history, but drops out of recall, memory_search, search and memory_query.",
+    scopes=("memory.write",),
+    annotations=_RETRACT,
+)
 def memory_retract(ctx: ToolContext[MemoryService], args: MemoryRetractInput) -> MemoryRecordOutput:
     memory = ctx.service.lifecycle.retract(ctx.principal, memory_id=args.id, reason=args.reason)
     return MemoryRecordOutput(memory=memory)
 
 
+@GROUP.tool(
+    name="memory_supersede",
+    title="Supersede a memory",
+    description="Write a new version of an active memory (`id` plus the new `content`; "
+    "other fields default to the old version's). The old version's validity ends where the "
+    "new one's begins (`valid_from`, default now); the two link to each other and "
+    "memory_query `versions_of` reads the whole chain.",
+    scopes=("memory.write",),
+    annotations=_REPLACE,
+)
 def memory_supersede(
     ctx: ToolContext[MemoryService], args: MemorySupersedeInput
 ) -> MemorySupersedeOutput:
@@ -99,6 +147,15 @@ def memory_supersede(
     return MemorySupersedeOutput(memory=new, superseded=old)
 
 
+@GROUP.tool(
+    name="memory_review",
+    title="Review memory proposals",
+    description="Approve or reject one or more proposals (`ids`, `decision`, `note`). Needs "
+    "the `memory.review` scope. Each proposal is decided once: if another reviewer decided "
+    "first, its result says `decided: false` and the status that won.",
+    scopes=("memory.review",),
+    annotations=_DECIDE,
+)
 def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> MemoryReviewOutput:
     results = ctx.service.lifecycle.review(
         ctx.principal, ids=args.ids, decision=args.decision, note=args.note
@@ -106,6 +163,15 @@ def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> M
     return MemoryReviewOutput(results=results)
 
 
+@GROUP.tool(
+    name="conflicts_list",
+    title="List memory conflicts",
+    description="Conflicts the curator found: two active memories about the same subject "
+    "(or key, or title) whose claims differ and neither supersedes the other; `status` "
+    "open (default), resolved, dismissed or all. Each comes with its memories.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
 def conflicts_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
     rows, cursor = ctx.service.lifecycle.findings(
         ctx.principal, kind="conflict", status=args.status, limit=args.limit, cursor=args.cursor
@@ -115,6 +181,15 @@ def conflicts_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> 
     )
 
 
+@GROUP.tool(
+    name="conflict_resolve",
+    title="Resolve a memory conflict",
+    description="Resolve a conflict: `keep` one (`keep_id`; the other is superseded by it), "
+    "`merge` both into a new version (`content`), or mark `both_valid` (never reported "
+    "again).",
+    scopes=("memory.write",),
+    annotations=_REPLACE,
+)
 def conflict_resolve(
     ctx: ToolContext[MemoryService], args: ConflictResolveInput
 ) -> FindingResolveOutput:
@@ -129,6 +204,15 @@ def conflict_resolve(
     return FindingResolveOutput(finding=finding, memories=memories)
 
 
+@GROUP.tool(
+    name="duplicates_list",
+    title="List memory duplicates",
+    description="Duplicate clusters the curator found: near-identical active memories (same "
+    "body, or embeddings above its threshold); `status` open (default), resolved, "
+    "dismissed or all.",
+    scopes=("memory.read",),
+    annotations=READ_ONLY,
+)
 def duplicates_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
     rows, cursor = ctx.service.lifecycle.findings(
         ctx.principal, kind="duplicate", status=args.status, limit=args.limit, cursor=args.cursor
@@ -138,6 +222,15 @@ def duplicates_list(ctx: ToolContext[MemoryService], args: FindingsListInput) ->
     )
 
 
+@GROUP.tool(
+    name="duplicate_resolve",
+    title="Resolve a duplicate cluster",
+    description="`merge` a cluster into one member (`keep_id`, default the oldest) that keeps "
+    "every member's tags and sources and names the others in its provenance (they are "
+    "superseded by it), or `dismiss` it.",
+    scopes=("memory.write",),
+    annotations=_REPLACE,
+)
 def duplicate_resolve(
     ctx: ToolContext[MemoryService], args: DuplicateResolveInput
 ) -> FindingResolveOutput:
@@ -145,99 +238,3 @@ def duplicate_resolve(
         ctx.principal, finding_id=args.id, action=args.action, keep_id=args.keep_id, note=args.note
     )
     return FindingResolveOutput(finding=finding, memories=memories)
-
-
-def register(group: ToolGroup[MemoryService]) -> None:
-    """Add the ten advanced memory tools to the memory group."""
-    group.tool(
-        name="memory_write",
-        title="Write a structured memory",
-        description="Create a structured memory record: `content` plus `subject`, `kind` "
-        "(fact, decision, preference, procedure, observation), `sources` (provenance), "
-        "`confidence` (0-1) and its valid time (`valid_from` / `valid_to`). The author is the "
-        "calling token. Filed at once; the curator then looks for conflicts and duplicates.",
-        scopes=("memory.write",),
-        annotations=APPEND,
-    )(memory_write)
-    group.tool(
-        name="memory_query",
-        title="Query structured memories",
-        description="Structured memories filtered by `subject`, `kind`, `tags`, `created_by` "
-        "and `status`, optionally ranked by a free-text `query`. `as_of` asks what was true "
-        "then (valid time), `known_at` what the team knew then (transaction time), "
-        "`versions_of` returns a memory's whole version chain. Retracted, superseded and "
-        "proposed records are left out unless `status` asks for them. Cursor-paginated.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )(memory_query)
-    group.tool(
-        name="memory_retract",
-        title="Retract a memory",
-        description="Mark an active memory retracted, with a `reason`. It is never deleted and "
-        "keeps its history, but drops out of recall, memory_search, search and memory_query.",
-        scopes=("memory.write",),
-        annotations=_RETRACT,
-    )(memory_retract)
-    group.tool(
-        name="memory_supersede",
-        title="Supersede a memory",
-        description="Write a new version of an active memory (`id` plus the new `content`; "
-        "other fields default to the old version's). The old version's validity ends where the "
-        "new one's begins (`valid_from`, default now); the two link to each other and "
-        "memory_query `versions_of` reads the whole chain.",
-        scopes=("memory.write",),
-        annotations=_REPLACE,
-    )(memory_supersede)
-    group.tool(
-        name="memory_propose",
-        title="Propose a memory",
-        description="File a memory as a proposal for human review: invisible to recall and "
-        "search until a reviewer approves it with memory_review (and for good if rejected).",
-        scopes=("memory.write",),
-        annotations=APPEND,
-    )(memory_propose)
-    group.tool(
-        name="memory_review",
-        title="Review memory proposals",
-        description="Approve or reject one or more proposals (`ids`, `decision`, `note`). Needs "
-        "the `memory.review` scope. Each proposal is decided once: if another reviewer decided "
-        "first, its result says `decided: false` and the status that won.",
-        scopes=("memory.review",),
-        annotations=_DECIDE,
-    )(memory_review)
-    group.tool(
-        name="conflicts_list",
-        title="List memory conflicts",
-        description="Conflicts the curator found: two active memories about the same subject "
-        "(or key, or title) whose claims differ and neither supersedes the other; `status` "
-        "open (default), resolved, dismissed or all. Each comes with its memories.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )(conflicts_list)
-    group.tool(
-        name="conflict_resolve",
-        title="Resolve a memory conflict",
-        description="Resolve a conflict: `keep` one (`keep_id`; the other is superseded by it), "
-        "`merge` both into a new version (`content`), or mark `both_valid` (never reported "
-        "again).",
-        scopes=("memory.write",),
-        annotations=_REPLACE,
-    )(conflict_resolve)
-    group.tool(
-        name="duplicates_list",
-        title="List memory duplicates",
-        description="Duplicate clusters the curator found: near-identical active memories (same "
-        "body, or embeddings above its threshold); `status` open (default), resolved, "
-        "dismissed or all.",
-        scopes=("memory.read",),
-        annotations=READ_ONLY,
-    )(duplicates_list)
-    group.tool(
-        name="duplicate_resolve",
-        title="Resolve a duplicate cluster",
-        description="`merge` a cluster into one member (`keep_id`, default the oldest) that keeps "
-        "every member's tags and sources and names the others in its provenance (they are "
-        "superseded by it), or `dismiss` it.",
-        scopes=("memory.write",),
-        annotations=_REPLACE,
-    )(duplicate_resolve)

@@ -6,8 +6,7 @@ Seed 002's descriptions are its text verbatim ("the exact text an agent receives
 
 from __future__ import annotations
 
-from shared.config import names
-from shared.memory import engram_tools, lifecycle_tools
+from shared.memory.group import GROUP
 from shared.memory.models import (
     FlagMemoryInput,
     FlagMemoryOutput,
@@ -24,12 +23,9 @@ from shared.memory.models import (
     RememberOutput,
 )
 from shared.memory.service import MemoryService
-from shared.memory.wiring import build_memory_service
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
-GROUP: ToolGroup[MemoryService] = ToolGroup(
-    name=names.GROUP_MEMORY, build_service=build_memory_service
-)
+__all__ = ["GROUP"]
 
 
 @GROUP.tool(
@@ -158,5 +154,6 @@ def flag_memory(ctx: ToolContext[MemoryService], args: FlagMemoryInput) -> FlagM
     return FlagMemoryOutput(memory_id=memory.id, flag_count=len(memory.flags))
 
 
-engram_tools.register(GROUP)
-lifecycle_tools.register(GROUP)
+# The engram (seed 004) and advanced memory (seed 000) tools follow these in `tools/list`.
+from shared.memory import engram_tools as _engram_tools  # noqa: E402, F401 - registers its tools
+from shared.memory import lifecycle_tools as _lifecycle_tools  # noqa: E402, F401
