@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.dynamo_values import from_dynamo
+from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
 from shared.storage.sqlite import Database, Migration, from_json, to_json
@@ -77,7 +77,10 @@ def _now() -> str:
 
 
 def _record(memory: Memory) -> str:
-    return to_json(memory.model_dump(mode="json", exclude_none=True))
+    record = memory.model_dump(mode="json", exclude_none=True)
+    # The limit of a DynamoDB item, so a memory stored here can be stored in AWS too.
+    check_item_size(record, "content")
+    return to_json(record)
 
 
 def _memory(row: Any) -> Memory:
