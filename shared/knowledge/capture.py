@@ -102,7 +102,7 @@ __cairn_precmd() {
   local ec=$?
   if [ -n "$__cairn_cmd" ]; then
     local end=$(date +%s%3N 2>/dev/null || echo 0)
-    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" \
+    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" --at-ms "$end" \
         --duration-ms "$((end - __cairn_start))" --cwd "$PWD" -- "$__cairn_cmd" \
         >/dev/null 2>&1 & ) 2>/dev/null
   fi
@@ -122,8 +122,8 @@ __cairn_preexec() { __cairn_cmd="$1"; __cairn_start=$EPOCHREALTIME; }
 __cairn_precmd() {
   local ec=$?
   if [[ -n "$__cairn_cmd" ]]; then
-    local ms=$(( (EPOCHREALTIME - __cairn_start) * 1000 ))
-    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" \
+    local ms=$(( (EPOCHREALTIME - __cairn_start) * 1000 )) end=$(( EPOCHREALTIME * 1000 ))
+    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" --at-ms "${end%.*}" \
         --duration-ms "${ms%.*}" --cwd "$PWD" -- "$__cairn_cmd" >/dev/null 2>&1 & ) 2>/dev/null
   fi
   __cairn_cmd=

@@ -69,11 +69,16 @@ def _flush(quiet: bool) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    command = " ".join(args.command).strip()
+    words = list(args.command)
+    if words[:1] == ["--"]:  # argparse keeps the separator in a REMAINDER after options
+        words = words[1:]
+    command = " ".join(words).strip()
     if not command:
         return 0
     queue = capture.Queue(capture.queue_path())
-    queue.append([capture.shell_event(command, args.exit_code, args.duration_ms, args.cwd or ".")])
+    at_ms = args.at_ms or None
+    event = capture.shell_event(command, args.exit_code, args.duration_ms, args.cwd or ".", at_ms)
+    queue.append([event])
     return _flush(quiet=True) if queue.due() else 0
 
 
@@ -128,6 +133,9 @@ def add_parser(commands: Any) -> None:
     record = actions.add_parser("record", help="(the hook) queue one command, send when due")
     record.add_argument("--exit-code", type=int, default=0)
     record.add_argument("--duration-ms", type=int, default=0)
+    record.add_argument(
+        "--at-ms", type=int, default=0, help="when it ended (epoch ms; default: now)"
+    )
     record.add_argument("--cwd")
     record.add_argument("command", nargs=argparse.REMAINDER)
     actions.add_parser("flush", help="send the queued events now")

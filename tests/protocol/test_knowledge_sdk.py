@@ -139,11 +139,10 @@ def test_hooked_shell_commands_are_found_by_all_nine_tools(
         return found if len(found) == 3 else []
 
     found = _wait_for(events)
-    assert [e["detail"].split()[0] for e in found] == [
-        "exit=1",
-        "exit=2",
-        "exit=0",
-    ]  # grep found nothing
+    exits = {e["summary"].split()[0]: e["detail"].split()[0] for e in found}
+    assert exits == {"echo": "exit=0", "ls": "exit=2", "grep": "exit=1"}  # grep found nothing
+    stamps = [e["timestamp"] for e in found]
+    assert stamps == sorted(stamps, reverse=True)
 
     def nodes() -> list[Any]:
         result: list[Any] = _calls(server, [("search_hybrid", {"query": f"{word} deploy"})])[0]

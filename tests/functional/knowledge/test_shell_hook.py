@@ -56,14 +56,24 @@ def _run_bash(home: Path, script: str) -> list[str]:
     return lines
 
 
+def _parsed(line: str) -> dict[str, str]:
+    words, _, command = line.partition(" -- ")
+    parts = words.split()
+    assert parts[:2] == ["capture", "record"]
+    fields = dict(zip(parts[2::2], parts[3::2], strict=True))
+    return {**fields, "command": command}
+
+
 def test_each_command_is_recorded_once_with_its_exit_code(tmp_path: Path) -> None:
+    started = int(time.time() * 1000)
     lines = _run_bash(tmp_path, "echo hello\nfalse\n\nls /nonexistent-dir\nexit\n")
-    assert lines == [
-        f"capture record --exit-code 0 --duration-ms {lines[0].split()[5]} --cwd {tmp_path} "
-        "-- echo hello",
-        f"capture record --exit-code 1 --duration-ms {lines[1].split()[5]} --cwd {tmp_path} "
-        "-- false",
-        f"capture record --exit-code 2 --duration-ms {lines[2].split()[5]} --cwd {tmp_path} "
-        "-- ls /nonexistent-dir",
+    recorded = [_parsed(line) for line in lines]
+    assert [(r["command"], r["--exit-code"], r["--cwd"]) for r in recorded] == [
+        ("echo hello", "0", str(tmp_path)),
+        ("false", "1", str(tmp_path)),
+        ("ls /nonexistent-dir", "2", str(tmp_path)),
     ]
-    assert all(int(line.split()[5]) >= 0 for line in lines)
+    ends = [int(r["--at-ms"]) for r in recorded]
+    assert ends == sorted(ends)
+    assert started <= ends[0] <= int(time.time() * 1000)
+    assert all(int(r["--duration-ms"]) >= 0 for r in recorded)

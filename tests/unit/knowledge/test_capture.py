@@ -107,3 +107,22 @@ def test_install_writes_the_hook_and_sources_it_once(
     assert rc.read_text().count(capture.HOOK_MARK) == 1
     assert '"/opt/cairn" capture record' in hook.read_text()
     assert "add-zsh-hook precmd __cairn_precmd" in hook.read_text()
+
+
+def test_the_record_command_queues_the_event_as_the_hook_calls_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from shared.cli import build_parser
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    argv = ["capture", "record", "--exit-code", "2", "--at-ms", "1795168800000"]
+    argv += ["--duration-ms", "31", "--cwd", str(tmp_path), "--", "ls", "-la", "--", "x"]
+    args = build_parser().parse_args(argv)
+    assert args.run(args) in (0, 2)  # queued; no capture.json, so nothing is sent
+    (line,) = capture.queue_path().read_text().splitlines()
+    event = json.loads(line)
+    assert (event["command"], event["exit_code"], event["duration_ms"]) == ("ls -la -- x", 2, 31)
+    assert event["timestamp"] == 1_795_168_800_000
