@@ -31,6 +31,7 @@ from shared.auth.principal import Principal
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
 from shared.orchestrator.tasks.ports import TaskConflict
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
+from shared.workflows.cron import CronError, next_fire
 from shared.workflows.definition import parse_definition, resolve
 from shared.workflows.models import (
     OPEN_EXECUTIONS,
@@ -390,21 +391,21 @@ class WorkflowService:
         return True
 
     def run_due_schedules(self, team: str) -> list[str]:
-        """Start the team's `rate(...)` schedules that are due (the embedded default's stand-in
-        for EventBridge Scheduler): due when the newest execution started a period ago or more
-        (or, never started, a period after creation). Returns the ids started."""
+        """Start the team's schedules that are due (the embedded default's stand-in for
+        EventBridge Scheduler). A `rate(...)` is due when the newest execution started a period
+        ago or more (or, never started, a period after creation); a `cron(...)` when it has
+        fired since then, in the schedule's timezone. Returns the ids started."""
         now = self._now()
         started: list[str] = []
         for workflow in self._team_workflows(team):
-            period = rate_seconds(workflow) if workflow.trigger_type == "schedule" else None
-            if period is None:
+            if workflow.trigger_type != "schedule":
                 continue
             since = workflow.created_at
             if workflow.current_execution_id:
                 current = self._store.get_execution(team, workflow.current_execution_id)
                 if current is not None:
                     since = current.started_at
-            if (now - since).total_seconds() < period:
+            if not _schedule_due(workflow, since, now):
                 continue
             inputs = workflow.trigger_config.get("inputs") or {}
             try:
@@ -761,6 +762,20 @@ def _clip(text: str | None) -> str | None:
     if text is None or len(text) <= MAX_STEP_TEXT:
         return text
     return text[: MAX_STEP_TEXT - 1] + "…"
+
+
+def _schedule_due(workflow: Workflow, since: datetime, now: datetime) -> bool:
+    period = rate_seconds(workflow)
+    if period is not None:
+        return (now - since).total_seconds() >= period
+    expression = str(workflow.trigger_config.get("expression", ""))
+    timezone = workflow.trigger_config.get("timezone")
+    try:
+        fire = next_fire(expression, since, timezone if isinstance(timezone, str) else None)
+    except CronError:  # checked at create; a catalog change must not stop the other schedules
+        logger.warning("unusable schedule", extra={"workflow_id": workflow.id})
+        return False
+    return fire is not None and fire <= now
 
 
 def rate_seconds(workflow: Workflow) -> int | None:

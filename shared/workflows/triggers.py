@@ -38,6 +38,16 @@ def check_trigger(trigger_type: str, config: dict[str, Any]) -> None:
                 f'or "cron(0 9 ? * MON-FRI *)" expression (got {expression!r})',
                 field="trigger_config",
             )
+        if CRON.match(expression):
+            from shared.workflows.cron import CronError, check
+
+            timezone = config.get("timezone")
+            try:
+                check(expression, timezone if isinstance(timezone, str) else None)
+            except CronError as exc:
+                raise InvalidArgument(
+                    f"`trigger_config.expression`: {exc}", field="trigger_config"
+                ) from exc
         extra = set(config) - {"expression", "timezone", "inputs"}
         if extra:
             raise InvalidArgument(

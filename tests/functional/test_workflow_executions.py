@@ -6,8 +6,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -17,6 +19,7 @@ from shared.orchestrator.tasks.service import TaskService
 from shared.storage.sqlite import Database
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from shared.workflows.adapters.sqlite import SqliteWorkflowStore
+from shared.workflows.cron import next_fire
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
 
@@ -514,6 +517,58 @@ def test_a_rate_schedule_starts_the_workflow_each_period(
     assert system.workflows.run_due_schedules("alpha") == []
     clock[0] += 1800
     assert system.workflows.run_due_schedules("alpha") == [flow.id]
+
+
+def test_a_cron_schedule_starts_the_workflow_when_it_fires_in_its_timezone(
+    system: System, clock: list[float]
+) -> None:
+    # 09:00 in Berlin on weekdays (Scheduler's dialect: six fields, `?`, named days).
+    flow = system.workflows.create(
+        who("boss"),
+        name="standup",
+        description=None,
+        definition={"steps": [{"name": "a"}]},
+        trigger_type="schedule",
+        trigger_config={"expression": "cron(0 9 ? * MON-FRI *)", "timezone": "Europe/Berlin"},
+        tags=[],
+    )
+    created = datetime.fromtimestamp(clock[0], tz=UTC)
+    berlin = ZoneInfo("Europe/Berlin")
+    first = next_fire("cron(0 9 ? * MON-FRI *)", created, "Europe/Berlin")
+    assert first is not None
+    assert first.astimezone(berlin).hour == 9
+    assert first.astimezone(berlin).weekday() < 5
+
+    clock[0] = first.timestamp() - 60
+    assert system.workflows.run_due_schedules("alpha") == []
+    clock[0] = first.timestamp() + 1
+    assert system.workflows.run_due_schedules("alpha") == [flow.id]
+    system.run("a")
+    assert system.workflows.run_due_schedules("alpha") == []  # not again until the next 09:00
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("cron(0 9 * * MON-FRI *)", "must be `?`"),
+        ("cron(0 9 ? * MON-FRI)", "EventBridge Scheduler"),
+        ("cron(0 25 ? * MON *)", "cron"),
+        ("cron(0 9 ? * MON 2001)", "never fires again"),
+    ],
+)
+def test_a_cron_schedule_scheduler_would_refuse_is_refused_at_create(
+    system: System, expression: str, message: str
+) -> None:
+    with pytest.raises(InvalidArgument, match=message):
+        system.workflows.create(
+            who("boss"),
+            name="bad",
+            description=None,
+            definition={"steps": [{"name": "a"}]},
+            trigger_type="schedule",
+            trigger_config={"expression": expression},
+            tags=[],
+        )
 
 
 def test_oversized_definitions_and_inputs_are_refused_naming_the_field(system: System) -> None:
