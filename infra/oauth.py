@@ -12,7 +12,9 @@ present the access token; the gateway validates it (`shared.auth.oauth`) and map
 - **Teams** are user-pool groups named `cairn-team-<team>` (the access token's `cognito:groups`);
   an operator adds a person to exactly one. No self sign-up: people are invited.
 - **App client**: public (no secret: PKCE), authorization-code grant only, the callback URLs of
-  `-c oauth_callback_urls=…`, one-hour access tokens, refresh-token revocation on.
+  `-c oauth_callback_urls=…` plus the web console's (`<base URL>/console/oauth-callback`: people
+  sign in to the console with the same accounts), one-hour access tokens, refresh-token
+  revocation on.
 - Cognito supports neither dynamic client registration nor client ID metadata documents, so
   clients are configured with this app client's id (docs/infra.md, "OAuth").
 """
@@ -36,7 +38,13 @@ class OAuth(Construct):
     """`user_pool`, `client`, `issuer` (the URL the gateway trusts) and `domain`."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, config: DeployConfig, resource_url: str
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeployConfig,
+        resource_url: str,
+        console_callback_url: str,
     ) -> None:
         super().__init__(scope, construct_id)
         self.user_pool = cognito.UserPool(
@@ -85,7 +93,8 @@ class OAuth(Construct):
             auth_flows=cognito.AuthFlow(),  # the hosted login only, never passwords via API
             o_auth=cognito.OAuthSettings(
                 flows=cognito.OAuthFlows(authorization_code_grant=True),
-                callback_urls=list(config.oauth_callback_urls),
+                # The MCP clients' redirect URIs, and the web console's own sign-in.
+                callback_urls=[*config.oauth_callback_urls, console_callback_url],
                 scopes=[
                     cognito.OAuthScope.OPENID,
                     *(

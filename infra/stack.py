@@ -47,9 +47,21 @@ class CairnStack(Stack):
         self.functions.set_public_url(self.api.base_url)
         self.oauth: OAuth | None = None
         if config.oauth:
-            self.oauth = OAuth(self, "OAuth", config=config, resource_url=self.api.mcp_url)
-            self.functions.gateway.add_environment(names.Env.OAUTH_ISSUER, self.oauth.issuer)
-            self.functions.gateway.add_environment(names.Env.OAUTH_AUDIENCE, self.api.mcp_url)
+            self.oauth = OAuth(
+                self,
+                "OAuth",
+                config=config,
+                resource_url=self.api.mcp_url,
+                console_callback_url=f"{self.api.base_url}/console/oauth-callback",
+            )
+            gateway = self.functions.gateway
+            gateway.add_environment(names.Env.OAUTH_ISSUER, self.oauth.issuer)
+            gateway.add_environment(names.Env.OAUTH_AUDIENCE, self.api.mcp_url)
+            # The console signs people in through the same pool (shared.console.oauth).
+            gateway.add_environment(names.Env.OAUTH_LOGIN_URL, self.oauth.domain.base_url())
+            gateway.add_environment(
+                names.Env.OAUTH_CLIENT_ID, self.oauth.client.user_pool_client_id
+            )
         self.workflows = Workflows(self, "Workflows", config=config)
         self.workflows.connect(
             workflows=self.functions.groups[names.GROUP_WORKFLOWS],

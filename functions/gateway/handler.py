@@ -18,7 +18,7 @@ from shared.config.settings import Settings
 from shared.knowledge.http import knowledge_router
 from shared.observability import logger, metrics, tracer
 from shared.protocol.app import create_app
-from shared.protocol.wiring import build_gateway
+from shared.protocol.wiring import build_console_oauth, build_gateway
 from shared.tools.invoker import LambdaInvoker
 
 settings = Settings.from_env()
@@ -33,7 +33,9 @@ invoker = LambdaInvoker(
     boto3.client("lambda", config=GROUP_INVOKE_CONFIG), settings.group_functions
 )
 tokens = build_token_service(settings)
-app = create_app(build_gateway(settings, invoker, tokens))
+app = create_app(
+    build_gateway(settings, invoker, tokens), console_oauth=build_console_oauth(settings)
+)
 # Seed 003's capture routes: the knowledge function verifies and stores, not the gateway.
 app.include_router(
     knowledge_router(

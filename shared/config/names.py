@@ -90,6 +90,9 @@ class Env:
     OAUTH_AUDIENCE: Final = "CAIRN_OAUTH_AUDIENCE"
     OAUTH_JWKS_URL: Final = "CAIRN_OAUTH_JWKS_URL"
     OAUTH_RATE_LIMIT: Final = "CAIRN_OAUTH_RATE_LIMIT"
+    # The web console's sign-in through it: the hosted login's base URL and the client id.
+    OAUTH_LOGIN_URL: Final = "CAIRN_OAUTH_LOGIN_URL"
+    OAUTH_CLIENT_ID: Final = "CAIRN_OAUTH_CLIENT_ID"
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"

@@ -37,6 +37,8 @@ class Settings(BaseModel):
     oauth_audience: str | None = None
     oauth_jwks_url: str | None = None
     oauth_rate_limit_per_minute: int = 600
+    oauth_login_url: str | None = None
+    oauth_client_id: str | None = None
     allowed_origins: tuple[str, ...] = ()
     search_endpoint: str | None = None
     search_index: str = "cairn-chunks"
@@ -104,6 +106,8 @@ class Settings(BaseModel):
             oauth_issuer=env.get(Env.OAUTH_ISSUER) or None,
             oauth_audience=env.get(Env.OAUTH_AUDIENCE) or None,
             oauth_jwks_url=env.get(Env.OAUTH_JWKS_URL) or None,
+            oauth_login_url=env.get(Env.OAUTH_LOGIN_URL) or None,
+            oauth_client_id=env.get(Env.OAUTH_CLIENT_ID) or None,
             oauth_rate_limit_per_minute=int(
                 env.get(Env.OAUTH_RATE_LIMIT) or defaults.oauth_rate_limit_per_minute
             ),

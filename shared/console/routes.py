@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from shared.console import security, views
 from shared.console.client import ConsoleError, SignedOut, ToolClient
+from shared.console.oauth import FLOW_COOKIE, FLOW_MAX_AGE, ConsoleOAuth, SignInFailed
 from shared.protocol.gateway import McpGateway
 
 CONSOLE_PATH = "/console"
@@ -105,8 +106,9 @@ def _clear_session(response: Response) -> Response:
     return response
 
 
-def console_router(gateway: McpGateway) -> APIRouter:
-    """The console's routes, for `app.include_router` (shared.protocol.app mounts them)."""
+def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> APIRouter:
+    """The console's routes, for `app.include_router` (shared.protocol.app mounts them);
+    `oauth` adds sign-in through the authorization server beside the team-token form."""
     router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
 
     async def call(client: ToolClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -193,6 +195,7 @@ def console_router(gateway: McpGateway) -> APIRouter:
             nonce=nonce,
             expired=request.query_params.get("expired") == "1",
             done=DONE_MESSAGES.get(request.query_params.get("done") or ""),
+            oauth=oauth is not None,
             page="login",
         )
         response.set_cookie(
@@ -243,7 +246,9 @@ def console_router(gateway: McpGateway) -> APIRouter:
         return response
 
     def _login_failed(request: Request, nonce: str, message: str) -> Response:
-        response = _render("login.html", 401, nonce=nonce, error=message, page="login")
+        response = _render(
+            "login.html", 401, nonce=nonce, error=message, oauth=oauth is not None, page="login"
+        )
         response.set_cookie(
             security.LOGIN_COOKIE,
             nonce,
@@ -254,6 +259,60 @@ def console_router(gateway: McpGateway) -> APIRouter:
             secure=security.cookie_secure(_scheme(request)),
         )
         return response
+
+    def _signed_in_as(request: Request, secret: str, max_age: int) -> Response:
+        response = _redirect("review")
+        response.set_cookie(
+            security.SESSION_COOKIE,
+            secret,
+            max_age=max_age,
+            path=CONSOLE_PATH,
+            httponly=True,
+            samesite="strict",
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        response.delete_cookie(FLOW_COOKIE, path=CONSOLE_PATH, samesite="lax")
+        return response
+
+    @router.get("/oauth-start")
+    async def oauth_start(request: Request) -> Response:
+        if oauth is None:
+            return _render("error.html", 404, error="No OAuth sign-in is set up here.", page="")
+        authorize, flow = oauth.start()
+        response = _secured(RedirectResponse(authorize, status_code=303))
+        response.set_cookie(
+            FLOW_COOKIE,
+            flow,
+            max_age=FLOW_MAX_AGE,
+            path=CONSOLE_PATH,
+            httponly=True,
+            samesite="lax",  # the authorization server sends the browser back cross-site
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        return response
+
+    @router.get("/oauth-callback")
+    async def oauth_callback(request: Request) -> Response:
+        if oauth is None:
+            return _render("error.html", 404, error="No OAuth sign-in is set up here.", page="")
+        params = request.query_params
+        nonce = security.new_login_nonce()
+        if params.get("error"):
+            return _login_failed(request, nonce, "The sign-in was not completed.")
+        try:
+            token, lifetime = await run_in_threadpool(
+                oauth.finish,
+                request.cookies.get(FLOW_COOKIE),
+                params.get("state"),
+                params.get("code"),
+            )
+            # The gateway verifies the token as it would for an MCP client's first call.
+            await run_in_threadpool(_client(gateway, request, token).callable_tools)
+        except SignInFailed as exc:
+            return _login_failed(request, nonce, f"Sign-in failed: {exc}.")
+        except ConsoleError:
+            return _login_failed(request, nonce, "cairn did not accept that sign-in.")
+        return _signed_in_as(request, token, min(lifetime, security.SESSION_MAX_AGE))
 
     @router.post("/logout")
     async def logout(request: Request) -> Response:

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from shared.console import console_router
+from shared.console.oauth import ConsoleOAuth
 from shared.observability import logger
 from shared.protocol import jsonrpc
 from shared.protocol.gateway import HttpReply, McpGateway
@@ -58,7 +59,9 @@ def _internal_error(request_id: Any) -> Response:
     return JSONResponse(body, status_code=500)
 
 
-def create_app(gateway: McpGateway, *, title: str = "cairn") -> FastAPI:
+def create_app(
+    gateway: McpGateway, *, title: str = "cairn", console_oauth: ConsoleOAuth | None = None
+) -> FastAPI:
     """Routes: POST /mcp (GET and DELETE answer 405), and the RFC 9728 metadata document."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -86,5 +89,5 @@ def create_app(gateway: McpGateway, *, title: str = "cairn") -> FastAPI:
         app.add_api_route(path, metadata, methods=["GET"])
 
     # The web console for people: its pages call the same tools through this gateway.
-    app.include_router(console_router(gateway))
+    app.include_router(console_router(gateway, console_oauth))
     return app

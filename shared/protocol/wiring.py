@@ -8,6 +8,7 @@ from __future__ import annotations
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
 from shared.auth.service import TokenService
 from shared.config.settings import Settings
+from shared.console.oauth import ConsoleOAuth
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.tools.groups import load_catalog
 from shared.tools.invoker import Invoker
@@ -51,4 +52,19 @@ def build_oauth_verifier(settings: Settings) -> OAuthVerifier | None:
             jwks_url=settings.oauth_jwks_url,
             rate_limit_per_minute=settings.oauth_rate_limit_per_minute,
         )
+    )
+
+
+def build_console_oauth(settings: Settings) -> ConsoleOAuth | None:
+    """The console's sign-in through the authorization server, when the stack configures one."""
+    if not (settings.oauth_issuer and settings.oauth_login_url and settings.oauth_client_id):
+        return None
+    if not settings.public_url:
+        return None  # no public URL, no redirect URI the client could have registered
+    base = settings.public_url.rstrip("/")
+    return ConsoleOAuth(
+        login_url=settings.oauth_login_url,
+        client_id=settings.oauth_client_id,
+        resource=settings.oauth_audience or f"{base}/mcp",
+        callback_url=f"{base}/console/oauth-callback",
     )

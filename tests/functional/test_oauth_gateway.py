@@ -141,3 +141,20 @@ def test_settings_build_the_verifier_bound_to_the_public_resource_url() -> None:
     assert verifier.config.jwks == f"{ISSUER}/.well-known/jwks.json"
     with pytest.raises(ValueError, match="audience"):
         build_oauth_verifier(Settings.from_env({"CAIRN_OAUTH_ISSUER": ISSUER}))
+
+
+def test_settings_give_the_console_its_oauth_sign_in_only_when_complete() -> None:
+    from shared.protocol.wiring import build_console_oauth
+
+    env = {
+        "CAIRN_OAUTH_ISSUER": ISSUER,
+        "CAIRN_PUBLIC_URL": "https://cairn.example.com/",
+        "CAIRN_OAUTH_LOGIN_URL": "https://cairn.auth.eu-west-1.amazoncognito.com",
+        "CAIRN_OAUTH_CLIENT_ID": "abc",
+    }
+    console = build_console_oauth(Settings.from_env(env))
+    assert console is not None
+    assert console.resource == RESOURCE
+    assert console.callback_url == "https://cairn.example.com/console/oauth-callback"
+    without_client = {k: v for k, v in env.items() if k != "CAIRN_OAUTH_CLIENT_ID"}
+    assert build_console_oauth(Settings.from_env(without_client)) is None

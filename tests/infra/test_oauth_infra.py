@@ -50,7 +50,9 @@ def test_the_client_is_public_code_flow_only(prod: Synth) -> None:
     assert client.get("GenerateSecret", False) is False
     assert client["AllowedOAuthFlows"] == ["code"]
     assert client["AllowedOAuthFlowsUserPoolClient"] is True
-    assert client["CallbackURLs"] == ["https://claude.ai/api/mcp/auth_callback"]
+    (mcp_client, console) = client["CallbackURLs"]
+    assert mcp_client == "https://claude.ai/api/mcp/auth_callback"
+    assert "/console/oauth-callback" in json.dumps(console)
     assert client["EnableTokenRevocation"] is True
     assert client["PreventUserExistenceErrors"] == "ENABLED"
     assert "openid" in client["AllowedOAuthScopes"]
@@ -61,6 +63,8 @@ def test_the_gateway_trusts_the_pool_for_the_mcp_audience(prod: Synth) -> None:
     variables = gateway["Environment"]["Variables"]
     assert "UserPool" in json.dumps(variables[names.Env.OAUTH_ISSUER])
     assert variables[names.Env.OAUTH_AUDIENCE]
+    assert variables[names.Env.OAUTH_CLIENT_ID]
+    assert "auth" in json.dumps(variables[names.Env.OAUTH_LOGIN_URL])
     outputs = prod.template.to_json()["Outputs"]
     for key in (
         names.Outputs.OAUTH_ISSUER,
