@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,16 @@ class Synth:
     template: Template
     outdir: Path
 
+    @functools.cached_property
+    def document(self) -> dict[str, Any]:
+        """The template as JSON, read once: `Template.to_json` crosses the jsii bridge and
+        costs about a second on this stack, and tests ask for it hundreds of times."""
+        document: dict[str, Any] = self.template.to_json()
+        return document
+
     @property
     def resources(self) -> dict[str, dict[str, Any]]:
-        resources: dict[str, dict[str, Any]] = self.template.to_json()["Resources"]
+        resources: dict[str, dict[str, Any]] = self.document["Resources"]
         return resources
 
     def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
