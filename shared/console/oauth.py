@@ -24,12 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from shared.auth.principal import KNOWN_SCOPES
-
 FLOW_COOKIE: Final = "cairn_console_oauth"
 FLOW_MAX_AGE: Final = 600
-# What the console asks for: what its pages call (admin stays with team tokens and the CLI).
-CONSOLE_SCOPES: Final = tuple(sorted(KNOWN_SCOPES - {"admin"}))
 
 TokenExchange = Callable[[str, Mapping[str, str]], Mapping[str, Any]]
 
@@ -67,7 +63,10 @@ class ConsoleOAuth:
     login_url: str  # the hosted login's base URL (Cognito: https://<domain>.auth.<region>…)
     client_id: str
     resource: str  # the MCP URL: the audience the gateway requires
-    callback_url: str  # <public URL>/console/oauth/callback, registered on the client
+    callback_url: str  # <public URL>/console/oauth-callback, registered on the client
+    # cairn's scopes to ask for (the wiring passes every one but admin: administration stays
+    # with team tokens and the CLI); the console imports nothing but the gateway.
+    scopes: tuple[str, ...] = ()
     exchange: TokenExchange = field(default=post_form, compare=False)
 
     def start(self) -> tuple[str, str]:
@@ -80,7 +79,7 @@ class ConsoleOAuth:
                 "response_type": "code",
                 "client_id": self.client_id,
                 "redirect_uri": self.callback_url,
-                "scope": " ".join(["openid", *(prefix + scope for scope in CONSOLE_SCOPES)]),
+                "scope": " ".join(["openid", *(prefix + scope for scope in self.scopes)]),
                 "state": state,
                 "code_challenge": _challenge(verifier),
                 "code_challenge_method": "S256",

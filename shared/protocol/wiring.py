@@ -6,6 +6,7 @@ The token service it needs comes from `shared.auth.wiring.build_token_service`.
 from __future__ import annotations
 
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
+from shared.auth.principal import KNOWN_SCOPES
 from shared.auth.service import TokenService
 from shared.config.settings import Settings
 from shared.console.oauth import ConsoleOAuth
@@ -67,4 +68,5 @@ def build_console_oauth(settings: Settings) -> ConsoleOAuth | None:
         client_id=settings.oauth_client_id,
         resource=settings.oauth_audience or f"{base}/mcp",
         callback_url=f"{base}/console/oauth-callback",
+        scopes=tuple(sorted(KNOWN_SCOPES - {"admin"})),
     )

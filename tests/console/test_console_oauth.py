@@ -46,6 +46,7 @@ class AuthorizationServer:
         assert query["code_challenge_method"] == "S256"
         assert query["resource"] == RESOURCE
         assert query["redirect_uri"] == CALLBACK
+        assert f"{RESOURCE}/memory.review" in query["scope"].split()
         code = f"code-{len(self.codes)}"
         self.codes[code] = query["code_challenge"]
         return f"/console/oauth-callback?code={code}&state={query['state']}"
@@ -75,6 +76,7 @@ def _console(aws: Settings, issuer: Issuer, server: AuthorizationServer) -> Test
         client_id="console-client",
         resource=RESOURCE,
         callback_url=CALLBACK,
+        scopes=("memory.read", "memory.write", "memory.review"),
         exchange=server.exchange,
     )
     app = create_app(gateway, console_oauth=oauth)

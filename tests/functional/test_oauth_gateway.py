@@ -156,5 +156,7 @@ def test_settings_give_the_console_its_oauth_sign_in_only_when_complete() -> Non
     assert console is not None
     assert console.resource == RESOURCE
     assert console.callback_url == "https://cairn.example.com/console/oauth-callback"
+    assert "memory.review" in console.scopes
+    assert "admin" not in console.scopes
     without_client = {k: v for k, v in env.items() if k != "CAIRN_OAUTH_CLIENT_ID"}
     assert build_console_oauth(Settings.from_env(without_client)) is None
