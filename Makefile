@@ -41,7 +41,7 @@ lint: .venv/.bootstrapped ## ruff and mypy --strict
 	$(RUN) ruff format --check shared functions infra tests
 	$(RUN) mypy shared functions infra
 
-# The CDK app's environment: dev (a stack per developer, cairn-dev-$$USER) or prod (cairn-prod).
+# The CDK app's environment: dev (a stack per developer, cairn-dev-$$USER), staging (cairn-staging) or prod (cairn-prod).
 CAIRN_ENV ?= dev
 CDK := CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk
 # Extra context, e.g. CDK_EXTRA_ARGS="-c developer=ci -c alarm_email=oncall@example.com".
@@ -53,10 +53,10 @@ synth: bootstrap ## synthesize the CDK app (cdk-nag runs on every synth) and cfn
 	$(CDK) synth --quiet $(CDK_ARGS)
 	$(RUN) cfn-lint cdk.out/*.template.json
 
-diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|prod)
+diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|staging|prod)
 	$(CDK) diff $(CDK_ARGS)
 
-deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|prod)
+deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|staging|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10)
