@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _settings: Settings | None = None
 _caches: list[Callable[[], Any]] = []
+_stoppers: list[Callable[[], None]] = []
 
 
 def cached(factory: Callable[[], T]) -> Callable[[], T]:
@@ -30,9 +31,23 @@ def cached(factory: Callable[[], T]) -> Callable[[], T]:
     return wrapped
 
 
+def on_reconfigure(stop: Callable[[], None]) -> None:
+    """Run `stop` before the next `configure` closes the database.
+
+    Background workers that use the stores (local detection and enrichment) register how to
+    finish their queued work and end: a thread still writing to the SQLite database when it is
+    closed crashes the whole process (a segfault, not an exception).
+    """
+    _stoppers.append(stop)
+
+
 def configure(settings: Settings) -> None:
     """Use `settings` from now on and forget every client and service built before."""
     global _settings
+    stoppers = list(_stoppers)
+    _stoppers.clear()
+    for stop in stoppers:
+        stop()
     _settings = settings
     if database.cache_info().currsize:  # type: ignore[attr-defined]
         database().close()

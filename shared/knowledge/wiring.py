@@ -90,7 +90,9 @@ def build_queue(enricher: Enricher) -> EnrichmentQueue:
             boto3.client("sqs", region_name=runtime.settings().region), configured.queue_url
         )
     if runtime.settings().storage == "sqlite":
-        return BackgroundQueue(enricher.enrich)
+        background = BackgroundQueue(enricher.enrich)
+        runtime.on_reconfigure(background.stop)
+        return background
     # DynamoDB storage is AWS (the stack sets the queue) or a test, which wires its own queue.
     return UnconfiguredQueue()
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 from shared.memory.models import Finding, Memory
 from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
@@ -411,31 +411,49 @@ class Detector:
 
 class BackgroundDetection:
     """`CurationQueue` for local mode: detection runs on a worker thread, off the request
-    path (the local counterpart of the stream-fed curator). `drain` waits until it caught up."""
+    path (the local counterpart of the stream-fed curator). `drain` waits until it caught up;
+    `stop` finishes what was submitted, then ends the thread."""
+
+    _STOP: Final = ("", "")
 
     def __init__(self, detector: Detector) -> None:
         self._detector = detector
         self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
+        self._stopped = False
 
     def submit(self, team: str, memory_id: str) -> None:
         with self._guard:
+            if self._stopped:
+                return  # the process is closing its stores
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="cairn-detection", daemon=True
                 )
                 self._thread.start()
-        self._queue.put((team, memory_id))
+            self._queue.put((team, memory_id))
 
     def drain(self) -> None:
         """Block until every submitted memory has been examined."""
         self._queue.join()
 
+    def stop(self, timeout: float = 30.0) -> None:
+        """Examine what was submitted, then end the worker (before the stores close)."""
+        with self._guard:
+            self._stopped = True
+            thread = self._thread
+            if thread is None or not thread.is_alive():
+                return
+            self._queue.put(self._STOP)
+        thread.join(timeout)
+
     def _run(self) -> None:
         while True:
             team, memory_id = self._queue.get()
             try:
+                if (team, memory_id) == self._STOP:
+                    return
                 self._detector.detect(team, memory_id)
             except Exception as exc:  # a failed detection must not stop the worker
                 logger.warning(

@@ -70,7 +70,9 @@ def build_detection_queue() -> BackgroundDetection | None:
     table's stream feeds the curator, which detects."""
     if runtime.settings().curation != "inline":
         return None
-    return BackgroundDetection(build_detector())
+    detection = BackgroundDetection(build_detector())
+    runtime.on_reconfigure(detection.stop)
+    return detection
 
 
 @runtime.cached

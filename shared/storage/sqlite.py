@@ -200,8 +200,12 @@ class Database:
         return {row["store"]: row["version"] for row in rows}
 
     def close(self) -> None:
-        """Close every thread's connection (the file stays; reopen with a new `Database`)."""
-        with self._guard:
+        """Close every thread's connection (the file stays; reopen with a new `Database`).
+
+        Waits for a write in progress in this process: closing a connection under a thread
+        that is using it crashes the process.
+        """
+        with self._writer, self._guard:
             connections, self._connections = self._connections, []
         for connection in connections:
             connection.close()

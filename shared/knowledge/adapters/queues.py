@@ -8,7 +8,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 logger = logging.getLogger("cairn.knowledge")
 Enrich = Callable[[str, Sequence[str]], object]
@@ -26,24 +26,42 @@ class InlineQueue:
 
 class BackgroundQueue:
     """`make serve`'s enrichment worker: one daemon thread, so ingest answers at once and one
-    team's enrichment never runs twice at the same time. `drain` waits for the backlog."""
+    team's enrichment never runs twice at the same time. `drain` waits for the backlog; `stop`
+    finishes it, then ends the thread (before the stores close)."""
+
+    _STOP: Final[tuple[str, list[str]]] = ("", [])
 
     def __init__(self, enrich: Enrich) -> None:
         self._enrich = enrich
         self._jobs: queue.Queue[tuple[str, list[str]]] = queue.Queue()
+        self._stopped = False
+        self._guard = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="cairn-enrichment", daemon=True)
         self._thread.start()
 
     def submit(self, team: str, event_ids: Sequence[str]) -> None:
-        self._jobs.put((team, list(event_ids)))
+        with self._guard:
+            if self._stopped:
+                return  # stored, searchable as events; enriched after the next start's ingest
+            self._jobs.put((team, list(event_ids)))
 
     def drain(self) -> None:
         self._jobs.join()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        with self._guard:
+            if self._stopped:
+                return
+            self._stopped = True
+            self._jobs.put(self._STOP)
+        self._thread.join(timeout)
 
     def _run(self) -> None:
         while True:
             team, ids = self._jobs.get()
             try:
+                if (team, ids) == self._STOP:
+                    return
                 self._enrich(team, ids)
             except Exception:
                 # The events are stored; a failed enrichment leaves them searchable as events.
