@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Request, Response
@@ -99,6 +99,25 @@ async def _form(request: Request) -> Form:
     if len(body) > security.MAX_FORM_BYTES:
         raise ConsoleError(f"the form is larger than {security.MAX_FORM_BYTES} bytes", status=413)
     return parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=False)
+
+
+def _signed_in_as(
+    request: Request, secret: str, max_age: int, *, used: tuple[str, Literal["strict", "lax"]]
+) -> Response:
+    """To the review queue with `secret` as the session (team token or OAuth access token),
+    dropping the cookie of the sign-in step that got here (`used`: its name and SameSite)."""
+    response = _redirect("review")
+    response.set_cookie(
+        security.SESSION_COOKIE,
+        secret,
+        max_age=max_age,
+        path=CONSOLE_PATH,
+        httponly=True,
+        samesite="strict",
+        secure=security.cookie_secure(_scheme(request)),
+    )
+    response.delete_cookie(used[0], path=CONSOLE_PATH, samesite=used[1])
+    return response
 
 
 def _clear_session(response: Response) -> Response:
@@ -232,18 +251,9 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             await run_in_threadpool(client.callable_tools)
         except ConsoleError:
             return _login_failed(request, nonce, "That token was not accepted.")
-        response = _redirect("review")
-        response.set_cookie(
-            security.SESSION_COOKIE,
-            secret,
-            max_age=security.SESSION_MAX_AGE,
-            path=CONSOLE_PATH,
-            httponly=True,
-            samesite="strict",
-            secure=security.cookie_secure(_scheme(request)),
+        return _signed_in_as(
+            request, secret, security.SESSION_MAX_AGE, used=(security.LOGIN_COOKIE, "strict")
         )
-        response.delete_cookie(security.LOGIN_COOKIE, path=CONSOLE_PATH, samesite="strict")
-        return response
 
     def _login_failed(request: Request, nonce: str, message: str) -> Response:
         response = _render(
@@ -258,20 +268,6 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             samesite="strict",
             secure=security.cookie_secure(_scheme(request)),
         )
-        return response
-
-    def _signed_in_as(request: Request, secret: str, max_age: int) -> Response:
-        response = _redirect("review")
-        response.set_cookie(
-            security.SESSION_COOKIE,
-            secret,
-            max_age=max_age,
-            path=CONSOLE_PATH,
-            httponly=True,
-            samesite="strict",
-            secure=security.cookie_secure(_scheme(request)),
-        )
-        response.delete_cookie(FLOW_COOKIE, path=CONSOLE_PATH, samesite="lax")
         return response
 
     @router.get("/oauth-start")
@@ -312,7 +308,9 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             return _login_failed(request, nonce, f"Sign-in failed: {exc}.")
         except ConsoleError:
             return _login_failed(request, nonce, "cairn did not accept that sign-in.")
-        return _signed_in_as(request, token, min(lifetime, security.SESSION_MAX_AGE))
+        return _signed_in_as(
+            request, token, min(lifetime, security.SESSION_MAX_AGE), used=(FLOW_COOKIE, "lax")
+        )
 
     @router.post("/logout")
     async def logout(request: Request) -> Response:
