@@ -86,24 +86,16 @@ class StackAdmin:
         from shared import runtime
         from shared.auth.wiring import build_token_service
         from shared.config.settings import Settings
+        from shared.config.stack import StackOutputsError, stack_outputs
 
         try:
-            client = cloudformation or boto3.client("cloudformation")
-            outputs = {
-                o["OutputKey"]: o["OutputValue"]
-                for o in client.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
-            }
-        except Exception as exc:  # botocore raises many types: no credentials, no stack, ...
-            raise TokenAdminError(f"cannot read stack {stack!r}: {exc}") from exc
-        missing = [
-            key
-            for key in (names.Outputs.TOKENS_TABLE, names.Outputs.TOKEN_PEPPER_SECRET)
-            if key not in outputs
-        ]
-        if missing:
-            raise TokenAdminError(
-                f"stack {stack!r} has no output(s) {', '.join(missing)}: is it a cairn stack?"
+            outputs = stack_outputs(
+                stack,
+                (names.Outputs.TOKENS_TABLE, names.Outputs.TOKEN_PEPPER_SECRET),
+                cloudformation or boto3.client("cloudformation"),
             )
+        except StackOutputsError as exc:
+            raise TokenAdminError(str(exc)) from exc
         settings = Settings.from_env().model_copy(
             update={
                 "environment": "aws",

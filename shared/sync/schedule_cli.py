@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from shared.config import names
+from shared.config.stack import StackOutputsError, stack_outputs
 from shared.sync.schedules import ScheduleError, ScheduleTarget, SyncSchedules, expression
 
 
@@ -49,21 +50,15 @@ def cloudformation() -> Any:
 def _schedules(stack: str) -> SyncSchedules:
     import boto3
 
-    try:
-        stacks = cloudformation().describe_stacks(StackName=stack)["Stacks"]
-        outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
-    except Exception as exc:  # botocore raises many types: no credentials, no stack, ...
-        raise ScheduleError(f"cannot read stack {stack!r}: {exc}") from exc
     keys = (
         names.Outputs.SYNC_SCHEDULE_GROUP,
         names.Outputs.SYNC_RUNNER_ARN,
         names.Outputs.SYNC_SCHEDULER_ROLE_ARN,
     )
-    missing = [key for key in keys if key not in outputs]
-    if missing:
-        raise ScheduleError(
-            f"stack {stack!r} has no output(s) {', '.join(missing)}: deploy this version of cairn"
-        )
+    try:
+        outputs = stack_outputs(stack, keys, cloudformation())
+    except StackOutputsError as exc:
+        raise ScheduleError(str(exc)) from exc
     target = ScheduleTarget(*(outputs[key] for key in keys))
     return SyncSchedules(boto3.client("scheduler"), target)
 
