@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import jwt
-
 from shared.auth.errors import InvalidToken
 from shared.auth.principal import KNOWN_SCOPES, Principal
 
@@ -105,6 +103,8 @@ class _KeySet:
             raise
         except Exception as exc:  # network, TLS, JSON: the token cannot be checked
             raise InvalidToken("the authorization server's keys could not be read") from exc
+        import jwt
+
         keys: dict[str, Any] = {}
         for entry in document.get("keys", []):
             if not isinstance(entry, dict) or entry.get("kty") != "RSA" or "kid" not in entry:
@@ -128,6 +128,10 @@ class OAuthVerifier:
         self._keys = _KeySet(config.jwks, fetch)
 
     def verify(self, token: str) -> Principal:
+        # PyJWT and cryptography load on the first JWT, not with the gateway: a stack without
+        # an authorization server never pays for them at cold start.
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
