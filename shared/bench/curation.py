@@ -19,11 +19,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.memory.detection import Thresholds, judge
+from shared.memory.curator import DUPLICATE_SIMILARITY
+from shared.memory.detection import Thresholds, judge, normal, same_claims
 
 PAIRS_PATH = Path(__file__).resolve().parents[2] / "tests" / "bench" / "memory_pairs.jsonl"
 KINDS = ("conflict", "duplicate")
@@ -85,6 +86,30 @@ def scores(
     return out
 
 
+def merge_scores(pairs: Sequence[Pair], sims: Sequence[float]) -> dict[str, dict[str, float]]:
+    """The curator's merge (it deletes the newer memory), graded against the `duplicate`
+    labels: by cosine alone, and as shipped (cosine and `same_claims`)."""
+    out: dict[str, dict[str, float]] = {}
+    rules: dict[str, Callable[[Pair, float], bool]] = {
+        "cosine_only": lambda p, s: s >= DUPLICATE_SIMILARITY,
+        "shipped": lambda p, s: s >= DUPLICATE_SIMILARITY and same_claims(p.a, p.b),
+    }
+    for name, rule in rules.items():
+        merged = [
+            normal(p.a) == normal(p.b) or rule(p, s) for p, s in zip(pairs, sims, strict=True)
+        ]
+        tp = sum(1 for p, m in zip(pairs, merged, strict=True) if m and p.label == "duplicate")
+        fp = sum(1 for p, m in zip(pairs, merged, strict=True) if m and p.label != "duplicate")
+        labelled = sum(1 for p in pairs if p.label == "duplicate")
+        out[name] = {
+            "precision": round(tp / (tp + fp), 3) if tp + fp else 0.0,
+            "recall": round(tp / labelled, 3) if labelled else 0.0,
+            "merged": tp + fp,
+            "wrongly_merged": fp,
+        }
+    return out
+
+
 def fit(pairs: Sequence[Pair], sims: Sequence[float]) -> tuple[Thresholds, float]:
     """The thresholds with the best mean F1 of conflict and duplicate on `pairs`."""
     grid = [round(0.4 + 0.025 * i, 3) for i in range(24)]  # 0.400 .. 0.975
@@ -127,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["fitted_on_train"] = {"thresholds": fitted.__dict__, "mean_f1": round(mean_f1, 3)}
     for split, rows in parts.items():
         report[split] = scores([p for p, _ in rows], [s for _, s in rows], Thresholds())
+        report[f"{split}_curator_merge"] = merge_scores([p for p, _ in rows], [s for _, s in rows])
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     test = report["test"]
@@ -134,5 +160,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stderr.write(
         "held-out: conflict precision {c[precision]} recall {c[recall]} · duplicate precision "
         "{d[precision]} recall {d[recall]}\n".format(c=test["conflict"], d=test["duplicate"])
+    )
+    merge = report["test_curator_merge"]
+    assert isinstance(merge, dict)
+    sys.stderr.write(
+        "held-out curator merge: precision {m[precision]} recall {m[recall]} "
+        "({m[wrongly_merged]} wrongly merged; cosine alone: {c[wrongly_merged]})\n".format(
+            m=merge["shipped"], c=merge["cosine_only"]
+        )
     )
     return 0

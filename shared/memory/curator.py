@@ -6,8 +6,10 @@ idempotent — a memory that is no longer pending is left alone — so a redeliv
 does nothing twice.
 
 - **Dedupe / merge:** a candidate with the same normalised body, or whose embedding is at least
-  `DUPLICATE_SIMILARITY` (cosine) from the new memory's, absorbs it: tags and scope hints are
-  united, `merged_from` records the new id, and the new record is deleted.
+  `DUPLICATE_SIMILARITY` (cosine) from the new memory's while it makes the same claims
+  (`detection.same_claims`: no negation, antonym, number or identifier on one side only),
+  absorbs it: tags and scope hints are united, `merged_from` records the new id, and the new
+  record is deleted.
 - **Link:** otherwise the memory is filed with `links` to up to `MAX_LINKS` candidates at least
   `LINK_SIMILARITY` alike.
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from shared.memory.detection import same_claims
 from shared.memory.models import ACTIVE_STATUSES, Memory
 from shared.memory.ports import (
     CurationQueue,
@@ -95,8 +98,15 @@ class Curator:
         ranked = sorted(zip(scores, candidates, strict=True), key=lambda p: p[0], reverse=True)
         body = _normal(memory.content)
         duplicate = next((c for c in candidates if _normal(c.content) == body), None)
-        if duplicate is None and ranked and ranked[0][0] >= DUPLICATE_SIMILARITY:
-            duplicate = ranked[0][1]
+        if duplicate is None:
+            duplicate = next(
+                (
+                    c
+                    for score, c in ranked
+                    if score >= DUPLICATE_SIMILARITY and same_claims(_text(memory), _text(c))
+                ),
+                None,
+            )
         if duplicate is not None:
             try:
                 self._merge(team, memory, duplicate, now)

@@ -256,6 +256,41 @@ def signals(a: str, b: str) -> list[str]:
     return found
 
 
+_NUMBER_WORDS = frozenset(
+    {
+        *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+        *("eleven", "twelve", "fifteen", "twenty", "thirty", "forty", "fifty", "sixty"),
+        *("hundred", "thousand", "million", "billion", "once", "twice", "half", "double"),
+    }
+)
+
+
+def _marks(text: str) -> set[str]:
+    """The words of `text` that name a quantity or an identity: numbers (digits or words),
+    versions, ports, ids (`svc-42`, `v2`)."""
+    return {
+        w
+        for w in _WORD.findall(text.casefold())
+        if w in _NUMBER_WORDS or any(c.isdigit() for c in w)
+    }
+
+
+def same_claims(a: str, b: str) -> bool:
+    """Whether two alike texts say the same thing in other words: neither negates what the
+    other says, swaps an antonym, nor names a number or identifier the other does not.
+
+    The curator merges (and deletes) only such a pair: cosine alone calls "service A runs on
+    ARM" and "service B runs on ARM" copies when A and B are opaque ids (MiniLM: up to 0.98).
+
+    >>> same_claims("The freeze starts Friday.", "The freeze starts on Friday.")
+    True
+    >>> same_claims("Service svc1a runs on ARM.", "Service svc9z runs on ARM.")
+    False
+    """
+    strong = {"negation", "number", "antonym"} & set(signals(a, b))
+    return not strong and _marks(a) == _marks(b)
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: Literal["conflict", "duplicate"] | None

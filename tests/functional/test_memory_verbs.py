@@ -113,6 +113,25 @@ def test_the_curator_merges_a_duplicate_into_the_existing_memory(
     assert len(_recall(harness, token, query="deploy freeze")) == 1
 
 
+def test_the_curator_never_merges_facts_that_differ_in_an_identifier_or_a_number(
+    harness: Harness, aws: Settings
+) -> None:
+    # MiniLM puts these pairs at cosine 0.965 and 0.981: by cosine alone the curator merged
+    # the second of each into the first and deleted it, losing a fact.
+    token = harness.token(team="alpha")
+    pairs = [
+        ("quokkae67f8c5e91 fact", "The quokkae67f8c5e91 service runs on ARM."),
+        ("quokka688cf91689 fact", "The quokka688cf91689 service runs on ARM."),
+        ("Sprint", "The sprint length is two weeks."),
+        ("Sprint", "The sprint length is three weeks."),
+    ]
+    ids = [_remember(harness, token, title, body) for title, body in pairs]
+
+    assert sorted(r["id"] for r in _records(aws)) == sorted(ids)
+    recalled = _recall(harness, token, query="quokka688cf91689")
+    assert recalled[0]["body"] == "The quokka688cf91689 service runs on ARM."
+
+
 def test_the_curator_files_a_new_fact_and_links_it_to_related_ones(
     harness: Harness, aws: Settings
 ) -> None:
