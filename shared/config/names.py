@@ -93,6 +93,9 @@ class Env:
     # The web console's sign-in through it: the hosted login's base URL and the client id.
     OAUTH_LOGIN_URL: Final = "CAIRN_OAUTH_LOGIN_URL"
     OAUTH_CLIENT_ID: Final = "CAIRN_OAUTH_CLIENT_ID"
+    # Seconds a process trusts a verified team token before reading it again (the revocation
+    # bound; 0: read on every request).
+    TOKEN_CACHE_SECONDS: Final = "CAIRN_TOKEN_CACHE_SECONDS"
     ALLOWED_ORIGINS: Final = "CAIRN_ALLOWED_ORIGINS"
     STACK_NAME: Final = "CAIRN_STACK_NAME"
     CURATION: Final = "CAIRN_CURATION"

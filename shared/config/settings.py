@@ -30,6 +30,9 @@ class Settings(BaseModel):
     artifacts_bucket: str = "cairn-artifacts"
     token_pepper: str | None = None
     token_pepper_secret_arn: str | None = None
+    # How long a process trusts a team token it verified before reading it again: a revocation
+    # made elsewhere takes effect within this bound (docs/infra.md, "Auth per request").
+    token_cache_seconds: float = Field(default=60.0, ge=0, le=3600)
     group_functions: Mapping[str, str] = Field(default_factory=dict)
     public_url: str | None = None
     # The optional OAuth authorization server (see `shared.auth.oauth`); unset: team tokens only.
@@ -101,6 +104,9 @@ class Settings(BaseModel):
             artifacts_bucket=env.get(Env.ARTIFACTS_BUCKET, defaults.artifacts_bucket),
             token_pepper=env.get(Env.TOKEN_PEPPER),
             token_pepper_secret_arn=env.get(Env.TOKEN_PEPPER_SECRET_ARN),
+            token_cache_seconds=float(
+                env.get(Env.TOKEN_CACHE_SECONDS) or defaults.token_cache_seconds
+            ),
             group_functions=functions,
             public_url=env.get(Env.PUBLIC_URL),
             oauth_issuer=env.get(Env.OAUTH_ISSUER) or None,
