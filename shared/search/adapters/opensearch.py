@@ -2,7 +2,8 @@
 
 A chunk is one document: keyword fields for the filters (team, source, result_type, entity),
 `title` and `text` analysed with the `english` analyzer (stopwords + Porter stemming, like the
-embedded index), and a `knn_vector` (HNSW, cosine, Lucene engine for efficient filtering).
+embedded index), and a `knn_vector` (HNSW, cosine, Faiss engine: what Serverless vector
+collections accept, with efficient filtering inside the k-NN search on both services).
 
 Each team has its own index (`<index_name>-<hash of the team>`, created with the mapping on
 the team's first write): BM25's statistics (document count, average field length, document
@@ -21,13 +22,21 @@ managed domain chunks carry deterministic ids as well. Lookups that can return m
 (chunk ids, an entity's chunks, entity ids) page by `search_after` or `after_key`, `page_size`
 at a time: a search returns at most `max_result_window` (10,000) hits, and silently stopping
 there would leave stale chunks behind.
+
+The mapping reaches OpenSearch twice: the stack creates an index template for
+`<index_name>-*` at deploy (`index_template_body`, infra/search.py), so a team's index gets
+the k-NN mapping however it is created; and `ensure_index` still creates each team's index
+with the same body on its first write. Two cold starts racing to create it are both fine
+(`resource_already_exists_exception`), and a 403 while a just-deployed access policy
+propagates is retried with a bounded backoff.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from shared.search.errors import IndexUnavailable
 from shared.search.fusion import FusionConfig, coverage, fuse, group_by_entity, query_stems
@@ -46,6 +55,20 @@ if TYPE_CHECKING:
 _SOURCE_EXCLUDES = {"excludes": ["vector"]}
 # OpenSearch's default `index.max_result_window`: the most hits one search returns.
 MAX_PAGE = 10_000
+# Faiss HNSW: accepted by Serverless vector collections and managed domains alike, and it
+# filters inside the graph search (efficient k-NN filtering) on both.
+VECTOR_ENGINE: Final = "faiss"
+# What a Serverless vector collection accepts in a knn_vector method (its documented limits:
+# the native engines, these space types); anything else fails at deploy, not at first write.
+SERVERLESS_ENGINES: Final = frozenset({"faiss", "nmslib"})
+SERVERLESS_SPACE_TYPES: Final = frozenset({"l2", "innerproduct", "cosinesimil"})
+# Serverless manages shards, replicas and refresh itself: an index body may set k-NN only.
+SERVERLESS_SETTINGS: Final = frozenset({"index.knn"})
+# Bedrock Titan Text Embeddings v2 output sizes (1,024 by default).
+TITAN_V2_DIMENSIONS: Final = (256, 512, 1024)
+# Waits between attempts when a just-deployed access policy still answers 403 (IAM and
+# OpenSearch policies take seconds to reach every node): 7.5 s in all, inside a group's 24 s.
+PROPAGATION_DELAYS: Final = (0.5, 1.0, 2.0, 4.0)
 
 
 def signed_client(endpoint: str, region: str, service: str = "aoss") -> Any:
@@ -106,13 +129,103 @@ def index_body(dimensions: int) -> dict[str, Any]:
                     "method": {
                         "name": "hnsw",
                         "space_type": "cosinesimil",
-                        "engine": "lucene",
+                        "engine": VECTOR_ENGINE,
                         "parameters": {"m": 16, "ef_construction": 256},
                     },
                 },
             },
         },
     }
+
+
+def index_template_name(prefix: str) -> str:
+    """The name of the composable index template covering every team index of `prefix`."""
+    return f"{prefix}-template"
+
+
+def index_template_body(
+    prefix: str, dimensions: int, *, serverless: bool, replicas: int = 0
+) -> dict[str, Any]:
+    """The composable index template (`PUT _index_template/<name>`) giving every
+    `<prefix>-*` index the chunk mapping, created by the stack at deploy.
+
+    On a managed domain the template also pins one shard and `replicas` replicas (a one-node
+    dev domain cannot place a replica, which would leave every index yellow); on Serverless,
+    which manages shards itself, it carries nothing but the k-NN setting.
+
+    >>> index_template_body("cairn-chunks", 1024, serverless=True)["index_patterns"]
+    ['cairn-chunks-*']
+    """
+    template = index_body(dimensions)
+    if not serverless:
+        template["settings"]["index"].update(
+            {"number_of_shards": 1, "number_of_replicas": replicas}
+        )
+    return {
+        "index_patterns": [f"{prefix}-*"],
+        # Above OpenSearch's built-in templates, so ours decides the mapping of our indexes.
+        "priority": 100,
+        "template": template,
+        "_meta": {"owner": "cairn", "dimensions": dimensions},
+    }
+
+
+def _flat_settings(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flat_settings(value, f"{name}."))
+        else:
+            flat[name if name.startswith("index.") else f"index.{name}"] = value
+    return flat
+
+
+def serverless_violations(body: dict[str, Any], dimensions: int) -> list[str]:
+    """What a Serverless vector collection would refuse in an index (or template) body.
+
+    The documented constraints: index settings other than `index.knn` (shards, replicas,
+    `refresh_interval`, ...) are managed by Serverless; a `knn_vector` needs a native engine
+    (faiss or nmslib), a supported space type and the embedding model's dimension. An empty
+    list means the body passes.
+
+    >>> serverless_violations(index_body(1024), 1024)
+    []
+    """
+    problems: list[str] = []
+    if "index_patterns" in body:
+        if not body["index_patterns"]:
+            problems.append("an index template needs index_patterns")
+        body = body.get("template", {})
+    settings = _flat_settings(body.get("settings", {}))
+    for name in sorted(set(settings) - SERVERLESS_SETTINGS):
+        problems.append(f"setting `{name}` is not supported on OpenSearch Serverless")
+    if settings.get("index.knn") is not True:
+        problems.append("setting `index.knn` must be true for k-NN fields")
+    vectors = {
+        name: field
+        for name, field in body.get("mappings", {}).get("properties", {}).items()
+        if field.get("type") == "knn_vector"
+    }
+    if not vectors:
+        problems.append("the mapping has no knn_vector field")
+    for name, field in sorted(vectors.items()):
+        method = field.get("method", {})
+        if method.get("engine") not in SERVERLESS_ENGINES:
+            problems.append(
+                f"`{name}`: engine {method.get('engine')!r} is not one of "
+                f"{sorted(SERVERLESS_ENGINES)}"
+            )
+        if method.get("space_type") not in SERVERLESS_SPACE_TYPES:
+            problems.append(f"`{name}`: space_type {method.get('space_type')!r} is not supported")
+        if method.get("name") != "hnsw":
+            problems.append(f"`{name}`: method {method.get('name')!r} is not hnsw")
+        if field.get("dimension") != dimensions:
+            problems.append(
+                f"`{name}`: dimension {field.get('dimension')} does not match the embedding "
+                f"model's {dimensions}"
+            )
+    return problems
 
 
 def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
@@ -149,6 +262,8 @@ class OpenSearchIndex:
         fusion: FusionConfig | None = None,
         title_boost: float = 3.0,
         page_size: int = MAX_PAGE,
+        propagation_delays: Sequence[float] = PROPAGATION_DELAYS,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not 0 < page_size <= MAX_PAGE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE} (got {page_size})")
@@ -162,6 +277,8 @@ class OpenSearchIndex:
         self._fusion = fusion or FusionConfig(depth=100)
         self._title_boost = title_boost
         self._page_size = page_size
+        self._propagation_delays = tuple(propagation_delays)
+        self._sleep = sleep
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         from opensearchpy.exceptions import OpenSearchException
@@ -176,25 +293,49 @@ class OpenSearchIndex:
         return team_index(self._prefix, team)
 
     def ensure_index(self, team: str) -> bool:
-        """Create `team`'s index with its mapping unless it exists; True when created."""
-        from opensearchpy.exceptions import OpenSearchException, RequestError
+        """Create `team`'s index with its mapping unless it exists; True when created.
+
+        Another container creating it first (`resource_already_exists_exception`) counts as
+        existing. A 403 is retried after each of `propagation_delays`: right after a deploy
+        the data access policy (Serverless) or domain policy may not have reached every node
+        yet. A 403 that outlasts the backoff is an `IndexUnavailable` naming the policy.
+        """
+        from opensearchpy.exceptions import (
+            AuthorizationException,
+            OpenSearchException,
+            RequestError,
+        )
 
         name = self.index_name(team)
         if name in self._known:
             return False
-        try:
-            if self._client.indices.exists(index=name):
-                self._known.add(name)
-                return False
-            self._client.indices.create(index=name, body=index_body(self._dimensions))
-        except RequestError as error:
-            if error.error != "resource_already_exists_exception":
+        delays = iter(self._propagation_delays)
+        while True:
+            try:
+                created = self._create_if_missing(name)
+            except AuthorizationException as error:
+                delay = next(delays, None)
+                if delay is None:
+                    raise IndexUnavailable(
+                        f"search index {name}: access denied ({error.status_code}) after "
+                        f"{len(self._propagation_delays)} retries; check that this function's "
+                        "role is in the search access policy"
+                    ) from error
+                self._sleep(delay)
+                continue
+            except RequestError as error:
+                if error.error != "resource_already_exists_exception":
+                    raise IndexUnavailable(f"could not create search index: {error}") from error
+                created = False  # another writer created it first
+            except OpenSearchException as error:
                 raise IndexUnavailable(f"could not create search index: {error}") from error
-            self._known.add(name)  # another writer created it first
+            self._known.add(name)
+            return created
+
+    def _create_if_missing(self, name: str) -> bool:
+        if self._client.indices.exists(index=name):
             return False
-        except OpenSearchException as error:
-            raise IndexUnavailable(f"could not create search index: {error}") from error
-        self._known.add(name)
+        self._client.indices.create(index=name, body=index_body(self._dimensions))
         return True
 
     def _search_team(self, team: str, body: dict[str, Any]) -> dict[str, Any] | None:
