@@ -26,7 +26,12 @@ class SyncInput(_ToolInput):
 
 
 class SyncStatusInput(_ToolInput):
-    pass
+    run_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=80,
+        description="Report this background run (default: the team's most recent runs).",
+    )
 
 
 class InboxPutInput(_ToolInput):
@@ -74,6 +79,9 @@ class SyncOutput(BaseModel):
     memory_pruned: int | None = Field(default=None, exclude_if=_is_none)
     skipped: bool | None = Field(default=None, exclude_if=_is_none)
     reason: Literal["lock"] | None = Field(default=None, exclude_if=_is_none)
+    # cairn: a large team's sync runs in the background; `connectors` is then empty (nothing
+    # has run yet) and `run` names the run `sync_status` reports on.
+    run: SyncRunView | None = Field(default=None, exclude_if=_is_none)
 
 
 class ConnectorStatus(BaseModel):
@@ -82,14 +90,116 @@ class ConnectorStatus(BaseModel):
     last_sync: datetime | None
 
 
+RunKind = Literal["sync", "embeddings_build", "scheduled"]
+RunState = Literal["queued", "running", "succeeded", "failed", "skipped"]
+OPEN_RUN_STATES: frozenset[str] = frozenset({"queued", "running"})
+
+
+class SyncRun(BaseModel):
+    """One background run of the sync runner (a large team's `sync` or `embeddings_build`, or
+    a schedule firing): the record `sync_status` reports progress from. Counts only, never
+    content."""
+
+    run_id: str
+    kind: RunKind
+    source: str | None = None
+    state: RunState = "queued"
+    # What the run is doing now: connectors, documents, memories.
+    phase: str | None = None
+    done: int = 0
+    total: int | None = None
+    requested_by: str
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    # Written with every progress step: a running run whose heartbeat is older than the
+    # runner's longest life has died (timeout, crash) and is reported failed.
+    heartbeat_at: datetime | None = None
+    error: str | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class SyncRunView(BaseModel):
+    """A run as the sync tools report it."""
+
+    run_id: str
+    kind: RunKind
+    source: str | None = Field(default=None, exclude_if=_is_none)
+    state: RunState
+    phase: str | None = Field(default=None, exclude_if=_is_none)
+    done: int
+    total: int | None = Field(default=None, exclude_if=_is_none)
+    created_at: datetime
+    started_at: datetime | None = Field(default=None, exclude_if=_is_none)
+    finished_at: datetime | None = Field(default=None, exclude_if=_is_none)
+    error: str | None = Field(default=None, exclude_if=_is_none)
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
 class SyncStatusOutput(BaseModel):
     connectors: list[ConnectorStatus]
+    # cairn: the team's background runs, newest first (or the one `run_id` names).
+    runs: list[SyncRunView] = Field(default_factory=list)
 
 
 class InboxPutOutput(BaseModel):
     path: str
     # True when sync_immediately indexed it; false: it waits for the next sync.
     synced: bool = False
+
+
+class EmbeddingsBuildInput(_ToolInput):
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Only rebuild documents of this source (default: every source and the "
+        "team's memories).",
+    )
+
+
+class EmbeddingsBuildOutput(BaseModel):
+    total: int = Field(
+        description="Chunks indexed for the team (or the given source), memories included; 0 "
+        "when the build runs in the background (see `run`)."
+    )
+    run: SyncRunView | None = Field(default=None, exclude_if=_is_none)
+
+
+class ScheduleSetInput(_ToolInput):
+    every: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=20,
+        description="Sync every so often: a number and a unit, e.g. 15m, 2h, 1d (at least 5m).",
+    )
+    cron: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Or Scheduler's six cron fields in UTC, e.g. '0 6 * * ? *'.",
+    )
+
+
+class ScheduleGetInput(_ToolInput):
+    pass
+
+
+class SyncScheduleView(BaseModel):
+    """A team's sync schedule."""
+
+    team: str
+    schedule: str
+    expression: str
+    state: str | None = Field(default=None, exclude_if=_is_none)
+    last_fired_at: datetime | None = Field(default=None, exclude_if=_is_none)
+
+
+class ScheduleOutput(BaseModel):
+    schedule: SyncScheduleView | None
+
+
+class ScheduleDeleteOutput(BaseModel):
+    deleted: bool
 
 
 class InboxFile(BaseModel):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Protocol
 
-from shared.sync.models import InboxFile
+from shared.sync.models import InboxFile, SyncRun, SyncScheduleView
 
 
 class Inbox(Protocol):
@@ -38,6 +38,41 @@ class SyncState(Protocol):
 
     def last_syncs(self, team: str) -> dict[str, datetime]:
         """Each recorded source of the team with its last sync time."""
+        ...
+
+    def put_run(self, team: str, run: SyncRun) -> None:
+        """Create or replace the team's run record `run.run_id` (its runner is its one
+        writer once started)."""
+        ...
+
+    def get_run(self, team: str, run_id: str) -> SyncRun | None:
+        """The team's run of that id; None for another team's or an unknown id."""
+        ...
+
+    def recent_runs(self, team: str, limit: int) -> list[SyncRun]:
+        """The team's newest `limit` runs, newest first (run ids sort by creation time)."""
+        ...
+
+
+class RunLauncher(Protocol):
+    """Starts the sync runner on a run recorded as queued, without waiting for it: an
+    asynchronous Lambda invoke in AWS, a worker thread of the local server."""
+
+    def launch(self, team: str, run_id: str) -> None: ...
+
+
+class ScheduleBook(Protocol):
+    """A team's one sync schedule: EventBridge Scheduler in AWS, the database locally (where
+    the local server's scheduler fires it)."""
+
+    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
+        """Create or replace `team`'s schedule."""
+        ...
+
+    def get(self, team: str) -> SyncScheduleView | None: ...
+
+    def delete(self, team: str) -> bool:
+        """Remove `team`'s schedule; False when it had none."""
         ...
 
 

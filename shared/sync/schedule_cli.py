@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         schedules = _schedules(stack)
         if args.sync_command == "schedule":
             done = schedules.put(args.team, expression(every=args.every, cron=args.cron))
-            print(json.dumps(done))
+            print(json.dumps(done.model_dump(mode="json")))
         elif args.sync_command == "schedules":
             for schedule in schedules.list():
                 print(json.dumps(schedule))

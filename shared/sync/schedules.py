@@ -15,7 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
+
+from shared.sync.models import SyncScheduleView
 
 if TYPE_CHECKING:
     from mypy_boto3_scheduler import EventBridgeSchedulerClient
@@ -105,7 +108,7 @@ class SyncSchedules:
         self._client = client
         self._target = target
 
-    def put(self, team: str, schedule_expression: str) -> dict[str, Any]:
+    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
         """Create or replace `team`'s schedule."""
         name = schedule_name(team)
         arguments: dict[str, Any] = {
@@ -123,12 +126,31 @@ class SyncSchedules:
             "State": "ENABLED",
             "Description": f"cairn: sync team {team}",
         }
-        existing = self._names()
-        if name in existing:
+        if self._detail(name) is not None:
             self._client.update_schedule(**arguments)
         else:
             self._client.create_schedule(**arguments)
-        return {"team": team, "schedule": name, "expression": schedule_expression}
+        return SyncScheduleView(team=team, schedule=name, expression=schedule_expression)
+
+    def get(self, team: str) -> SyncScheduleView | None:
+        """`team`'s schedule, or None."""
+        detail = self._detail(schedule_name(team))
+        if detail is None:
+            return None
+        return SyncScheduleView(
+            team=team,
+            schedule=schedule_name(team),
+            expression=detail["ScheduleExpression"],
+            state=detail.get("State"),
+        )
+
+    def _detail(self, name: str) -> Any:
+        try:
+            return self._client.get_schedule(Name=name, GroupName=self._target.group)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+                return None
+            raise
 
     def list(self) -> list[dict[str, Any]]:
         """Every team's schedule in the stack's group."""
@@ -148,10 +170,12 @@ class SyncSchedules:
 
     def delete(self, team: str) -> bool:
         """Remove `team`'s schedule; False when it had none."""
-        name = schedule_name(team)
-        if name not in self._names():
-            return False
-        self._client.delete_schedule(Name=name, GroupName=self._target.group)
+        try:
+            self._client.delete_schedule(Name=schedule_name(team), GroupName=self._target.group)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ResourceNotFoundException":
+                return False
+            raise
         return True
 
     def _names(self) -> set[str]:

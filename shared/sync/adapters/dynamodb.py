@@ -1,5 +1,5 @@
 """Connector state and the sync lock in the sync table (`TEAM#<team>` / `LOCK#sync`,
-`TEAM#<team>` / `CONNECTOR#<source>`)."""
+`TEAM#<team>` / `CONNECTOR#<source>`), and background runs (`TEAM#<team>` / `RUN#<run id>`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,15 @@ from boto3.dynamodb.conditions import Key
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk
+from shared.sync.models import SyncRun
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
 _LOCK_SK = "LOCK#sync"
+_RUN = "RUN#"
+# Run records are progress reports, not data: DynamoDB's TTL collects them after 30 days.
+RUN_TTL_SECONDS = 30 * 86_400
 # DynamoDB's TTL only collects a lock a crashed sync never released, an hour after its lease.
 LOCK_TTL_GRACE_SECONDS = 3_600
 
@@ -74,3 +78,28 @@ class DynamoSyncState:
         return {
             str(item["source"]): datetime.fromisoformat(str(item["last_sync"])) for item in items
         }
+
+    def put_run(self, team: str, run: SyncRun) -> None:
+        self._table.put_item(
+            Item={
+                "pk": team_pk(team),
+                "sk": _RUN + run.run_id,
+                "body": run.model_dump_json(),
+                TTL_ATTRIBUTE: int(run.created_at.timestamp()) + RUN_TTL_SECONDS,
+            }
+        )
+
+    def get_run(self, team: str, run_id: str) -> SyncRun | None:
+        item = self._table.get_item(
+            Key={"pk": team_pk(team), "sk": _RUN + run_id}, ConsistentRead=True
+        ).get("Item")
+        return None if item is None else SyncRun.model_validate_json(str(item["body"]))
+
+    def recent_runs(self, team: str, limit: int) -> list[SyncRun]:
+        page = self._table.query(
+            KeyConditionExpression=Key("pk").eq(team_pk(team)) & Key("sk").begins_with(_RUN),
+            ScanIndexForward=False,
+            Limit=limit,
+            ConsistentRead=True,
+        )
+        return [SyncRun.model_validate_json(str(item["body"])) for item in page.get("Items", [])]

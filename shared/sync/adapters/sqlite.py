@@ -9,10 +9,12 @@ threads and processes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from shared.storage.sqlite import Database, Migration
+from shared.sync.models import SyncRun, SyncScheduleView
+from shared.sync.schedules import schedule_name
 
 MIGRATIONS = (
     Migration(
@@ -26,6 +28,20 @@ MIGRATIONS = (
             "CREATE TABLE sync_connectors ("
             " team TEXT NOT NULL, source TEXT NOT NULL, last_sync TEXT NOT NULL,"
             " PRIMARY KEY (team, source))",
+        ),
+    ),
+    Migration(
+        "sync",
+        2,
+        (
+            # Background runs; run ids sort by creation time, so the newest are the key's tail.
+            "CREATE TABLE sync_runs ("
+            " team TEXT NOT NULL, run_id TEXT NOT NULL, body TEXT NOT NULL,"
+            " PRIMARY KEY (team, run_id))",
+            # The local scheduler's schedules: one per team, read whole on each tick.
+            "CREATE TABLE sync_schedules ("
+            " team TEXT PRIMARY KEY, expression TEXT NOT NULL, created_at TEXT NOT NULL,"
+            " last_fired_at TEXT)",
         ),
     ),
 )
@@ -72,6 +88,33 @@ class SqliteSyncState:
         )
         return {row["source"]: datetime.fromisoformat(row["last_sync"]) for row in rows}
 
+    def put_run(self, team: str, run: SyncRun) -> None:
+        with self._db.write() as tx:
+            tx.execute(
+                "INSERT INTO sync_runs (team, run_id, body) VALUES (?, ?, ?)"
+                " ON CONFLICT (team, run_id) DO UPDATE SET body = excluded.body",
+                (team, run.run_id, run.model_dump_json()),
+            )
+
+    def get_run(self, team: str, run_id: str) -> SyncRun | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT body FROM sync_runs WHERE team = ? AND run_id = ?", (team, run_id))
+            .fetchone()
+        )
+        return None if row is None else SyncRun.model_validate_json(row["body"])
+
+    def recent_runs(self, team: str, limit: int) -> list[SyncRun]:
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT body FROM sync_runs WHERE team = ? ORDER BY run_id DESC LIMIT ?",
+                (team, limit),
+            )
+            .fetchall()
+        )
+        return [SyncRun.model_validate_json(row["body"]) for row in rows]
+
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the lock and connector items of the old DynamoDB-shaped snapshot (other items
         are ignored)."""
@@ -94,3 +137,70 @@ class SqliteSyncState:
                     continue
                 imported += 1
         return imported
+
+
+class SqliteScheduleBook:
+    """`ScheduleBook` on the embedded database, and what the local scheduler reads: every
+    team's schedule and when it last fired."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        db.migrate(MIGRATIONS)
+
+    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
+        now = datetime.now(UTC).isoformat()
+        with self._db.write() as tx:
+            # A replaced schedule starts counting afresh from now (as Scheduler's update does).
+            tx.execute(
+                "INSERT INTO sync_schedules (team, expression, created_at, last_fired_at)"
+                " VALUES (?, ?, ?, NULL) ON CONFLICT (team) DO UPDATE SET"
+                " expression = excluded.expression, created_at = excluded.created_at,"
+                " last_fired_at = NULL",
+                (team, schedule_expression, now),
+            )
+        return SyncScheduleView(
+            team=team, schedule=schedule_name(team), expression=schedule_expression, state="ENABLED"
+        )
+
+    def get(self, team: str) -> SyncScheduleView | None:
+        row = (
+            self._db.connection()
+            .execute("SELECT * FROM sync_schedules WHERE team = ?", (team,))
+            .fetchone()
+        )
+        return None if row is None else _schedule_view(row)
+
+    def delete(self, team: str) -> bool:
+        with self._db.write() as tx:
+            gone = tx.execute("DELETE FROM sync_schedules WHERE team = ?", (team,)).rowcount
+        return gone == 1
+
+    def all(self) -> list[tuple[SyncScheduleView, datetime]]:
+        """Every team's schedule with the time its period counts from (last fired, else
+        created)."""
+        rows = self._db.connection().execute("SELECT * FROM sync_schedules ORDER BY team")
+        return [
+            (_schedule_view(row), datetime.fromisoformat(row["last_fired_at"] or row["created_at"]))
+            for row in rows.fetchall()
+        ]
+
+    def mark_fired(self, team: str, expression: str, at: datetime) -> bool:
+        """Record that `team`'s schedule fired at `at`; False when it was replaced or deleted
+        meanwhile (then it must not fire)."""
+        with self._db.write() as tx:
+            changed = tx.execute(
+                "UPDATE sync_schedules SET last_fired_at = ? WHERE team = ? AND expression = ?",
+                (at.isoformat(), team, expression),
+            ).rowcount
+        return changed == 1
+
+
+def _schedule_view(row: Any) -> SyncScheduleView:
+    fired = row["last_fired_at"]
+    return SyncScheduleView(
+        team=row["team"],
+        schedule=schedule_name(row["team"]),
+        expression=row["expression"],
+        state="ENABLED",
+        last_fired_at=datetime.fromisoformat(fired) if fired else None,
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.sync.models import SyncRun
 from shared.sync.ports import SyncState
 from shared.sync.wiring import build_sync_state
 from tests.unit.storage.conftest import Backend
@@ -125,3 +126,46 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     assert not sqlite.acquire_lock("alpha", "new", T0 + timedelta(seconds=1), LEASE)
     assert sqlite.acquire_lock("alpha", "new", T0 + timedelta(seconds=LEASE + 1), LEASE)
     assert sqlite.acquire_lock("beta", "new", T0, LEASE)
+
+
+def _run(run_id: str, **fields: object) -> SyncRun:
+    return SyncRun.model_validate(
+        {"run_id": run_id, "kind": "sync", "requested_by": "tok", "created_at": T0, **fields}
+    )
+
+
+def test_a_run_record_is_replaced_by_its_progress_and_read_back_by_its_team_only(
+    state: SyncState,
+) -> None:
+    state.put_run("alpha", _run("run_20261101120000_a"))
+    progressed = _run(
+        "run_20261101120000_a",
+        state="running",
+        phase="documents",
+        done=40,
+        total=120,
+        started_at=T0,
+        heartbeat_at=T0 + timedelta(seconds=5),
+        counts={"chunks_indexed": 40},
+    )
+    state.put_run("alpha", progressed)
+
+    assert state.get_run("alpha", "run_20261101120000_a") == progressed
+    assert state.get_run("beta", "run_20261101120000_a") is None
+    assert state.get_run("alpha", "run_unknown") is None
+    assert state.recent_runs("beta", 5) == []
+
+
+def test_recent_runs_are_the_newest_first_and_at_most_the_limit(state: SyncState) -> None:
+    for second in range(4):
+        state.put_run("alpha", _run(f"run_2026110112000{second}_x"))
+    state.put_run("beta", _run("run_20261101120009_x"))
+    state.record_sync("alpha", "inbox", T0)  # connector rows are not runs
+
+    recent = state.recent_runs("alpha", 3)
+
+    assert [r.run_id for r in recent] == [
+        "run_20261101120003_x",
+        "run_20261101120002_x",
+        "run_20261101120001_x",
+    ]
