@@ -111,6 +111,11 @@ class Env:
     # Schedule triggers: the EventBridge Scheduler group and the role its schedules run under.
     WORKFLOW_SCHEDULE_GROUP: Final = "CAIRN_WORKFLOW_SCHEDULE_GROUP"
     WORKFLOW_SCHEDULER_ROLE_ARN: Final = "CAIRN_WORKFLOW_SCHEDULER_ROLE_ARN"
+    # Sync: the runner a large team's sync starts asynchronously, and the schedule group,
+    # role and runner the sync tools manage a team's schedule with.
+    SYNC_RUNNER_ARN: Final = "CAIRN_SYNC_RUNNER_ARN"
+    SYNC_SCHEDULE_GROUP: Final = "CAIRN_SYNC_SCHEDULE_GROUP"
+    SYNC_SCHEDULER_ROLE_ARN: Final = "CAIRN_SYNC_SCHEDULER_ROLE_ARN"
     STORAGE: Final = "CAIRN_STORAGE"  # dynamodb (AWS) | sqlite (the embedded default)
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"

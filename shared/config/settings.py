@@ -71,6 +71,12 @@ class Settings(BaseModel):
     workflow_log_group_arn: str | None = None
     workflow_schedule_group: str | None = None
     workflow_scheduler_role_arn: str | None = None
+    # Sync in AWS: the runner a large team's `sync`/`embeddings_build` invokes asynchronously
+    # (unset: a worker thread of this process runs it), and the schedule group and role the
+    # sync tools put a team's schedule in (unset: the database's schedules, fired locally).
+    sync_runner_arn: str | None = None
+    sync_schedule_group: str | None = None
+    sync_scheduler_role_arn: str | None = None
 
     @property
     def is_local(self) -> bool:
@@ -133,6 +139,9 @@ class Settings(BaseModel):
             if env.get(Env.COST_BUDGET_USD)
             else None,
             model_catalog=env.get(Env.MODEL_CATALOG) or None,
+            sync_runner_arn=env.get(Env.SYNC_RUNNER_ARN) or None,
+            sync_schedule_group=env.get(Env.SYNC_SCHEDULE_GROUP) or None,
+            sync_scheduler_role_arn=env.get(Env.SYNC_SCHEDULER_ROLE_ARN) or None,
             workflow_queue_url=env.get(Env.WORKFLOW_QUEUE_URL) or None,
             workflow_role_arn=env.get(Env.WORKFLOW_ROLE_ARN) or None,
             workflow_machine_prefix=env.get(
