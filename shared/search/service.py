@@ -224,11 +224,18 @@ class SearchService:
         self.index.delete_entity(team, entity_id)
         return True
 
-    def rebuild(self, team: str, source: str | None = None) -> int:
+    def rebuild(
+        self,
+        team: str,
+        source: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Re-index `team`'s documents (optionally one source) from the store; returns chunks.
 
         Index entries of documents the store no longer has are removed; memories are left to
         the memory service, which owns them (asking for source `memory` is an error).
+        `progress(documents done, documents in all)` is called after each batch (the sync
+        runner's progress report).
         """
         if source == MEMORY_SOURCE:
             raise InvalidArgument(
@@ -245,6 +252,8 @@ class SearchService:
             total += self._index_entities(
                 team, [(e, self.documents.chunks(team, e.id)) for e in batch]
             )
+            if progress is not None:
+                progress(start + len(batch), len(live))
         return total
 
     # ------------------------------------------------------------------ memories
