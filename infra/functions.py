@@ -109,6 +109,9 @@ WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {
     names.WORKER_KNOWLEDGE_ENRICHER: GroupAccess(
         read_write_tables=(names.TABLE_KNOWLEDGE,), search=True
     ),
+    # The event publisher reads the coordination table's stream (granted by its mapping in
+    # `infra.events`) and puts events on the bus (granted there too): no table, no bucket.
+    names.WORKER_EVENT_PUBLISHER: GroupAccess(),
 }
 
 # Powertools Tracer records a handler's response in its X-Ray segment unless this is "false".

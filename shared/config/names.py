@@ -40,9 +40,12 @@ WORKER_WORKFLOW_DISPATCHER: Final = "workflow_dispatcher"
 WORKER_KNOWLEDGE_ENRICHER: Final = "knowledge_enricher"
 # Runs one team's scheduled sync (connectors, pruning, index rebuild) when its schedule fires.
 WORKER_SYNC_RUNNER: Final = "sync_runner"
+# Forwards the domain events the coordination table's stream reports onto the event bus.
+WORKER_EVENT_PUBLISHER: Final = "event_publisher"
 WORKERS: Final[tuple[str, ...]] = (
     WORKER_CURATOR,
     WORKER_SYNC_RUNNER,
+    WORKER_EVENT_PUBLISHER,
     WORKER_WORKFLOW_DISPATCHER,
     WORKER_KNOWLEDGE_ENRICHER,
 )
@@ -102,6 +105,8 @@ class Env:
     # A Bedrock model the curator asks whether two memories contradict (unset: rules only).
     CURATOR_MODEL_ID: Final = "CAIRN_CURATOR_MODEL_ID"
     COST_BUDGET_USD: Final = "CAIRN_COST_BUDGET_USD"
+    # The stack's domain event bus (read by the event publisher's handler only).
+    EVENT_BUS_NAME: Final = "CAIRN_EVENT_BUS_NAME"
     # Workflows on Step Functions: the dispatch queue the compiled machines send steps to, the
     # role they run under, their name prefix and log group.
     WORKFLOW_QUEUE_URL: Final = "CAIRN_WORKFLOW_QUEUE_URL"

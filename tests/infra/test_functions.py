@@ -41,7 +41,13 @@ def test_there_is_exactly_one_function_per_tool_group_plus_the_gateway_and_the_w
 
 
 def test_no_worker_is_a_tool_group() -> None:
-    assert WORKERS == ("curator", "workflow_dispatcher", "sync_runner", "knowledge_enricher")
+    assert WORKERS == (
+        "curator",
+        "workflow_dispatcher",
+        "sync_runner",
+        "knowledge_enricher",
+        "event_publisher",
+    )
     assert not set(WORKERS) & set(GROUPS)
 
 
