@@ -21,6 +21,9 @@ environment itself.
 | oauth            | false        | add the OAuth authorization server (Cognito, infra/oauth) |
 | oauth_callback_urls | -         | comma-separated redirect URIs of the MCP clients (oauth)  |
 | curator_model    | -            | Bedrock model id the curator asks about contradictions  |
+| search           | see meaning  | domain (one small OpenSearch node; dev's default) or    |
+|                  |              | serverless (a vector collection; staging and prod)      |
+| reranker         | -            | bedrock:<model id>: rerank search results with it       |
 """
 
 from __future__ import annotations
@@ -65,6 +68,12 @@ class DeployConfig:
     oauth_callback_urls: tuple[str, ...] = ()
     # A Bedrock model (Converse) judging memory contradictions in the curator; None: rules.
     curator_model: str | None = None
+    # Where search runs: "domain" (a one-node managed OpenSearch domain, the cheap dev choice)
+    # or "serverless" (a vector collection: no operations, scales, 1-2 OCUs minimum).
+    search: str = "serverless"
+    # `bedrock:<model id>`: the functions that search rerank with that model (CAIRN_RERANKER)
+    # and may invoke exactly it; None: no reranking.
+    reranker: str | None = None
 
     @property
     def is_prod(self) -> bool:
@@ -131,6 +140,8 @@ class DeployConfig:
             oauth=oauth,
             oauth_callback_urls=callbacks,
             curator_model=_text(get("curator_model")),
+            search=_search(_text(get("search")), environment),
+            reranker=_reranker(_text(get("reranker"))),
         )
 
 
@@ -182,6 +193,34 @@ def _callback_urls(raw: str | None, oauth: bool) -> tuple[str, ...]:
                 "for a client on the user's machine)"
             )
     return urls
+
+
+SEARCH_CHOICES = ("domain", "serverless")
+
+
+def _search(value: str | None, environment: str) -> str:
+    """`domain` by default in dev (a small node costs a fraction of the minimum OCUs),
+    `serverless` in staging and prod."""
+    choice = value or ("domain" if environment == "dev" else "serverless")
+    if choice not in SEARCH_CHOICES:
+        raise ConfigError(
+            f"context `search` must be one of {', '.join(SEARCH_CHOICES)} (got {value!r})"
+        )
+    return choice
+
+
+def _reranker(value: str | None) -> str | None:
+    """`bedrock:<model id>` or nothing: in AWS only Bedrock's rerank models run (the local
+    cross-encoder's weights are not in the function bundle)."""
+    if value is None or value == "none":
+        return None
+    model = value.removeprefix("bedrock:")
+    if not value.startswith("bedrock:") or not re.fullmatch(r"[a-z0-9][a-z0-9.:-]*", model):
+        raise ConfigError(
+            f"context `reranker` must be bedrock:<model id>, e.g. bedrock:amazon.rerank-v1:0 "
+            f"(got {value!r})"
+        )
+    return value
 
 
 def _login_name() -> str:
