@@ -85,6 +85,8 @@ class Env:
     SEARCH_SERVICE: Final = "CAIRN_SEARCH_SERVICE"
     EMBEDDING_MODEL_ID: Final = "CAIRN_EMBEDDING_MODEL_ID"
     EMBEDDING_DIMENSIONS: Final = "CAIRN_EMBEDDING_DIMENSIONS"
+    # `bedrock:<model id>` in AWS (shared.search.wiring.build_reranker reads it).
+    RERANKER: Final = "CAIRN_RERANKER"
     PUBLIC_URL: Final = "CAIRN_PUBLIC_URL"
     # The optional OAuth authorization server (shared.auth.oauth): its issuer URL, the audience
     # its access tokens must carry (default: the public resource URL), its JWKS URL (default:
