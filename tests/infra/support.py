@@ -67,10 +67,18 @@ class Synth:
         found: dict[str, str] = {}
         for logical_id, resource in self.of_type("AWS::Lambda::Function").items():
             handler = resource["Properties"]["Handler"]
+            if logical_id == self.template_provider():
+                continue  # the search index template's custom resource: no cairn code
             assert handler.startswith("functions.")
             assert handler.endswith(".handler.handler")
             found[handler.split(".")[1]] = logical_id
         return found
+
+    def template_provider(self) -> str | None:
+        """Logical id of the search index template provider function, if the stack has one."""
+        search = self.stack.search
+        provider = search.node.try_find_child("TemplateProvider")
+        return self.logical_id(provider) if provider is not None else None
 
     def role_of(self, function: str) -> str:
         """Logical id of a function's execution role."""
