@@ -320,7 +320,7 @@ class Functions(Construct):
             environment.update(
                 {
                     Env.SEARCH_ENDPOINT: search.endpoint,
-                    Env.SEARCH_SERVICE: "aoss",
+                    Env.SEARCH_SERVICE: search.service,
                     Env.EMBEDDING_MODEL_ID: EMBEDDING_MODEL_ID,
                     Env.EMBEDDING_DIMENSIONS: str(EMBEDDING_DIMENSIONS),
                 }
@@ -338,6 +338,8 @@ class Functions(Construct):
                     ],
                 )
             )
+        if access.search and self._config.reranker:
+            self._grant_reranker(function, self._config.reranker, environment)
         if access.list_foundation_models:
             environment[Env.MODEL_CATALOG] = "bedrock"
             # ListFoundationModels has no resource-level permissions: "*" is its only form.
@@ -361,6 +363,39 @@ class Functions(Construct):
         for key, value in sorted(environment.items()):
             function.add_environment(key, value)
         return function
+
+    def _grant_reranker(
+        self, function: lambda_.Function, reranker: str, environment: dict[str, str]
+    ) -> None:
+        """`CAIRN_RERANKER=bedrock:<model>` and exactly what Bedrock's Rerank API needs for that
+        model: `bedrock:Rerank` (which has no resource-level form) and `bedrock:InvokeModel`
+        on the one model. Every function that searches builds the same search service, so each
+        gets both or neither."""
+        model = reranker.removeprefix("bedrock:")
+        environment[Env.RERANKER] = reranker
+        function.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["bedrock:InvokeModel"],
+                resources=[
+                    Stack.of(self).format_arn(
+                        service="bedrock",
+                        account="",
+                        resource="foundation-model",
+                        resource_name=model,
+                    )
+                ],
+            )
+        )
+        function.add_to_role_policy(
+            iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"])
+        )
+        suppress(
+            _role(function),
+            "IAM5",
+            "bedrock:Rerank supports no resource-level permissions; the rerank model itself is "
+            "granted by ARN (bedrock:InvokeModel).",
+            ["Resource::*"],
+        )
 
     def _grant_bucket_prefix(self, function: lambda_.Function, prefix: str) -> None:
         """Read, write and delete objects under `prefix/`, and list only that prefix."""

@@ -285,9 +285,9 @@ def test_search_groups_may_invoke_only_the_titan_embedding_model(synth: Synth, g
     assert f'::foundation-model/{EMBEDDING_MODEL_ID}"' in json.dumps(bedrock[0]["Resource"])
     assert "*" not in json.dumps(bedrock[0]["Resource"])
     env = _env(synth, group)
-    collection = synth.logical_id(synth.stack.search.collection)
-    assert env[Env.SEARCH_ENDPOINT] == {"Fn::GetAtt": [collection, "CollectionEndpoint"]}
-    assert env[Env.SEARCH_SERVICE] == "aoss"
+    search = synth.stack.search
+    assert env[Env.SEARCH_ENDPOINT] == synth.stack.resolve(search.endpoint)
+    assert env[Env.SEARCH_SERVICE] == search.service
     assert env[Env.EMBEDDING_MODEL_ID] == EMBEDDING_MODEL_ID
 
 
