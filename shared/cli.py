@@ -116,6 +116,7 @@ BENCHMARKS: dict[str, str] = {
     "curation": "precision and recall of conflict and duplicate detection on labelled pairs",
     "knowledge": "seed 003: ingest events/s, search_hybrid p50 at 10k/100k nodes, recall@10",
     "workflows": "per-step overhead of a 20-step workflow through a local server (p50/p99)",
+    "cost": "AWS cost per 1M typical tool calls and idle per month, dev and prod (prices.json)",
 }
 
 
