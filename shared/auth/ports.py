@@ -36,11 +36,16 @@ class TokenStore(Protocol):
         """Mark the token revoked (a repeat keeps the first time); None when there is none."""
         ...
 
-    def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
-        """Atomically add one to the token's counter for a window and return the new count.
+    def reserve_requests(
+        self, caller_id: str, window_start: int, expires_epoch: int, wanted: int, limit: int
+    ) -> int:
+        """Atomically take up to `wanted` requests of the window's budget of `limit`; return
+        how many were taken (0 once the window's budget is spent).
 
-        The window's counter is kept until `expires_epoch` (seconds); windows that expired by
-        `window_start` may be dropped, as a TTL would.
+        Reservations of all callers — threads, processes, containers — never add up to more
+        than `limit` per window: a gateway admits requests from its reserved slice without a
+        write per request. The window's counter is kept until `expires_epoch` (seconds);
+        windows that expired by `window_start` may be dropped, as a TTL would.
         """
         ...
 

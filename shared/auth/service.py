@@ -11,6 +11,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
+from shared.auth.cache import (
+    PROCESS,
+    CacheGroup,
+    RateBuckets,
+    Verified,
+    VerifiedTokens,
+    slice_size,
+)
 from shared.auth.contexts import (
     CONTEXT_NAMES,
     PRESETS,
@@ -27,6 +35,9 @@ from shared.auth.principal import Principal
 
 SECRET_PREFIX = "cairn_sk_"
 RATE_WINDOW_SECONDS = 60
+# How long a process trusts a token it verified before reading it again: the bound on how late a
+# revocation made elsewhere takes effect here (docs/infra.md, "Auth per request").
+DEFAULT_TOKEN_CACHE_SECONDS = 60.0
 
 
 def hash_secret(pepper: bytes, secret: str) -> str:
@@ -42,10 +53,17 @@ class TokenService:
         store: TokenStore,
         pepper: bytes,
         clock: Callable[[], float] = time.time,
+        cache_seconds: float = DEFAULT_TOKEN_CACHE_SECONDS,
+        cache_group: CacheGroup = PROCESS,
     ) -> None:
+        """`cache_seconds`: how long a verified token is trusted without reading it again (0:
+        read on every request). A revocation through any service of `cache_group` (by default
+        the whole process) evicts the token from all their caches at once."""
         self._store = store
         self._pepper = pepper
         self._clock = clock
+        self._verified = VerifiedTokens(cache_seconds, cache_group)
+        self._buckets = RateBuckets()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -104,11 +122,24 @@ class TokenService:
         return record.is_active(self._now())
 
     def authenticate(self, secret: str | None) -> tuple[Principal, TokenRecord]:
-        """The principal of an active token, or `InvalidToken`."""
+        """The principal of an active token, or `InvalidToken`.
+
+        A token verified less than `cache_seconds` ago is not read again (nor its team's
+        context); its expiry is still checked against the clock on every call.
+        """
         if not secret:
             raise InvalidToken("no bearer token")
-        record = self.find(secret)
-        if record is None or not self.is_active(record):
+        secret_hash = hash_secret(self._pepper, secret)
+        now = self._clock()
+        cached = self._verified.get(secret_hash, now)
+        if cached is not None:
+            if not cached.record.is_active(datetime.fromtimestamp(now, tz=UTC)):
+                raise InvalidToken("unknown, revoked or expired token")
+            return cached.principal, cached.record
+        record = self._store.get_by_hash(secret_hash)
+        if record is None or not record.is_active(datetime.fromtimestamp(now, tz=UTC)):
+            # Unknown and inactive tokens are not remembered: a token issued a moment later
+            # elsewhere works at once, and a refusal always reflects the store.
             raise InvalidToken("unknown, revoked or expired token")
         principal = Principal(
             team=record.team,
@@ -121,11 +152,13 @@ class TokenService:
             token_expires_at=record.expires_at,
             rate_limit_per_minute=record.rate_limit_per_minute,
         )
+        self._verified.put(secret_hash, Verified(record, principal, now))
         return principal, record
 
     def _allowed_tools(self, record: TokenRecord) -> frozenset[str] | None:
         if record.context is not None:
-            # Read per request: a team's change to a preset reaches its tokens at once.
+            # Read with the token (so within the cache bound): a team's change to a preset reaches
+            # its tokens at once in the process that made it, within `cache_seconds` elsewhere.
             return allowed_tools(
                 record.context, self._store.get_context(record.team, record.context)
             )
@@ -143,12 +176,23 @@ class TokenService:
 
     def limit(self, caller_id: str, per_minute: int) -> None:
         """Count one request of `caller_id` (a token id, or `oauth:<sub>`) in the current
-        minute; `RateLimited` once it is over `per_minute`."""
+        minute; `RateLimited` once it is over `per_minute`.
+
+        Requests are admitted from a slice of the minute's budget reserved in the store (one
+        write per slice, see `shared.auth.cache.slice_size`); all processes together never
+        admit more than `per_minute` in a minute.
+        """
         now = self._clock()
         window_start = int(now // RATE_WINDOW_SECONDS * RATE_WINDOW_SECONDS)
         window_end = window_start + RATE_WINDOW_SECONDS
-        count = self._store.count_request(caller_id, window_start, window_end + 300)
-        if count > per_minute:
+        admitted = self._buckets.take(caller_id, window_start)
+        if admitted is None:
+            granted = self._store.reserve_requests(
+                caller_id, window_start, window_end + 300, slice_size(per_minute), per_minute
+            )
+            self._buckets.add(caller_id, window_start, granted)
+            admitted = granted > 0
+        if not admitted:
             raise RateLimited(max(1, math.ceil(window_end - now)))
 
     def list_team(self, team: str) -> list[TokenRecord]:
@@ -179,11 +223,13 @@ class TokenService:
             updated_by=by,
         )
         self._store.put_context(request.team, context)
+        self._verified.group.evict(team=request.team)
         return next(v for v in self.contexts(request.team) if v.name == request.name)
 
     def reset_context(self, team: str, name: ContextName) -> ContextView:
         """Return `team` to the preset of context `name`."""
         self._store.delete_context(team, name)
+        self._verified.group.evict(team=team)
         return next(v for v in self.contexts(team) if v.name == name)
 
     def revoke(self, token_id: str) -> Revocation:
@@ -209,6 +255,8 @@ class TokenService:
                     revoked = self._store.revoke(child.token_id, revoked_at)
                     if revoked is not None:
                         also_revoked.append(revoked)
+        # This process refuses them from now on; others within their cache bound.
+        self._verified.group.evict(token_ids=seen)
         return Revocation(record=record, also_revoked=tuple(also_revoked))
 
 

@@ -50,4 +50,8 @@ def build_token_service(
     """Token service on the configured store; local mode wraps the store to serialize its
     writes."""
     store = build_token_store()
-    return TokenService(wrap_store(store) if wrap_store else store, resolve_pepper(settings))
+    return TokenService(
+        wrap_store(store) if wrap_store else store,
+        resolve_pepper(settings),
+        cache_seconds=settings.token_cache_seconds,
+    )

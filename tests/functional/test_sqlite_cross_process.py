@@ -119,27 +119,29 @@ def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: P
 
 REQUESTS = 150
 RATE_WINDOW = 1_800_000_000
+RATE_LIMIT = 200
 
 
-def _count_requests(path: str, _: str, start: multiprocessing.synchronize.Event) -> list[int]:
+def _reserve_requests(path: str, _: str, start: multiprocessing.synchronize.Event) -> list[int]:
     from shared.auth.adapters.sqlite import SqliteTokenStore
 
     store = SqliteTokenStore(Database(Path(path)))
     start.wait()
     return [
-        store.count_request("tok_shared", RATE_WINDOW, RATE_WINDOW + 360) for _ in range(REQUESTS)
+        store.reserve_requests("tok_shared", RATE_WINDOW, RATE_WINDOW + 360, 1, RATE_LIMIT)
+        for _ in range(REQUESTS)
     ]
 
 
-def test_two_processes_counting_one_rate_window_lose_no_request(tmp_path: Path) -> None:
+def test_two_processes_reserving_one_rate_window_share_its_limit_exactly(tmp_path: Path) -> None:
     from shared.auth.adapters.sqlite import SqliteTokenStore
 
     path = tmp_path / "cairn.db"
     store = SqliteTokenStore(Database(path))
-    counts_one, counts_two = _race(_count_requests, path, ("one", "two"))
-    # Each request saw its own count: the two processes' counts interleave into 1..2N exactly.
-    assert sorted(counts_one + counts_two) == list(range(1, 2 * REQUESTS + 1))
-    assert store.count_request("tok_shared", RATE_WINDOW, RATE_WINDOW + 360) == 2 * REQUESTS + 1
+    granted_one, granted_two = _race(_reserve_requests, path, ("one", "two"))
+    # 300 asked for, 200 there: together the processes got exactly the limit, none lost.
+    assert sum(granted_one) + sum(granted_two) == RATE_LIMIT
+    assert store.reserve_requests("tok_shared", RATE_WINDOW, RATE_WINDOW + 360, 1, RATE_LIMIT) == 0
 
 
 SYNC_TEAMS = 60

@@ -121,16 +121,29 @@ class DynamoTokenStore:
         response = self._table.delete_item(Key=_context_key(team, name), ReturnValues="ALL_OLD")
         return bool(response.get("Attributes"))
 
-    def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
-        # One atomic ADD per request: concurrent gateways never lose a count.
-        response = self._table.update_item(
-            Key={"pk": _rate_pk(token_id, window_start), "sk": RATE_SK},
-            UpdateExpression="ADD request_count :one SET #ttl = :ttl",
-            ExpressionAttributeNames={"#ttl": TTL_ATTRIBUTE},
-            ExpressionAttributeValues={":one": 1, ":ttl": expires_epoch},
-            ReturnValues="UPDATED_NEW",
-        )
-        return int(response["Attributes"]["request_count"])  # type: ignore[arg-type]
+    def reserve_requests(
+        self, caller_id: str, window_start: int, expires_epoch: int, wanted: int, limit: int
+    ) -> int:
+        # One conditional ADD per slice: the counter never passes `limit`, whatever many
+        # gateways reserve at once. A lost condition returns the counter as it was, so the
+        # retry asks for exactly what is left (the remainder only shrinks: the loop ends).
+        key = {"pk": _rate_pk(caller_id, window_start), "sk": RATE_SK}
+        wanted = min(wanted, limit)
+        while wanted > 0:
+            try:
+                update_if(
+                    self._table,
+                    key,
+                    "ADD request_count :n SET #ttl = :ttl",
+                    "attribute_not_exists(request_count) OR request_count <= :most",
+                    names={"#ttl": TTL_ATTRIBUTE},
+                    values={":n": wanted, ":most": limit - wanted, ":ttl": expires_epoch},
+                )
+                return wanted
+            except ConditionLost as lost:
+                used = int((lost.item or {}).get("request_count", 0))
+                wanted = min(wanted, limit - used)
+        return 0
 
 
 def _context(item: dict[str, Any]) -> TeamContext:

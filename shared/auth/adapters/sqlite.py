@@ -2,9 +2,9 @@
 
 `tokens`: one row per token keyed by its secret's hash, the record as JSON beside the columns that
 lookups select on (id, team, issuer, creation time). `rate_windows`: one counter per token and
-minute; a request is one upsert (`INSERT … ON CONFLICT DO UPDATE SET count = count + 1
-RETURNING count`) inside a `BEGIN IMMEDIATE` transaction, so concurrent requests — other threads,
-other processes — never lose a count. Windows past their expiry are deleted when a new window
+minute, counting the requests reserved from its budget; a reservation reads and raises it inside
+one `BEGIN IMMEDIATE` transaction, so concurrent reservations — other threads, other processes —
+never lose a count nor pass the limit. Windows past their expiry are deleted when a new window
 opens (what DynamoDB's TTL does for the AWS adapter).
 """
 
@@ -140,21 +140,32 @@ class SqliteTokenStore:
                 raise RuntimeError(f"token {token_id} changed during its revocation")
         return revoked
 
-    def count_request(self, token_id: str, window_start: int, expires_epoch: int) -> int:
-        # Scratch state: atomic across threads and processes, but not worth an fsync per request.
+    def reserve_requests(
+        self, caller_id: str, window_start: int, expires_epoch: int, wanted: int, limit: int
+    ) -> int:
+        # Scratch state: atomic across threads and processes (BEGIN IMMEDIATE), but not worth
+        # an fsync per slice.
         with self._db.write(durable=False) as tx:
-            row = tx.execute(
+            opened = tx.execute(
                 "INSERT INTO rate_windows (token_id, window_start, count, expires_at)"
-                " VALUES (?, ?, 1, ?) ON CONFLICT (token_id, window_start)"
-                " DO UPDATE SET count = count + 1, expires_at = excluded.expires_at"
-                " RETURNING count",
-                (token_id, window_start, expires_epoch),
-            ).fetchone()
-            count = int(row["count"])
-            if count == 1:
+                " VALUES (?, ?, 0, ?) ON CONFLICT (token_id, window_start) DO NOTHING",
+                (caller_id, window_start, expires_epoch),
+            ).rowcount
+            if opened == 1:
                 # A new window opened: the windows that ended by its start are dead weight.
                 tx.execute("DELETE FROM rate_windows WHERE expires_at <= ?", (window_start,))
-        return count
+            row = tx.execute(
+                "SELECT count FROM rate_windows WHERE token_id = ? AND window_start = ?",
+                (caller_id, window_start),
+            ).fetchone()
+            granted = max(0, min(wanted, limit - int(row["count"])))
+            if granted:
+                tx.execute(
+                    "UPDATE rate_windows SET count = count + ?, expires_at = ?"
+                    " WHERE token_id = ? AND window_start = ?",
+                    (granted, expires_epoch, caller_id, window_start),
+                )
+        return granted
 
     def put_context(self, team: str, context: TeamContext) -> None:
         with self._db.write() as tx:

@@ -106,11 +106,28 @@ def test_revoking_an_unknown_token_finds_none(store: TokenStore) -> None:
     assert untouched.revoked_at is None
 
 
-def test_requests_count_per_token_and_window(store: TokenStore) -> None:
-    assert [store.count_request("tok_a", WINDOW, WINDOW + 360) for _ in range(3)] == [1, 2, 3]
-    assert store.count_request("tok_b", WINDOW, WINDOW + 360) == 1
-    assert store.count_request("tok_a", WINDOW + 60, WINDOW + 420) == 1
-    assert store.count_request("tok_a", WINDOW, WINDOW + 360) == 4
+def reserve(store: TokenStore, caller: str, window: int, wanted: int, limit: int = 10) -> int:
+    return store.reserve_requests(caller, window, window + 360, wanted, limit)
+
+
+def test_reservations_take_slices_of_a_window_budget_per_caller(store: TokenStore) -> None:
+    assert [reserve(store, "tok_a", WINDOW, 4) for _ in range(2)] == [4, 4]
+    # Only what is left of the 10: a slice is cut down, never overdrawn.
+    assert reserve(store, "tok_a", WINDOW, 4) == 2
+    assert reserve(store, "tok_a", WINDOW, 4) == 0
+    assert reserve(store, "tok_a", WINDOW, 1) == 0
+    # Another caller and another window have budgets of their own.
+    assert reserve(store, "tok_b", WINDOW, 4) == 4
+    assert reserve(store, "tok_a", WINDOW + 60, 4) == 4
+
+
+def test_a_slice_larger_than_the_limit_takes_the_limit(store: TokenStore) -> None:
+    assert reserve(store, "tok_a", WINDOW, 50, limit=3) == 3
+    assert reserve(store, "tok_a", WINDOW, 1, limit=3) == 0
+
+
+def test_one_request_at_a_time_counts_exactly_to_the_limit(store: TokenStore) -> None:
+    assert [reserve(store, "tok_a", WINDOW, 1, limit=3) for _ in range(5)] == [1, 1, 1, 0, 0]
 
 
 def test_an_expired_window_is_dropped_when_a_later_window_opens(
@@ -119,9 +136,9 @@ def test_an_expired_window_is_dropped_when_a_later_window_opens(
     """SQLite deletes windows whose expiry passed; DynamoDB carries the expiry as the item's TTL."""
     from shared.config import names
 
-    store.count_request("tok_a", WINDOW, WINDOW + 360)
-    store.count_request("tok_b", WINDOW + 300, WINDOW + 660)
-    store.count_request("tok_a", WINDOW + 360, WINDOW + 720)
+    reserve(store, "tok_a", WINDOW, 1)
+    reserve(store, "tok_b", WINDOW + 300, 1)
+    reserve(store, "tok_a", WINDOW + 360, 1)
     if backend.is_sqlite:
         rows = (
             backend.database()
@@ -137,28 +154,28 @@ def test_an_expired_window_is_dropped_when_a_later_window_opens(
         assert expiry[f"RATE#tok_a#{WINDOW + 360}"] == WINDOW + 720
 
 
-def test_concurrent_requests_are_all_counted(backend: Backend, store: TokenStore) -> None:
+def test_concurrent_reservations_never_pass_the_limit(backend: Backend, store: TokenStore) -> None:
     if not backend.is_sqlite:
-        pytest.skip("moto's atomic counters are not atomic across threads (DynamoDB's are)")
-    threads_count, requests = 8, 25
-    seen: list[int] = []
+        pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
+    threads_count, attempts, limit = 8, 25, 500
+    granted: list[int] = []
     guard = threading.Lock()
     barrier = threading.Barrier(threads_count)
 
     def hammer() -> None:
         barrier.wait()
-        counts = [store.count_request("tok_a", WINDOW, WINDOW + 360) for _ in range(requests)]
+        slices = [reserve(store, "tok_a", WINDOW, 3, limit) for _ in range(attempts)]
         with guard:
-            seen.extend(counts)
+            granted.extend(slices)
 
     threads = [threading.Thread(target=hammer) for _ in range(threads_count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    # Every request got its own count: none lost, none repeated.
-    assert sorted(seen) == list(range(1, threads_count * requests + 1))
-    assert store.count_request("tok_a", WINDOW, WINDOW + 360) == threads_count * requests + 1
+    # 600 asked for, 500 there: every request of the budget handed out once, none beyond it.
+    assert sum(granted) == limit
+    assert reserve(store, "tok_a", WINDOW, 1, limit) == 0
 
 
 def test_concurrent_revocations_agree_on_one_time(backend: Backend, store: TokenStore) -> None:
@@ -196,7 +213,7 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     dynamo.put(secret_hash(2), token(2, issued_by="tok_0001", expires_at=T0 + timedelta(days=1)))
     dynamo.put(secret_hash(3), token(3, team="beta"))
     dynamo.revoke("tok_0002", "2026-11-02T00:00:00+00:00")
-    dynamo.count_request("tok_0001", WINDOW, WINDOW + 360)
+    reserve(dynamo, "tok_0001", WINDOW, 1)
     items = list(backend.table(names.TABLE_TOKENS).scan()["Items"])
     sqlite = SqliteTokenStore(Database(tmp_path / "migrated.db"))
     # Three tokens; the rate window and the foreign record are left behind.
@@ -205,4 +222,4 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
         assert sqlite.get_by_hash(secret_hash(number)) == dynamo.get_by_hash(secret_hash(number))
     assert sqlite.list_team("alpha") == dynamo.list_team("alpha")
     assert sqlite.list_issued_by("alpha", "tok_0001") == dynamo.list_issued_by("alpha", "tok_0001")
-    assert sqlite.count_request("tok_0001", WINDOW, WINDOW + 360) == 1
+    assert reserve(sqlite, "tok_0001", WINDOW, 10) == 10
