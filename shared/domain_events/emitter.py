@@ -32,7 +32,7 @@ class DomainEvents:
         self._sink: DomainEventSink = sink if sink is not None else _Discard()
         self._clock = clock
 
-    def emit(self, team: str, kind: Kind, actor: str, **fields: FieldValue) -> None:
+    def emit(self, team: str, kind: Kind, actor: str, /, **fields: FieldValue) -> None:
         """Record one event of `team` caused by `actor`; never raises."""
         event = DomainEvent(
             kind=kind,

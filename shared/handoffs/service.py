@@ -8,6 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.handoffs.models import Claim, Handoff, HandoffSummary
 from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilter, UnknownHandoff
 from shared.handoffs.sections import REQUIRED_SECTIONS, section_problem
@@ -21,9 +23,15 @@ def new_handoff_id() -> str:
 class HandoffService:
     """Seed 002's store_handoff / list_handoffs / claim_handoff over a `HandoffStore`."""
 
-    def __init__(self, store: HandoffStore, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: HandoffStore,
+        clock: Callable[[], float] = time.time,
+        events: DomainEvents | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
+        self._events = events or DomainEvents()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -61,6 +69,9 @@ class HandoffService:
             status="open",
         )
         self._store.create(principal.team, handoff)
+        self._events.emit(
+            principal.team, Kind.HANDOFF_STORED, principal.actor, handoff_id=handoff.id
+        )
         return handoff.summary()
 
     def list_open(
@@ -106,7 +117,7 @@ class HandoffService:
             claimed_at=self._now(),
         )
         try:
-            return self._store.claim(principal.team, handoff_id, claim)
+            claimed = self._store.claim(principal.team, handoff_id, claim)
         except UnknownHandoff as exc:
             raise NotFound(
                 f"`handoff_id`: no handoff with id {handoff_id!r} in your team; use an id "
@@ -126,3 +137,11 @@ class HandoffService:
                 field="handoff_id",
                 holder=holder,
             ) from exc
+        self._events.emit(
+            principal.team,
+            Kind.HANDOFF_CLAIMED,
+            principal.actor,
+            handoff_id=claimed.id,
+            created_by=claimed.created_by,
+        )
+        return claimed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.domain_events.wiring import build_domain_events
 from shared.handoffs.ports import HandoffStore
 from shared.handoffs.service import HandoffService
 
@@ -20,4 +21,4 @@ def build_handoff_store() -> HandoffStore:
 
 @runtime.cached
 def build_handoff_service() -> HandoffService:
-    return HandoffService(build_handoff_store())
+    return HandoffService(build_handoff_store(), events=build_domain_events())

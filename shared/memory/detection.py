@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final, Literal, Protocol
 
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.memory.models import Finding, Memory
 from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
 
@@ -40,6 +42,8 @@ from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, Mem
 # starts the X-Ray tracer, which tool modules (imported for specs only) must not pay for.
 logger = logging.getLogger("cairn.memory.detection")
 
+# The actor of what detection finds: no caller waits on it (the stream-fed curator in AWS).
+CURATOR_ACTOR: Final = "curator"
 DUPLICATE_COSINE = 0.925
 CONFLICT_COSINE = 0.575
 VALUE_COSINE = 0.9
@@ -361,6 +365,7 @@ class Detector:
         findings: FindingStore,
         judge_pair: ContradictionJudge = judge,
         clock: Callable[[], float] = time.time,
+        events: DomainEvents | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -368,6 +373,7 @@ class Detector:
         self._findings = findings
         self._judge = judge_pair
         self._clock = clock
+        self._events = events or DomainEvents()
 
     def detect(self, team: str, memory_id: str) -> list[Finding]:
         """The findings newly recorded for `memory_id` (none when it is not an active memory,
@@ -403,6 +409,15 @@ class Detector:
                 )
                 if self._findings.add(team, finding):
                     added.append(finding)
+                    # Only a newly recorded conflict: detecting it again (a replayed stream
+                    # record) adds nothing, so it is announced once.
+                    self._events.emit(
+                        team,
+                        Kind.MEMORY_CONFLICT_DETECTED,
+                        CURATOR_ACTOR,
+                        finding_id=finding.id,
+                        memory_ids=finding.members,
+                    )
         if duplicates:
             members = sorted([memory.id, *duplicates])
             cluster = Finding(

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.memory.lifecycle_models import QueryStatus, ReviewOutcome
 from shared.memory.models import (
     ACTIVE_STATUSES,
@@ -108,12 +110,14 @@ class Lifecycle:
         findings: FindingStore,
         clock: Callable[[], float] = time.time,
         detection: CurationQueue | None = None,
+        events: DomainEvents | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._findings = findings
         self._clock = clock
         self._detection = detection
+        self._events = events or DomainEvents()
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -131,6 +135,13 @@ class Lifecycle:
         """A proposal: stored, never indexed, invisible to recall and search until approved."""
         memory = self._new(principal, "proposed", "proposed", **claim)
         self._store.create(principal.team, memory)
+        self._events.emit(
+            principal.team,
+            Kind.MEMORY_PROPOSAL_AWAITING_REVIEW,
+            principal.actor,
+            memory_id=memory.id,
+            memory_kind=memory.kind,
+        )
         return memory
 
     def _new(

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
 from shared.memory.lifecycle import REVIEW_SCOPE, Lifecycle
 from shared.memory.models import (
     ACTIVE_STATUSES,
@@ -68,6 +69,7 @@ class MemoryService:
         *,
         findings: FindingStore,
         detection: CurationQueue | None = None,
+        events: DomainEvents | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -75,7 +77,9 @@ class MemoryService:
         self._curation = curation
         self._detection = detection
         # Seed 000's advanced memory tools, on the same store and index (shared.memory.lifecycle).
-        self.lifecycle = Lifecycle(store, index, findings, clock=clock, detection=detection)
+        self.lifecycle = Lifecycle(
+            store, index, findings, clock=clock, detection=detection, events=events
+        )
 
     def now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.domain_events.wiring import build_domain_events
 from shared.memory.curator import Curator, InlineCuration
 from shared.memory.detection import BackgroundDetection, Detector
 from shared.memory.ports import FindingStore, MemoryStore
@@ -60,8 +61,11 @@ def build_detector() -> Detector:
             index,
             build_finding_store(),
             judge_pair=BedrockJudge(client, settings.curator_model_id),
+            events=build_domain_events(),
         )
-    return Detector(build_memory_store(), index, index, build_finding_store())
+    return Detector(
+        build_memory_store(), index, index, build_finding_store(), events=build_domain_events()
+    )
 
 
 @runtime.cached
@@ -88,4 +92,5 @@ def build_memory_service() -> MemoryService:
         curation=InlineCuration(build_curator(), detection) if inline else None,
         findings=build_finding_store(),
         detection=detection,
+        events=build_domain_events(),
     )

@@ -28,8 +28,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
 from shared.orchestrator.tasks.ports import TaskConflict
+from shared.orchestrator.tasks.service import task_fields
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from shared.workflows.cron import CronError, next_fire
 from shared.workflows.definition import parse_definition, resolve
@@ -106,12 +109,14 @@ class WorkflowService:
         machines: StateMachines | None = None,
         clock: Callable[[], float] = time.time,
         schedules: Schedules | None = None,
+        events: DomainEvents | None = None,
     ) -> None:
         self._store = store
         self._tasks = tasks
         self._machines = machines
         self._schedules = schedules
         self._clock = clock
+        self._events = events or DomainEvents()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -245,6 +250,7 @@ class WorkflowService:
             )
             workflow = workflow.model_copy(update={"state_machine_arn": arn})
         self._store.create_execution(team, execution)
+        self._events.emit(team, Kind.WORKFLOW_STARTED, started_by, **_execution_fields(execution))
         updated = workflow.model_copy(
             update={
                 "current_execution_id": execution.id,
@@ -641,6 +647,7 @@ class WorkflowService:
             if execution is None:
                 raise NotFound(f"no execution {execution_id!r} in your team")
             fx = _Effects()
+            before = execution.status
             if not decide(execution, fx):
                 return False
             execution.revision += 1
@@ -648,6 +655,15 @@ class WorkflowService:
                 self._store.save_execution(team, execution)
             except StaleWrite:
                 continue
+            if execution.status != before and execution.status in _END_EVENTS:
+                # The engine ends an execution (its last step, a failed step, a cancel): the
+                # event's actor is who started it; a cancel's caller is in its `error`.
+                self._events.emit(
+                    team,
+                    _END_EVENTS[execution.status],
+                    execution.started_by,
+                    **_execution_fields(execution),
+                )
             self._apply(team, fx)
             return True
         raise Conflict(f"execution {execution_id!r} is changing too fast; retry")
@@ -669,6 +685,7 @@ class WorkflowService:
     def _create_task(self, team: str, task: Task) -> None:
         if self._tasks.get(team, task.id) is None:
             self._tasks.create(team, task)
+            self._events.emit(team, Kind.TASK_CREATED, task.created_by, **task_fields(task))
 
     def _workflow(self, team: str, workflow_id: str) -> Workflow:
         workflow = self._store.get(team, workflow_id)
@@ -745,6 +762,23 @@ class WorkflowService:
 
     def definition_of(self, principal: Principal, workflow_id: str) -> WorkflowDefinition:
         return self._workflow(principal.team, workflow_id).definition
+
+
+_END_EVENTS: dict[str, Kind] = {
+    "completed": Kind.WORKFLOW_SUCCEEDED,
+    "failed": Kind.WORKFLOW_FAILED,
+    "cancelled": Kind.WORKFLOW_CANCELLED,
+}
+
+
+def _execution_fields(execution: Execution) -> dict[str, str | int | None]:
+    """What a workflow event carries: ids, version and status (never inputs or errors)."""
+    return {
+        "workflow_id": execution.workflow_id,
+        "execution_id": execution.id,
+        "version": execution.version,
+        "status": execution.status,
+    }
 
 
 def _check_size(field: str, value: Any, limit: int) -> None:

@@ -10,6 +10,7 @@ import os
 
 from shared import runtime
 from shared.config import names
+from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
 from shared.workflows.service import WorkflowService
@@ -70,4 +71,5 @@ def build_workflow_service() -> WorkflowService:
         build_task_store(),
         build_state_machines(),
         schedules=build_schedules(),
+        events=build_domain_events(),
     )

@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.orchestrator.costs.models import BudgetLine, CostGroup, CostRecord
 from shared.orchestrator.costs.ports import CostLedger
 from shared.tools.errors import InvalidArgument
@@ -29,6 +31,8 @@ PERIODS: dict[str, timedelta | None] = {
     "month": timedelta(days=30),
     "all": None,
 }
+# The period whose spend a report is checked against the budget: cost.budget's default.
+BUDGET_PERIOD = "30d"
 
 
 GROUP_KEYS: dict[str, Callable[[CostRecord], str | None]] = {
@@ -80,10 +84,12 @@ class CostService:
         ledger: CostLedger,
         budget_usd: float | None = None,
         clock: Callable[[], float] = time.time,
+        events: DomainEvents | None = None,
     ) -> None:
         self._ledger = ledger
         self._budget_usd = budget_usd
         self._clock = clock
+        self._events = events or DomainEvents()
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -109,7 +115,28 @@ class CostService:
             agent_id=agent_id, cost_usd=cost, reported_by=principal.actor, reported_at=now, **fields
         )
         self._ledger.record(principal.team, record)
+        self._check_budget(principal, record)
         return cost
+
+    def _check_budget(self, principal: Principal, record: CostRecord) -> None:
+        """`Budget Exceeded` when this report takes the team's spend over the budget period
+        across the limit: once per crossing, not for every report after it. (Two reports
+        racing across it may both see the crossing: consumers de-duplicate on the period.)"""
+        limit = self._budget_usd
+        if limit is None or record.cost_usd <= 0:
+            return
+        spent = sum(r.cost_usd for r in self.records(principal, BUDGET_PERIOD))
+        if spent > limit >= spent - record.cost_usd:
+            self._events.emit(
+                principal.team,
+                Kind.BUDGET_EXCEEDED,
+                principal.actor,
+                period=BUDGET_PERIOD,
+                limit_usd=limit,
+                spent_usd=round(spent, 6),
+                agent_id=record.agent_id,
+                workflow_id=record.workflow_id,
+            )
 
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
         """The team's reports of the period ending now, oldest first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.costs.ports import CostLedger
 from shared.orchestrator.costs.service import CostService
 
@@ -20,4 +21,8 @@ def build_cost_ledger() -> CostLedger:
 
 
 def build_cost_service() -> CostService:
-    return CostService(build_cost_ledger(), budget_usd=runtime.settings().cost_budget_usd)
+    return CostService(
+        build_cost_ledger(),
+        budget_usd=runtime.settings().cost_budget_usd,
+        events=build_domain_events(),
+    )

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.models import RESERVED_PREFIX
 from shared.orchestrator.events.models import Event
 from shared.orchestrator.events.ports import RETENTION, EventLog
 from shared.tools.errors import InvalidArgument
@@ -38,6 +39,14 @@ class EventService:
         self._publish_listeners.append(listener)
 
     def publish(self, principal: Principal, event_type: str, payload: dict[str, Any]) -> str:
+        if event_type.startswith(RESERVED_PREFIX):
+            # cairn's own domain events share the log; an agent may not forge one (they are
+            # forwarded to the team's EventBridge bus, where rules trust their source).
+            raise InvalidArgument(
+                f"`event_type` {event_type!r} is reserved: types beginning with "
+                f"{RESERVED_PREFIX!r} are cairn's domain events; pick another prefix",
+                field="event_type",
+            )
         size = len(json.dumps(payload).encode())
         if size > MAX_PAYLOAD_BYTES:
             raise InvalidArgument(

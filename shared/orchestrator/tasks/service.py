@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.emitter import DomainEvents
+from shared.domain_events.models import Kind
 from shared.orchestrator.ports import AgentDirectory
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
 from shared.orchestrator.tasks.ports import (
@@ -40,6 +42,18 @@ logger = logging.getLogger("cairn.tasks")
 FinishListener = Callable[[str, Task], None]
 
 
+def task_fields(task: Task) -> dict[str, str | None]:
+    """What a task's domain events carry: ids and status, never its text."""
+    return {
+        "task_id": task.id,
+        "status": task.status,
+        "workflow_id": task.workflow_id,
+        "workflow_step_id": task.workflow_step_id,
+        "parent_task_id": task.parent_task_id,
+        "requires_capability": task.requires_capability,
+    }
+
+
 def new_task_id() -> str:
     return "tsk_" + secrets.token_hex(12)
 
@@ -50,10 +64,12 @@ class TaskService:
         store: TaskStore,
         agents: AgentDirectory,
         clock: Callable[[], float] = time.time,
+        events: DomainEvents | None = None,
     ) -> None:
         self._store = store
         self._agents = agents
         self._clock = clock
+        self._events = events or DomainEvents()
         self._finish_listeners: list[FinishListener] = []
 
     def on_finish(self, listener: FinishListener) -> None:
@@ -93,6 +109,7 @@ class TaskService:
             **fields,
         )
         self._store.create(team, task)
+        self._events.emit(team, Kind.TASK_CREATED, principal.actor, **task_fields(task))
         return task
 
     def delegate(
@@ -170,9 +187,24 @@ class TaskService:
         self._check_capacity(principal, now)
         expires = now + timedelta(seconds=LEASE_SECONDS)
         try:
-            return self._store.claim(team, task_id, principal.actor, now, expires, task.fence)
+            claimed = self._store.claim(team, task_id, principal.actor, now, expires, task.fence)
         except ClaimLost as lost:
             raise self._claim_lost(task_id, lost.current) from lost
+        if task.status != "pending":
+            # The claim took over a lease that ran out: expiry is decided when the task is
+            # next claimed (there is no reaper), so the requeue is recorded here, before the
+            # new claim.
+            self._events.emit(
+                team,
+                Kind.TASK_REQUEUED,
+                principal.actor,
+                **task_fields(task),
+                previous_holder=task.claimed_by,
+            )
+        self._events.emit(
+            team, Kind.TASK_CLAIMED, principal.actor, **task_fields(claimed), fence=claimed.fence
+        )
+        return claimed
 
     def start(self, principal: Principal, task_id: str) -> None:
         now = self._now()
@@ -196,6 +228,12 @@ class TaskService:
             )
         except ClaimNotHeld as lost:
             raise self._not_yours(task_id, principal, lost.current, _VERB[status]) from lost
+        self._events.emit(
+            team,
+            Kind.TASK_COMPLETED if status == "completed" else Kind.TASK_FAILED,
+            principal.actor,
+            **task_fields(finished),
+        )
         for listener in self._finish_listeners:
             try:
                 listener(team, finished)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
+from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.ports import AgentDirectory
 from shared.orchestrator.tasks.ports import TaskStore
 from shared.orchestrator.tasks.service import TaskService
@@ -22,4 +23,4 @@ def build_task_store() -> TaskStore:
 
 
 def build_task_service(agents: AgentDirectory) -> TaskService:
-    return TaskService(build_task_store(), agents)
+    return TaskService(build_task_store(), agents, events=build_domain_events())

@@ -1,0 +1,18 @@
+"""Builds the services' `DomainEvents` (the one place its sink is chosen).
+
+Every storage records domain events to the team's event log: locally that is where they end
+(`event.poll` reads them); in AWS the log is the outbox the event publisher forwards to the
+bus from the coordination table's stream, so no group function calls EventBridge itself.
+"""
+
+from __future__ import annotations
+
+from shared import runtime
+from shared.domain_events.adapters.event_log import EventLogSink
+from shared.domain_events.emitter import DomainEvents
+from shared.orchestrator.events.wiring import build_event_log
+
+
+@runtime.cached
+def build_domain_events() -> DomainEvents:
+    return DomainEvents(EventLogSink(build_event_log()))
