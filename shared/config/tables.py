@@ -56,9 +56,12 @@ SYNC: Final = TableSpec(logical_id=names.TABLE_SYNC)
 # The orchestrator's agents and tasks. Open tasks (pending, claimed, running) carry `queue_pk`,
 # so the sparse `open_tasks` index lists exactly what may be polled, by priority then age.
 OPEN_TASKS_INDEX: Final = "open_tasks"
+# Its stream feeds the event publisher: the team's event log here is the outbox of domain
+# events (shared.domain_events.publisher).
 COORDINATION: Final = TableSpec(
     logical_id=names.TABLE_COORDINATION,
     indexes=(IndexSpec(name=OPEN_TASKS_INDEX, partition_key="queue_pk", sort_key="queue_sk"),),
+    stream=True,
 )
 
 # Persona sessions (seed 004), their messages and model choices. `sessions_by_owner` lists a
