@@ -54,14 +54,22 @@ class GroupAccess:
     token_admin: bool = False
     # bedrock:ListFoundationModels (the model catalog of the persona set_model tools).
     list_foundation_models: bool = False
+    # Appends domain events to the team's event log (shared.domain_events), the outbox the
+    # event publisher drains: dynamodb:PutItem on the coordination table and nothing else there.
+    domain_events: bool = False
 
 
 GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
-    names.GROUP_MEMORY: GroupAccess(read_write_tables=(names.TABLE_MEMORIES,), search=True),
+    # Memory proposals and the conflicts the curator finds are domain events.
+    names.GROUP_MEMORY: GroupAccess(
+        read_write_tables=(names.TABLE_MEMORIES,), search=True, domain_events=True
+    ),
     names.GROUP_SEARCH: GroupAccess(
         read_tables=(names.TABLE_DOCUMENTS, names.TABLE_MEMORIES), search=True
     ),
-    names.GROUP_HANDOFFS: GroupAccess(read_write_tables=(names.TABLE_HANDOFFS,)),
+    names.GROUP_HANDOFFS: GroupAccess(
+        read_write_tables=(names.TABLE_HANDOFFS,), domain_events=True
+    ),
     # Sync indexes the inbox into documents, prunes expired memories and keeps its lock/state.
     names.GROUP_SYNC: GroupAccess(
         read_write_tables=(names.TABLE_SYNC, names.TABLE_DOCUMENTS, names.TABLE_MEMORIES),
@@ -82,6 +90,8 @@ GROUP_ACCESS: Final[Mapping[str, GroupAccess]] = {
         read_write_tables=(names.TABLE_SESSIONS, names.TABLE_MEMORIES),
         search=True,
         list_foundation_models=True,
+        # Its engrams are memories: conflicts detected around them are domain events.
+        domain_events=True,
     ),
     # Workflow records live beside the tasks their steps become (the coordination table).
     names.GROUP_WORKFLOWS: GroupAccess(read_write_tables=(names.TABLE_COORDINATION,)),
@@ -303,6 +313,10 @@ class Functions(Construct):
         for logical_id in access.read_tables:
             data.table(logical_id).grant_read_data(function)
             environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
+        if access.domain_events and names.TABLE_COORDINATION not in read_write_tables:
+            coordination = data.table(names.TABLE_COORDINATION)
+            coordination.grant(function, "dynamodb:PutItem")
+            environment[names.TABLE_ENV[names.TABLE_COORDINATION]] = coordination.table_name
         indexed = [
             data.table(logical_id)
             for logical_id in (*read_write_tables, *access.read_tables)

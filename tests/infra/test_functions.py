@@ -148,11 +148,17 @@ def test_the_gateway_reads_and_writes_only_the_tokens_table(synth: Synth) -> Non
     assert _env(synth, "gateway")[Env.TOKENS_TABLE] == {"Ref": tables[names.TABLE_TOKENS]}
 
 
-def test_the_memory_function_reaches_only_the_memories_table(synth: Synth) -> None:
+def test_the_memory_function_reaches_only_the_memories_table_and_appends_events(
+    synth: Synth,
+) -> None:
     tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
     assert "dynamodb:PutItem" in synth.actions_on("memory", tables[names.TABLE_MEMORIES])
+    # Domain events (proposals, conflicts) are appended to the event log: a put, no read.
+    coordination = tables[names.TABLE_COORDINATION]
+    assert synth.actions_on("memory", coordination) == {"dynamodb:PutItem"}
+    assert _env(synth, "memory")[Env.COORDINATION_TABLE] == {"Ref": coordination}
     for logical_id, table_id in tables.items():
-        if logical_id != names.TABLE_MEMORIES:
+        if logical_id not in (names.TABLE_MEMORIES, names.TABLE_COORDINATION):
             assert not synth.actions_on("memory", table_id), logical_id
     dynamo_statements = [
         s for s in synth.statements_of("memory") if "dynamodb:" in json.dumps(s["Action"])
@@ -161,15 +167,17 @@ def test_the_memory_function_reaches_only_the_memories_table(synth: Synth) -> No
         assert json.dumps(statement["Resource"]).count("Arn") == 1
 
 
-def test_the_handoffs_function_reaches_only_the_handoffs_table_and_no_search(
+def test_the_handoffs_function_reaches_only_the_handoffs_table_appends_events_no_search(
     synth: Synth,
 ) -> None:
     tables = {k: synth.logical_id(t) for k, t in synth.stack.data.tables.items()}
     # A claim is one conditional UpdateItem; the open-handoff list is a Query on the index.
     actions = synth.actions_on(names.GROUP_HANDOFFS, tables[names.TABLE_HANDOFFS])
     assert {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"} <= actions
+    coordination = tables[names.TABLE_COORDINATION]
+    assert synth.actions_on(names.GROUP_HANDOFFS, coordination) == {"dynamodb:PutItem"}
     for logical_id, table_id in tables.items():
-        if logical_id != names.TABLE_HANDOFFS:
+        if logical_id not in (names.TABLE_HANDOFFS, names.TABLE_COORDINATION):
             assert not synth.actions_on(names.GROUP_HANDOFFS, table_id), logical_id
     policy = json.dumps(synth.statements_of(names.GROUP_HANDOFFS))
     assert "aoss:" not in policy

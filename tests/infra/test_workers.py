@@ -122,12 +122,16 @@ def test_the_curator_reaches_only_the_memories_table_the_collection_titan_and_it
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"} <= synth.actions_on(
         CURATOR, memories
     )
+    # The conflicts it finds are domain events, appended to the event log: a put, no read.
+    coordination = tables[names.TABLE_COORDINATION]
+    assert synth.actions_on(CURATOR, coordination) == {"dynamodb:PutItem"}
     for logical_id, table_id in tables.items():
-        if logical_id != names.TABLE_MEMORIES:
+        if logical_id not in (names.TABLE_MEMORIES, names.TABLE_COORDINATION):
             assert not synth.actions_on(CURATOR, table_id), logical_id
     allowed = {
         json.dumps({"Fn::GetAtt": [memories, "Arn"]}),
         json.dumps({"Fn::GetAtt": [memories, "StreamArn"]}),
+        json.dumps({"Fn::GetAtt": [coordination, "Arn"]}),
         json.dumps({"Fn::GetAtt": [synth.logical_id(synth.stack.search.collection), "Arn"]}),
         json.dumps({"Fn::GetAtt": [_dead_letters(synth), "Arn"]}),
     }
