@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from shared.console import console_router
 from shared.console.oauth import ConsoleOAuth
-from shared.observability import logger
+from shared.observability import logger, running_in_lambda
 from shared.protocol import jsonrpc
 from shared.protocol.gateway import HttpReply, McpGateway
 from shared.protocol.json_input import surrogate_problem
@@ -60,18 +60,35 @@ def _internal_error(request_id: Any) -> Response:
 
 
 def create_app(
-    gateway: McpGateway, *, title: str = "cairn", console_oauth: ConsoleOAuth | None = None
+    gateway: McpGateway,
+    *,
+    title: str = "cairn",
+    console_oauth: ConsoleOAuth | None = None,
+    offload: bool | None = None,
 ) -> FastAPI:
-    """Routes: POST /mcp (GET and DELETE answer 405), and the RFC 9728 metadata document."""
+    """Routes: POST /mcp (GET and DELETE answer 405), and the RFC 9728 metadata document.
+
+    `offload` runs each MCP request in a worker thread (default: everywhere but Lambda).
+    """
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    # Under uvicorn tool calls block on I/O (DynamoDB, the index): keep the event loop free for
+    # the other connections. A Lambda container serves one request at a time, and under Mangum
+    # every invocation is a new root task, so anyio stops its worker thread when the invocation
+    # ends: offloading there started a new thread per request (`cairn bench cost` counted 41 in
+    # 41 calls) for an event loop nobody else was waiting on.
+    threaded = not running_in_lambda() if offload is None else offload
 
     @app.post(MCP_PATH)
     async def mcp_post(request: Request) -> Response:
         body = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
-        # Tool calls block on I/O (DynamoDB, the index): keep the event loop free.
         try:
-            reply = await run_in_threadpool(gateway.handle_post, body, headers, _base_url(request))
+            if threaded:
+                reply = await run_in_threadpool(
+                    gateway.handle_post, body, headers, _base_url(request)
+                )
+            else:
+                reply = gateway.handle_post(body, headers, _base_url(request))
         except Exception:
             logger.exception("request failed outside the gateway's error model")
             return _internal_error(None)
