@@ -190,8 +190,8 @@ def admitted(containers: list[TokenService], secret: str, picks: list[int]) -> i
 
 @pytest.mark.parametrize(
     ("containers_count", "weights"),
-    [(8, None), (8, [10, 1, 1, 1, 1, 1, 1, 1]), (4, [1, 2, 4, 8])],
-    ids=["even", "one-hot", "skewed"],
+    [(8, None), (8, [10, 1, 1, 1, 1, 1, 1, 1]), (4, [1, 2, 4, 8]), (8, [1, 0, 0, 0, 0, 0, 0, 0])],
+    ids=["even", "one-hot", "skewed", "all-on-one"],
 )
 def test_containers_sharing_a_limit_admit_within_ten_percent_of_it(
     store: CountingStore, containers_count: int, weights: list[int] | None
@@ -202,8 +202,12 @@ def test_containers_sharing_a_limit_admit_within_ten_percent_of_it(
     secret, _ = issue(containers[0], rate_limit_per_minute=limit)
     rng = random.Random(containers_count)
     store.calls.clear()
-    # Twice the limit within one window, spread over the containers.
-    picks = rng.choices(range(containers_count), weights=weights, k=2 * limit)
+    # Every container serves a first request (and reserves a slice), then twice the limit
+    # within the window, spread over the containers by the weights.
+    picks = [
+        *range(containers_count),
+        *rng.choices(range(containers_count), weights=weights, k=2 * limit),
+    ]
     first = admitted(containers, secret, picks)
     assert limit * 0.9 <= first <= limit
     # Far fewer store writes than requests: one per slice, and a spent window writes no more.
