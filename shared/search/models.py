@@ -223,12 +223,6 @@ class GetChunkInput(_ToolInput):
     )
 
 
-class EmbeddingsBuildInput(_ToolInput):
-    source: str | None = Field(
-        default=None, description="Only rebuild documents of this source (default: all)."
-    )
-
-
 class SearchReferencesInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -327,10 +321,6 @@ class ChunkOut(BaseModel):
 
 class GetChunkOutput(BaseModel):
     chunk: ChunkOut | None
-
-
-class EmbeddingsBuildOutput(BaseModel):
-    total: int = Field(description="Chunks indexed for the team (or the given source).")
 
 
 class ReferenceOut(BaseModel):

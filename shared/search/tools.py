@@ -1,5 +1,6 @@
-"""The search tool group: seed 000's search, get, get_chunk, embeddings_build and seed 002's
-search_references.
+"""The search tool group: seed 000's search, get, get_chunk and seed 002's search_references
+(seed 000's embeddings_build is the sync group's: it rebuilds memories too, and a large team's
+build runs in the background — `shared.sync.tools`).
 
 Importing this module is cheap (the gateway imports it for tool specs only): the service, and
 with it numpy, the tokenizer and the model, is built on the first call.
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 from shared.config import names
 from shared.search.models import (
-    EmbeddingsBuildInput,
-    EmbeddingsBuildOutput,
     GetChunkInput,
     GetChunkOutput,
     GetInput,
@@ -22,7 +21,7 @@ from shared.search.models import (
 )
 from shared.search.service import SearchService
 from shared.search.wiring import build_search_service
-from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import READ_ONLY, ToolContext, ToolGroup
 
 MEMORY_READ = ("memory.read",)
 
@@ -80,23 +79,6 @@ def get_chunk(ctx: ToolContext[SearchService], args: GetChunkInput) -> GetChunkO
         include_memory=ctx.principal.has_any_scope(MEMORY_READ),
     )
     return GetChunkOutput(chunk=chunk)
-
-
-@GROUP.tool(
-    name="embeddings_build",
-    title="Rebuild the search index",
-    description="Rebuild the team's search index (chunks and embeddings) from the stored "
-    "documents, optionally for one source. Unchanged text reuses cached embeddings. Returns "
-    "the number of chunks indexed.",
-    scopes=("sync",),
-    # Rewrites derived index entries only (never a user's data); the same call converges to
-    # the same index.
-    annotations=Annotations(read_only=False, destructive=False, idempotent=True, open_world=False),
-)
-def embeddings_build(
-    ctx: ToolContext[SearchService], args: EmbeddingsBuildInput
-) -> EmbeddingsBuildOutput:
-    return EmbeddingsBuildOutput(total=ctx.service.rebuild(ctx.principal.team, args.source))
 
 
 @GROUP.tool(

@@ -117,6 +117,8 @@ class SyncRun(BaseModel):
     heartbeat_at: datetime | None = None
     error: str | None = None
     counts: dict[str, int] = Field(default_factory=dict)
+    # The run took the team's sync lock when it was queued and releases it when it ends.
+    holds_lock: bool = False
 
 
 class SyncRunView(BaseModel):

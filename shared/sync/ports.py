@@ -18,6 +18,10 @@ class Inbox(Protocol):
 
     def files(self, team: str) -> Iterator[InboxFile]: ...
 
+    def names(self, team: str) -> Iterator[str]:
+        """The team's file names, without reading the files (to size a sync cheaply)."""
+        ...
+
 
 class SyncState(Protocol):
     """Per team: when each connector last synced, and the lease that keeps syncs one at a time."""

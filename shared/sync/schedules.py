@@ -72,6 +72,21 @@ def expression(*, every: str | None = None, cron: str | None = None) -> str:
     return f"rate({count} {unit if count != 1 else unit[:-1]})"
 
 
+_RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
+
+
+def rate_seconds(schedule_expression: str) -> int | None:
+    """The period of `rate(n unit)` in seconds; None for a `cron(...)`.
+
+    >>> rate_seconds("rate(15 minutes)"), rate_seconds("cron(0 6 * * ? *)")
+    (900, None)
+    """
+    match = _RATE.match(schedule_expression)
+    if match is None:
+        return None
+    return int(match.group(1)) * {"m": 60, "h": 3600, "d": 86400}[match.group(2)[0]]
+
+
 class ScheduledSync(BaseModel):
     """What a schedule hands the runner."""
 

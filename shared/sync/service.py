@@ -5,6 +5,11 @@ The one connector every deployment has is `inbox`: files put by `inbox_put` are 
 documents of source `inbox`, incrementally by content hash, and files removed from the inbox are
 tombstoned. `sync` holds the team's sync lock (a lease, one conditional write) and answers
 `{"skipped": true, "reason": "lock"}` while another sync holds it; `sync_run` runs without it.
+
+On a large team (more than `LARGE_TEAM_ITEMS` documents, memories and inbox files) `sync`,
+`sync_run` and `embeddings_build` do not run inside the tool call (24 s): they record a queued
+run, start the sync runner on it (`shared.sync.runs`) and answer at once with the run;
+`sync_status` reports its progress. A team's schedule (`sync_schedule_*`) is managed here too.
 """
 
 from __future__ import annotations
@@ -15,27 +20,49 @@ import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, Protocol
 
 from shared.auth.principal import Principal
+from shared.memory.ports import MemoryStore
 from shared.search.models import DocumentInput
-from shared.search.service import SearchService
+from shared.search.service import MEMORY_SOURCE, SearchService
 from shared.sync.models import (
     INBOX_EXTENSIONS,
     ConnectorResult,
     ConnectorStatus,
     InboxFile,
+    RunKind,
     SyncOutput,
+    SyncRunView,
+    SyncScheduleView,
     SyncStats,
+    SyncStatusOutput,
 )
-from shared.sync.ports import FileExists, Inbox, SyncState
-from shared.tools.errors import InvalidArgument
+from shared.sync.ports import FileExists, Inbox, RunLauncher, ScheduleBook, SyncState
+from shared.sync.runs import RunExecutor, lock_holder, new_run, view
+from shared.sync.schedules import ScheduleError, expression
+from shared.tools.errors import InvalidArgument, NotFound, ToolError
 
 INBOX_SOURCE = "inbox"
 CONNECTORS = (INBOX_SOURCE,)
 LOCK_LEASE_SECONDS = 900
+# A team with more documents, memories and inbox files than this syncs and rebuilds in the
+# background: a rebuild re-embeds what the embedding cache lacks (Titan: one request per
+# chunk), and a sync reads every inbox file and memory; past this size that no longer fits a
+# 24 s tool call (docs/infra.md, "Long runs"). Counting stops at the threshold: a cheap check.
+LARGE_TEAM_ITEMS = 500
+# How many recent runs sync_status lists.
+STATUS_RUNS = 5
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class RunnerUnavailable(ToolError):
+    """The sync runner could not be started; the run is recorded failed and may be retried."""
+
+    code = "unavailable"
+    status = 503
 
 
 class MemoryPruner(Protocol):
@@ -76,18 +103,43 @@ class SyncService:
         state: SyncState,
         inbox: Inbox,
         clock: Callable[[], float] = time.time,
+        *,
+        memory_store: MemoryStore,
+        launcher: Callable[[], RunLauncher] | None = None,
+        schedules: Callable[[], ScheduleBook] | None = None,
+        large_team: int = LARGE_TEAM_ITEMS,
     ) -> None:
         self._search = search
         self._memories = memories
         self._state = state
         self._inbox = inbox
         self._clock = clock
+        self._memory_store = memory_store
+        self._launcher = launcher
+        self._schedules = schedules
+        self.large_team = large_team
+        # The work of a background run; also what the sync runner function executes.
+        self.runs = RunExecutor(
+            state, search, memory_store, self.connector_counts, lambda: self._clock()
+        )
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
 
-    def sync(self, principal: Principal, *, source: str | None, lock: bool) -> SyncOutput:
-        """Run the team's connectors (all, or `source`) and prune expired memories."""
+    def now(self) -> datetime:
+        """The service's clock (injected in tests)."""
+        return self._now()
+
+    @property
+    def state(self) -> SyncState:
+        """The sync state store (the runner records scheduled runs in it)."""
+        return self._state
+
+    def sync(
+        self, principal: Principal, *, source: str | None, lock: bool, background: bool = True
+    ) -> SyncOutput:
+        """Run the team's connectors (all, or `source`) and prune expired memories; on a large
+        team (with `background`), start a background run instead and answer with it."""
         team = principal.team
         if source is not None and source not in CONNECTORS:
             raise InvalidArgument(
@@ -95,6 +147,11 @@ class SyncService:
                 "them, or omit it to sync every source",
                 field="source",
             )
+        if background and self.is_large(team):
+            started = self._start(principal, "sync", source=None, lock=lock)
+            if started is None:
+                return SyncOutput(skipped=True, reason="lock")
+            return SyncOutput(connectors=[], run=started)
         holder = f"{principal.actor}:{secrets.token_hex(4)}"
         if lock and not self._state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
             return SyncOutput(skipped=True, reason="lock")
@@ -105,6 +162,154 @@ class SyncService:
             if lock:
                 self._state.release_lock(team, holder)
         return SyncOutput(connectors=results, memory_pruned=pruned)
+
+    def connector_counts(self, team: str) -> dict[str, int]:
+        """A background run's connector step: every connector and the memory pruning (the
+        run holds the lock, or was asked to run without it), as counts."""
+        result = self._run_inbox(team)
+        return {
+            "entities_seen": result.stats.entities_seen,
+            "chunks_written": result.stats.chunks_written,
+            "entities_tombstoned": result.stats.entities_tombstoned,
+            "memory_pruned": self._memories.prune_expired(team),
+        }
+
+    def is_large(self, team: str) -> bool:
+        """More than `large_team` documents, memories and inbox files (counting stops past
+        it, so a large team costs at most that many item reads to recognise)."""
+        limit = self.large_team + 1
+        seen = 0
+        for items in (
+            lambda: self._search.documents.iter_entities(team),
+            lambda: self._memory_store.iter_team(team),
+            lambda: self._inbox.names(team),
+        ):
+            seen += sum(1 for _ in islice(items(), limit - seen))
+            if seen >= limit:
+                return True
+        return False
+
+    def embeddings_build(
+        self, principal: Principal, *, source: str | None
+    ) -> tuple[int, SyncRunView | None]:
+        """Rebuild the team's index from the stores: documents (one source, or all) and, with
+        no `source`, the memories. A large team's build runs in the background: `(0, run)`."""
+        team = principal.team
+        if source == MEMORY_SOURCE:
+            raise InvalidArgument(
+                "`source` 'memory' is not a document source (got 'memory'); omit `source` to "
+                "rebuild every source and the memories, or give a document source (e.g. inbox)",
+                field="source",
+            )
+        if self.is_large(team):
+            started = self._start(principal, "embeddings_build", source=source, lock=False)
+            assert started is not None  # no lock asked for: always started
+            return 0, started
+        total = self._search.rebuild(team, source)
+        if source is None:
+            total += self.runs.reindex_memories(team)["memories_indexed"]
+        return total, None
+
+    def _start(
+        self, principal: Principal, kind: RunKind, *, source: str | None, lock: bool
+    ) -> SyncRunView | None:
+        """Record a queued run and start the runner on it; None while another sync holds the
+        team's lock (when `lock`)."""
+        if self._launcher is None:
+            raise RunnerUnavailable(
+                "this deployment cannot start background runs (no sync runner configured)"
+            )
+        team, now = principal.team, self._now()
+        run = new_run(kind, source=source, requested_by=principal.actor, now=now, holds_lock=lock)
+        if lock and not self._state.acquire_lock(
+            team, lock_holder(run.run_id), now, LOCK_LEASE_SECONDS
+        ):
+            return None
+        self._state.put_run(team, run)
+        try:
+            self._launcher().launch(team, run.run_id)
+        except Exception as exc:
+            failed = run.model_copy(
+                update={"state": "failed", "finished_at": self._now(), "error": str(exc)[:500]}
+            )
+            self._state.put_run(team, failed)
+            if lock:
+                self._state.release_lock(team, lock_holder(run.run_id))
+            raise RunnerUnavailable(
+                f"could not start the background run ({type(exc).__name__}); nothing was "
+                "changed: call again shortly"
+            ) from exc
+        return view(run, now)
+
+    def start_scheduled(self, team: str, schedule: str) -> SyncRunView | None:
+        """A schedule fired (the local scheduler): queue a `scheduled` run of `team` under the
+        sync lock; None while another sync holds it."""
+        principal = Principal(
+            team=team,
+            token_id=f"schedule:{schedule}",
+            token_name=schedule,
+            scopes=frozenset({"sync"}),
+        )
+        return self._start(principal, "scheduled", source=None, lock=True)
+
+    def status_report(self, principal: Principal, run_id: str | None) -> SyncStatusOutput:
+        """`sync_status`: the connectors and sources, and the background runs."""
+        if run_id is not None:  # an unknown run is an error before anything else is read
+            runs = self.runs_status(principal, run_id)
+            return SyncStatusOutput(connectors=self.status(principal), runs=runs)
+        return SyncStatusOutput(
+            connectors=self.status(principal), runs=self.runs_status(principal, None)
+        )
+
+    def runs_status(self, principal: Principal, run_id: str | None) -> list[SyncRunView]:
+        """The team's recent background runs, newest first, or the one `run_id` names."""
+        team, now = principal.team, self._now()
+        if run_id is None:
+            return [view(r, now) for r in self._state.recent_runs(team, STATUS_RUNS)]
+        run = self._state.get_run(team, run_id)
+        if run is None:
+            raise NotFound(
+                f"`run_id`: your team has no sync run {run_id!r}; omit `run_id` to list the "
+                "recent runs",
+                field="run_id",
+            )
+        return [view(run, now)]
+
+    # ------------------------------------------------------------------ schedules
+
+    def _book(self) -> ScheduleBook:
+        if self._schedules is None:
+            raise InvalidArgument(
+                "this deployment has no sync schedule group configured "
+                "(CAIRN_SYNC_SCHEDULE_GROUP); ask its operator",
+                field="every",
+            )
+        return self._schedules()
+
+    def schedule_set(
+        self, principal: Principal, *, every: str | None, cron: str | None
+    ) -> SyncScheduleView:
+        """Create or replace the caller's team's sync schedule (its own only)."""
+        field = "cron" if cron is not None else "every"
+        try:
+            schedule_expression = expression(every=every, cron=cron)
+            if cron is not None:
+                from shared.workflows.cron import CronError, check
+
+                try:
+                    check(schedule_expression)
+                except CronError as exc:
+                    raise ScheduleError(f"--cron: {exc}") from exc
+        except ScheduleError as exc:
+            message = str(exc).replace("--every", "`every`").replace("--cron", "`cron`")
+            raise InvalidArgument(message, field=field) from exc
+        return self._book().put(principal.team, schedule_expression)
+
+    def schedule_get(self, principal: Principal) -> SyncScheduleView | None:
+        return self._book().get(principal.team)
+
+    def schedule_delete(self, principal: Principal) -> bool:
+        return self._book().delete(principal.team)
 
     def _run_inbox(self, team: str) -> ConnectorResult:
         started = self._now()
@@ -200,6 +405,6 @@ class SyncService:
                     "`sync_immediately`, or use a token that has `sync`)",
                     field="sync_immediately",
                 )
-            synced = self.sync(principal, source=INBOX_SOURCE, lock=True)
+            synced = self.sync(principal, source=INBOX_SOURCE, lock=True, background=False)
             return path, not synced.skipped
         return path, False

@@ -1,11 +1,18 @@
-"""The sync tool group: seed 000's sync, sync_status, sync_run and inbox_put."""
+"""The sync tool group: seed 000's sync, sync_status, sync_run, embeddings_build and inbox_put,
+and cairn's own sync_schedule_set / sync_schedule_get / sync_schedule_delete (a team's schedule)."""
 
 from __future__ import annotations
 
 from shared.config import names
 from shared.sync.models import (
+    EmbeddingsBuildInput,
+    EmbeddingsBuildOutput,
     InboxPutInput,
     InboxPutOutput,
+    ScheduleDeleteOutput,
+    ScheduleGetInput,
+    ScheduleOutput,
+    ScheduleSetInput,
     SyncInput,
     SyncOutput,
     SyncStatusInput,
@@ -14,6 +21,12 @@ from shared.sync.models import (
 from shared.sync.service import SyncService
 from shared.sync.wiring import build_sync_service
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+
+# On a large team sync, sync_run and embeddings_build answer at once with a background run.
+_LARGE = (
+    " On a large team the work runs in the background: the answer carries `run` (its run_id "
+    "and state) and sync_status reports its progress."
+)
 
 GROUP: ToolGroup[SyncService] = ToolGroup(name=names.GROUP_SYNC, build_service=build_sync_service)
 # Re-running a sync with nothing new changes nothing; it mirrors deletions made in the inbox.
@@ -25,7 +38,7 @@ _SYNC = Annotations(read_only=False, destructive=False, idempotent=True, open_wo
     title="Run sync",
     description="Run sync for enabled connectors with a lock to prevent concurrent runs. "
     'Returns each connector\'s result and the expired memories pruned, or {"skipped": true, '
-    '"reason": "lock"} while another sync of the team runs.',
+    '"reason": "lock"} while another sync of the team runs.' + _LARGE,
     scopes=("sync",),
     annotations=_SYNC,
 )
@@ -37,7 +50,7 @@ def sync(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
     name="sync_run",
     title="Run sync without lock",
     description="Run sync without lock (advanced): the same work as sync, even while another "
-    "sync of the team holds the lock.",
+    "sync of the team holds the lock." + _LARGE,
     scopes=("sync",),
     annotations=_SYNC,
 )
@@ -49,12 +62,71 @@ def sync_run(ctx: ToolContext[SyncService], args: SyncInput) -> SyncOutput:
     name="sync_status",
     title="Sync status",
     description="Get connector sync status: each connector and document source of the team "
-    "with its live entity count and last sync time.",
+    "with its live entity count and last sync time, and the team's recent background runs "
+    "(state, phase, done/total, started/finished, error), or the one run_id names.",
     scopes=("sync",),
     annotations=READ_ONLY,
 )
 def sync_status(ctx: ToolContext[SyncService], args: SyncStatusInput) -> SyncStatusOutput:
-    return SyncStatusOutput(connectors=ctx.service.status(ctx.principal))
+    return ctx.service.status_report(ctx.principal, args.run_id)
+
+
+@GROUP.tool(
+    name="embeddings_build",
+    title="Rebuild the search index",
+    description="Rebuild the team's search index (chunks and embeddings) from the stored "
+    "documents, optionally for one source, and (without a source) the team's memories. "
+    "Unchanged text reuses cached embeddings. Returns the number of chunks indexed." + _LARGE,
+    scopes=("sync",),
+    # Rewrites derived index entries only (never a user's data); the same call converges to
+    # the same index.
+    annotations=_SYNC,
+)
+def embeddings_build(
+    ctx: ToolContext[SyncService], args: EmbeddingsBuildInput
+) -> EmbeddingsBuildOutput:
+    total, run = ctx.service.embeddings_build(ctx.principal, source=args.source)
+    return EmbeddingsBuildOutput(total=total, run=run)
+
+
+@GROUP.tool(
+    name="sync_schedule_set",
+    title="Schedule the team's sync",
+    description="cairn: create or replace your team's sync schedule: `every` (15m, 2h, 1d; at "
+    "least 5m) or `cron` (EventBridge Scheduler's six fields, UTC, e.g. '0 6 * * ? *'). Each "
+    "firing runs the team's connectors, prunes expired memories and rebuilds its index.",
+    scopes=("sync",),
+    # Replaces the team's one schedule: the same call leaves the same schedule.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
+)
+def sync_schedule_set(ctx: ToolContext[SyncService], args: ScheduleSetInput) -> ScheduleOutput:
+    return ScheduleOutput(
+        schedule=ctx.service.schedule_set(ctx.principal, every=args.every, cron=args.cron)
+    )
+
+
+@GROUP.tool(
+    name="sync_schedule_get",
+    title="The team's sync schedule",
+    description='cairn: your team\'s sync schedule, or {"schedule": null} when it has none.',
+    scopes=("sync",),
+    annotations=READ_ONLY,
+)
+def sync_schedule_get(ctx: ToolContext[SyncService], args: ScheduleGetInput) -> ScheduleOutput:
+    return ScheduleOutput(schedule=ctx.service.schedule_get(ctx.principal))
+
+
+@GROUP.tool(
+    name="sync_schedule_delete",
+    title="Unschedule the team's sync",
+    description="cairn: delete your team's sync schedule; `deleted` is false when it had none.",
+    scopes=("sync",),
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
+)
+def sync_schedule_delete(
+    ctx: ToolContext[SyncService], args: ScheduleGetInput
+) -> ScheduleDeleteOutput:
+    return ScheduleDeleteOutput(deleted=ctx.service.schedule_delete(ctx.principal))
 
 
 @GROUP.tool(

@@ -3,12 +3,17 @@ its adapters are chosen and its service is built)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared import runtime
 from shared.config import names
-from shared.memory.wiring import build_memory_service
+from shared.memory.wiring import build_memory_service, build_memory_store
 from shared.search.wiring import build_search_service
-from shared.sync.ports import Inbox, SyncState
+from shared.sync.ports import Inbox, RunLauncher, ScheduleBook, SyncState
 from shared.sync.service import SyncService
+
+if TYPE_CHECKING:
+    from shared.sync.adapters.sqlite import SqliteScheduleBook
 
 
 def build_sync_state() -> SyncState:
@@ -37,8 +42,70 @@ def build_inbox() -> Inbox:
 
 
 @runtime.cached
+def build_run_launcher() -> RunLauncher:
+    """How a background run starts: an asynchronous invoke of the sync runner when the stack
+    names it (`sync_runner_arn`), else a worker thread of this process (local mode, tests),
+    stopped before the database closes."""
+    settings = runtime.settings()
+    if settings.sync_runner_arn:
+        import boto3
+
+        from shared.sync.runs import LambdaRunLauncher
+
+        client = boto3.client("lambda", region_name=settings.region)
+        return LambdaRunLauncher(client, settings.sync_runner_arn)
+    from shared.sync.runs import ThreadRunLauncher
+
+    launcher = ThreadRunLauncher(
+        lambda team, run_id, interrupted: build_sync_service().runs.execute(
+            team, run_id, interrupted
+        )
+    )
+    runtime.on_reconfigure(launcher.stop)
+    return launcher
+
+
+@runtime.cached
+def build_local_schedules() -> SqliteScheduleBook:
+    """The embedded default's team schedules (fired by `LocalSyncScheduler`)."""
+    from shared.sync.adapters.sqlite import SqliteScheduleBook
+
+    return SqliteScheduleBook(runtime.database())
+
+
+def build_schedule_book() -> ScheduleBook:
+    """EventBridge Scheduler when the stack names its sync schedule group; the database in
+    local mode."""
+    settings = runtime.settings()
+    if settings.sync_schedule_group:
+        import boto3
+
+        from shared.sync.schedules import ScheduleTarget, SyncSchedules
+
+        if not (settings.sync_runner_arn and settings.sync_scheduler_role_arn):
+            raise RuntimeError("the sync schedule group needs the runner and scheduler role too")
+        target = ScheduleTarget(
+            settings.sync_schedule_group, settings.sync_runner_arn, settings.sync_scheduler_role_arn
+        )
+        return SyncSchedules(boto3.client("scheduler", region_name=settings.region), target)
+    return build_local_schedules()
+
+
+@runtime.cached
 def build_sync_service() -> SyncService:
     """The sync group's service (on the search and memory services), built once per process."""
+    settings = runtime.settings()
+    schedules = (
+        build_schedule_book
+        if settings.sync_schedule_group or settings.storage == "sqlite"
+        else None
+    )
     return SyncService(
-        build_search_service(), build_memory_service(), build_sync_state(), build_inbox()
+        build_search_service(),
+        build_memory_service(),
+        build_sync_state(),
+        build_inbox(),
+        memory_store=build_memory_store(),
+        launcher=build_run_launcher,
+        schedules=schedules,
     )

@@ -13,8 +13,7 @@ from botocore.stub import Stubber
 
 from shared.auth.wiring import build_token_store
 from shared.config.settings import Settings
-from shared.search.wiring import build_search_service
-from shared.sync.runner import run_scheduled_sync
+from shared.sync.runner import run_event
 from shared.sync.schedules import (
     ScheduleError,
     ScheduleTarget,
@@ -82,11 +81,8 @@ def test_long_team_names_still_make_valid_unique_schedule_names() -> None:
 
 def _run(event: dict[str, Any]) -> dict[str, Any]:
     store = build_token_store()
-    return run_scheduled_sync(
-        event,
-        sync=build_sync_service(),
-        search=build_search_service(),
-        team_exists=lambda team: bool(store.list_team(team)),
+    return run_event(
+        event, sync=build_sync_service(), team_exists=lambda team: bool(store.list_team(team))
     )
 
 
@@ -102,7 +98,8 @@ def test_the_runner_syncs_the_inbox_of_its_schedules_team(harness: Harness, aws:
     result = _run({"team": "alpha", "schedule": "sync-alpha"})
 
     assert result["skipped"] is False
-    assert result["connectors"][0]["success"] is True
+    assert result["state"] == "succeeded"
+    assert result["entities_seen"] == 1
     assert result["chunks_indexed"] >= 1
     found = harness.call(alpha, "search", {"query": "ledger keys"})["results"]
     assert found[0]["entity_title"] == "R"  # type: ignore[index]

@@ -55,6 +55,13 @@ class S3Inbox:
             raise
         return f"s3://{self._bucket}/{key}"
 
+    def names(self, team: str) -> Iterator[str]:
+        prefix = f"{PREFIX}/{_team_part(team)}/"
+        paginator = self._client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
+            for entry in page.get("Contents", []):
+                yield entry["Key"].removeprefix(prefix)
+
     def files(self, team: str) -> Iterator[InboxFile]:
         prefix = f"{PREFIX}/{_team_part(team)}/"
         paginator = self._client.get_paginator("list_objects_v2")
@@ -87,6 +94,11 @@ class FolderInbox:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(body)
         return str(path)
+
+    def names(self, team: str) -> Iterator[str]:
+        folder = self._root / _team_part(team)
+        if folder.is_dir():
+            yield from sorted(p.name for p in folder.iterdir() if p.is_file())
 
     def files(self, team: str) -> Iterator[InboxFile]:
         folder = self._root / _team_part(team)

@@ -210,12 +210,12 @@ def test_embeddings_build_rebuilds_the_index_from_dynamodb(search: SearchHarness
     # A fresh, empty index (say, a new index domain) is rebuilt from the source of truth.
     search.service = search.make_service(tmp_path / "fresh")
     assert search.call("search", {"query": "rivers"})["results"] == []
-    assert search.call("embeddings_build", {}) == {"total": expected}
+    assert search.service.rebuild("alpha") == expected
     assert {r["entity_title"] for r in search.call("search", {"query": "rivers"})["results"]} >= {
         "a.md",
         "r.md",
     }
-    assert search.call("embeddings_build", {"source": "references"}) == {"total": 1}
+    assert search.service.rebuild("alpha", "references") == 1
     # beta's documents stayed out of alpha's rebuild.
     assert search.call("search", {"query": "beta rivers"}, team="beta")["results"] == []
 
@@ -226,7 +226,7 @@ def test_embeddings_build_drops_index_entries_the_store_no_longer_has(
     entity_id = add(search, "alpha", "a.md", "ephemeral wiki page")
     search.service.documents.mark_deleted("alpha", entity_id, "2026-01-01T00:00:00Z")
     assert search.call("search", {"query": "ephemeral wiki"})["results"]
-    search.call("embeddings_build", {})
+    search.service.rebuild("alpha")  # the documents part of embeddings_build (sync group)
     assert search.call("search", {"query": "ephemeral wiki"})["results"] == []
 
 
@@ -237,7 +237,7 @@ def test_embeddings_build_reuses_cached_embeddings(search: SearchHarness, tmp_pa
     search.service.embedder = cached
     add(search, "alpha", "a.md", "cache me once")
     before = len(search.embedder.embedded)
-    search.call("embeddings_build", {})
+    search.service.rebuild("alpha")  # the documents part of embeddings_build (sync group)
     assert len(search.embedder.embedded) == before
 
 

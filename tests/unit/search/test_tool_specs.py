@@ -25,7 +25,6 @@ def test_each_tool_requires_its_seed_scope() -> None:
         "search": ("search",),
         "get": ("get",),
         "get_chunk": ("get",),
-        "embeddings_build": ("sync",),
         "search_references": ("search",),
     }
 
@@ -36,7 +35,12 @@ def test_readers_are_read_only_and_the_builder_is_idempotent_not_destructive() -
         assert hints.read_only
         assert hints.idempotent
         assert not hints.open_world
-    build = SPECS["embeddings_build"].annotations
+    from shared.sync.tools import GROUP as SYNC
+
+    # embeddings_build is the sync group's (it rebuilds memories too, in the background on a
+    # large team), with seed 000's sync scope.
+    assert SYNC.tools["embeddings_build"].scopes == ("sync",)
+    build = SYNC.tools["embeddings_build"].annotations
     assert (build.read_only, build.destructive, build.idempotent) == (False, False, True)
 
 

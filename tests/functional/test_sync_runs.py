@@ -1,0 +1,294 @@
+"""Long runs off the tool path: on a large team sync / embeddings_build answer at once with a
+queued run, the runner (a worker thread here, an asynchronous Lambda invoke in AWS) does the
+work, and sync_status reports its progress; the runner re-indexes memories too."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.response import StreamingBody
+from botocore.stub import Stubber
+
+from shared.config.settings import Settings
+from shared.search.wiring import build_search_service
+from shared.sync.models import SyncRun
+from shared.sync.runner import run_event
+from shared.sync.runs import LambdaRunLauncher, ThreadRunLauncher
+from shared.sync.service import SyncService
+from shared.sync.wiring import build_run_launcher, build_sync_service
+from tests.functional.conftest import Harness
+
+RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
+
+
+@pytest.fixture
+def bucket(aws: Settings) -> str:
+    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
+    return aws.artifacts_bucket
+
+
+@pytest.fixture
+def large(harness: Harness, bucket: str) -> SyncService:
+    """The sync service with a tiny threshold: a team of more than 2 items is large."""
+    service = build_sync_service()
+    service.large_team = 2
+    return service
+
+
+def _ok(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["isError"] is False, result
+    return result
+
+
+def _drain() -> None:
+    launcher = build_run_launcher()
+    assert isinstance(launcher, ThreadRunLauncher)
+    launcher.drain()
+
+
+def test_a_large_teams_sync_answers_at_once_and_the_run_reports_its_progress(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"harbour note {n} on tides"}))
+    assert harness.call(token, "search", {"query": "harbour tides"})["results"] == []
+
+    started = _ok(harness.call(token, "sync", {}))
+    _drain()
+    status = _ok(harness.call(token, "sync_status", {}))
+
+    assert started["connectors"] == []
+    assert started["run"]["state"] == "queued"
+    assert started["run"]["kind"] == "sync"
+    (run,) = status["runs"]
+    assert run["run_id"] == started["run"]["run_id"]
+    assert run["state"] == "succeeded"
+    assert run["counts"]["entities_seen"] == 3
+    assert run["started_at"] <= run["finished_at"]
+    assert [c["entities"] for c in status["connectors"] if c["source"] == "inbox"] == [3]
+    assert len(harness.call(token, "search", {"query": "harbour tides"})["results"]) == 3  # type: ignore[arg-type]
+
+
+def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    held: list[str] = []
+    # The launcher is not started: the queued run keeps the lock, as a busy runner would.
+    large._launcher = lambda: _Recorder(held)
+
+    first = _ok(harness.call(token, "sync", {}))
+    second = _ok(harness.call(token, "sync", {}))
+    forced = _ok(harness.call(token, "sync_run", {}))
+
+    assert first["run"]["state"] == "queued"
+    assert second == {**second, "skipped": True, "reason": "lock"}
+    assert "run" not in second
+    assert forced["run"]["state"] == "queued"  # sync_run takes no lock
+    assert held == [first["run"]["run_id"], forced["run"]["run_id"]]
+    large.runs.execute("alpha", first["run"]["run_id"])  # the runner ends it: lock released
+    assert _ok(harness.call(token, "sync", {}))["run"]["state"] == "queued"
+
+
+class _Recorder:
+    def __init__(self, into: list[str]) -> None:
+        self._into = into
+
+    def launch(self, team: str, run_id: str) -> None:
+        self._into.append(run_id)
+
+
+def test_embeddings_build_reindexes_memories_the_index_lost(harness: Harness, bucket: str) -> None:
+    token = harness.token(team="alpha")
+    put = _ok(
+        harness.call(token, "memory_put", {"key": "kiln", "content": "the kiln fires at dawn"})
+    )
+    memory_id = put["memory"]["id"] if "memory" in put else put["id"]
+    build_search_service().remove_memory("alpha", memory_id)  # an index loss
+    assert harness.call(token, "memory_search", {"query": "kiln dawn"})["results"] == []
+
+    built = _ok(harness.call(token, "embeddings_build", {}))
+
+    assert built["total"] == 1
+    assert "run" not in built  # a small team: done inside the call
+    found = _ok(harness.call(token, "memory_search", {"query": "kiln dawn"}))["results"]
+    assert [r["key"] for r in found] == ["kiln"]
+
+
+def test_a_large_teams_embeddings_build_runs_in_the_background_memories_included(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for key in ("oven", "kiln", "forge"):
+        _ok(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
+    _ok(harness.call(token, "memory_retract", {"id": _id(harness, token, "forge"), "reason": "x"}))
+    search = build_search_service()
+    for key in ("oven", "kiln"):
+        search.remove_memory("alpha", _id(harness, token, key))
+
+    built = _ok(harness.call(token, "embeddings_build", {}))
+    _drain()
+    run = _ok(harness.call(token, "sync_status", {"run_id": built["run"]["run_id"]}))["runs"][0]
+
+    assert built["total"] == 0
+    assert built["run"]["kind"] == "embeddings_build"
+    assert run["state"] == "succeeded"
+    assert run["counts"]["memories_indexed"] == 2
+    assert run["counts"]["memories_unindexed"] == 1
+    assert "phase" not in run  # the run is over
+    found = _ok(harness.call(token, "memory_search", {"query": "runs hot"}))["results"]
+    keys = {r["key"] for r in found}
+    assert keys == {"oven", "kiln"}
+
+
+def _id(harness: Harness, token: str, key: str) -> str:
+    got = _ok(harness.call(token, "memory_get", {"key": key}))
+    memory = got.get("memory", got)
+    return str(memory["id"])
+
+
+def test_in_aws_the_run_starts_the_runner_asynchronously_and_the_runner_does_it(
+    harness: Harness, large: SyncService, aws: Settings
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        put = {"content": f"quarry survey {n}", "sync_immediately": True}
+        _ok(harness.call(token, "inbox_put", put))
+    client = boto3.client("lambda", region_name=aws.region)
+    invoked: list[dict[str, Any]] = []
+    stubber = Stubber(client)
+    stubber.add_response(
+        "invoke",
+        {"StatusCode": 202, "Payload": StreamingBody(io.BytesIO(b""), 0)},
+        {"FunctionName": RUNNER, "InvocationType": "Event", "Payload": _Capture(invoked)},
+    )
+    stubber.activate()
+    large._launcher = lambda: LambdaRunLauncher(client, RUNNER)
+
+    started = _ok(harness.call(token, "embeddings_build", {"source": "inbox"}))
+    stubber.assert_no_pending_responses()
+    (event,) = invoked
+    queued = _ok(harness.call(token, "sync_status", {}))["runs"][0]
+    # The runner function receives the event and checks the team exists.
+    tokens = harness.tokens
+    result = run_event(event, sync=large, team_exists=lambda t: bool(tokens.list_team(t)))
+    done = _ok(harness.call(token, "sync_status", {}))["runs"][0]
+
+    assert event == {"run": {"team": "alpha", "run_id": started["run"]["run_id"]}}
+    assert queued["state"] == "queued"
+    assert result["state"] == "succeeded"
+    assert done["state"] == "succeeded"
+    assert done["counts"]["chunks_indexed"] >= 3
+    assert "memories_indexed" not in done["counts"]  # one source: documents only
+    # A repeated delivery of the same invoke does nothing more.
+    assert run_event(event, sync=large, team_exists=lambda t: True)["state"] == "succeeded"
+    with pytest.raises(ValueError, match="no tokens"):
+        run_event(
+            {"run": {"team": "ghost", "run_id": started["run"]["run_id"]}},
+            sync=large,
+            team_exists=lambda t: False,
+        )
+
+
+class _Capture:
+    """Matches any payload and keeps it decoded (Stubber compares expected params with ==)."""
+
+    def __init__(self, into: list[dict[str, Any]]) -> None:
+        self._into = into
+
+    def __eq__(self, other: object) -> bool:
+        assert isinstance(other, bytes)
+        self._into.append(json.loads(other))
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+
+    class Down:
+        def launch(self, team: str, run_id: str) -> None:
+            raise ConnectionError("runner unreachable")
+
+    large._launcher = Down
+    failed = harness.call(token, "sync", {})
+    large._launcher = build_run_launcher
+    runs = _ok(harness.call(token, "sync_status", {}))["runs"]
+    again = _ok(harness.call(token, "sync", {}))
+
+    assert failed["isError"] is True
+    assert runs[0]["state"] == "failed"
+    assert "runner unreachable" in runs[0]["error"]
+    assert again["run"]["state"] == "queued"  # the lock was released
+    _drain()
+
+
+def test_a_run_whose_runner_died_is_reported_failed(harness: Harness, large: SyncService) -> None:
+    token = harness.token(team="alpha")
+    long_ago = datetime.now(UTC) - timedelta(minutes=30)
+    large.state.put_run(
+        "alpha",
+        SyncRun(
+            run_id="run_20260101000000000000_dead",
+            kind="sync",
+            state="running",
+            requested_by="token:x",
+            created_at=long_ago,
+            started_at=long_ago,
+            heartbeat_at=long_ago,
+        ),
+    )
+
+    (run,) = _ok(harness.call(token, "sync_status", {}))["runs"]
+
+    assert run["state"] == "failed"
+    assert "timed out or crashed" in run["error"]
+
+
+def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
+    harness: Harness, large: SyncService
+) -> None:
+    alpha, beta = harness.token(team="alpha"), harness.token(team="beta")
+    for n in range(3):
+        _ok(harness.call(alpha, "inbox_put", {"content": f"note {n}"}))
+    run_id = _ok(harness.call(alpha, "sync", {}))["run"]["run_id"]
+    _drain()
+
+    theirs = harness.call(beta, "sync_status", {"run_id": run_id})
+    unknown = harness.call(alpha, "sync_status", {"run_id": "run_nope"})
+
+    for result in (theirs, unknown):
+        assert result["isError"] is True
+        assert result["error"]["field"] == "run_id"  # type: ignore[index]
+    assert _ok(harness.call(beta, "sync_status", {}))["runs"] == []
+
+
+def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    held: list[str] = []
+    large._launcher = lambda: _Recorder(held)
+    run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
+
+    # The server is stopping: the run ends at its first progress step, and frees the lock.
+    run = large.runs.execute("alpha", run_id, interrupted=lambda: True)
+
+    assert run.state == "failed"
+    assert "server stopped" in str(run.error)
+    assert large.state.acquire_lock("alpha", "next", datetime.now(UTC), 60)
