@@ -111,6 +111,7 @@ def _index(args: argparse.Namespace) -> int:
 BENCHMARKS: dict[str, str] = {
     "retrieval": "retrieval quality and latency on a BEIR dataset",
     "gateway": "tool-call latency and throughput of a local server over HTTP",
+    "aws_calls": "DynamoDB round trips per warm ping and memory_get on the AWS path (moto)",
     "index": "indexing speed (chunks/s) directly and through a running server",
     "store": "the storage layer under load through a real server (SQLite, moto reference)",
     "curation": "precision and recall of conflict and duplicate detection on labelled pairs",
