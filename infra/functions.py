@@ -315,7 +315,11 @@ class Functions(Construct):
             environment[names.TABLE_ENV[logical_id]] = data.table(logical_id).table_name
         if access.domain_events and names.TABLE_COORDINATION not in read_write_tables:
             coordination = data.table(names.TABLE_COORDINATION)
-            coordination.grant(function, "dynamodb:PutItem")
+            # The table's ARN only (Table.grant adds its indexes, which a put never needs).
+            put = iam.PolicyStatement(
+                actions=["dynamodb:PutItem"], resources=[coordination.table_arn]
+            )
+            function.add_to_role_policy(put)
             environment[names.TABLE_ENV[names.TABLE_COORDINATION]] = coordination.table_name
         indexed = [
             data.table(logical_id)
