@@ -163,6 +163,9 @@ class Outputs:
     SYNC_SCHEDULE_GROUP: Final = "SyncScheduleGroupName"
     SYNC_RUNNER_ARN: Final = "SyncRunnerArn"
     SYNC_SCHEDULER_ROLE_ARN: Final = "SyncSchedulerRoleArn"
+    # The domain event bus: where a team's rules (Slack, SQS, …) subscribe.
+    EVENT_BUS_NAME: Final = "EventBusName"
+    EVENT_BUS_ARN: Final = "EventBusArn"
     # With `-c oauth=true`: what an MCP client's OAuth settings need.
     OAUTH_ISSUER: Final = "OAuthIssuer"
     OAUTH_CLIENT_ID: Final = "OAuthClientId"
