@@ -9,7 +9,9 @@ printed on stdout; progress goes to stderr.
 `--rrf-k 60` and `--title-weight 1` reproduce the untuned rows of docs/search.md.
 
 `--synthetic 10000,100000` measures latency at scale instead: random unit vectors and generated
-text indexed directly (no model), hybrid queries timed.
+text indexed directly (no model); hybrid, bm25 and vector queries timed under one BLAS thread and
+the default thread count (`--threads 1,default`), the sizes interleaved query by query so their
+ratio (`growth`) holds on a busy machine.
 
 `--embedder minilm|bge-small` picks the local embedder (bge-small from `--embedder-dir` or
 `CAIRN_EMBEDDER_DIR`, verified against the upstream hash); the cache keys carry the model, so
@@ -372,6 +374,120 @@ def _mode(name: str) -> Any:
     return name
 
 
+# The BLAS thread settings the scale figures are taken under: one thread, and the library's
+# default (the variables unset). Each runs in its own process, since BLAS reads them at load.
+THREAD_SETTINGS: dict[str, dict[str, str]] = {
+    "1": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    "default": {},
+}
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_VOCABULARY = 30_000
+
+
+def _zipf_weights() -> Any:
+    """Zipf-distributed word ranks, like natural text: a few very common words, a long tail."""
+    import numpy as np
+
+    weights = 1.0 / np.arange(1, _VOCABULARY + 1) ** 1.07
+    return weights / weights.sum()
+
+
+def build_synthetic(
+    directory: Path, size: int, *, dimensions: int = 384, seed: int = 7, show_progress: bool = True
+) -> float:
+    """Index `size` synthetic chunks (random unit vectors, 150 Zipf words); returns the seconds."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.models import ChunkDoc
+
+    rng = np.random.default_rng(seed)
+    weights = _zipf_weights()
+    index = EmbeddedIndex(directory, dimensions)
+    started = time.perf_counter()
+    batch = 5_000
+    with tqdm(
+        total=size,
+        desc=f"synthetic {size}",
+        unit="chunk",
+        file=sys.stderr,
+        disable=not show_progress,
+    ) as bar:
+        for start in range(0, size, batch):
+            count = min(batch, size - start)
+            words = rng.choice(_VOCABULARY, size=(count, 150), p=weights)
+            vectors = rng.standard_normal((count, dimensions)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            docs = [
+                ChunkDoc(
+                    team=BENCH_TEAM,
+                    entity_id=f"e{(start + i) // 2}",
+                    chunk_id=f"e{(start + i) // 2}:{(start + i) % 2}",
+                    chunk_index=(start + i) % 2,
+                    text=" ".join(f"w{w}" for w in words[i]),
+                    title=f"document {(start + i) // 2}",
+                    source="synthetic",
+                )
+                for i in range(count)
+            ]
+            index.index(docs, vectors)
+            bar.update(count)
+    return time.perf_counter() - started
+
+
+def time_synthetic(
+    directories: Sequence[Path],
+    *,
+    dimensions: int = 384,
+    queries: int = 200,
+    seed: int = 11,
+    modes: Sequence[str] = MODES,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Query latency of each index in `directories`, per mode: {dir index: {mode: figures}}.
+
+    The indexes answer the same queries (3–6 Zipf words, a random unit vector) in turn, query
+    by query, so a change in the machine's load falls on every size alike and their ratio
+    holds. Each mode opens the indexes afresh (empty caches) and leaves out each one's first
+    query, which builds its in-memory matrix; the p99 includes the first lookups of each new
+    word's document frequency. `cpu_p50_ms` is the process's CPU time (all its threads).
+    """
+    import numpy as np
+
+    from shared.search.adapters.embedded import EmbeddedIndex
+    from shared.search.models import IndexQuery, SearchFilters
+
+    rng = np.random.default_rng(seed)
+    weights = _zipf_weights()
+    filters = SearchFilters(team=BENCH_TEAM, now=time.time())
+    asked = []
+    for _ in range(queries + 1):
+        terms = rng.choice(_VOCABULARY, size=int(rng.integers(3, 7)), p=weights)
+        vector = rng.standard_normal(dimensions).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        asked.append((" ".join(f"w{t}" for t in terms), vector.tolist()))
+    out: dict[str, dict[str, dict[str, float]]] = {str(i): {} for i in range(len(directories))}
+    for mode in modes:
+        indexes = [EmbeddedIndex(d, dimensions) for d in directories]
+        wall: list[list[float]] = [[] for _ in indexes]
+        cpu: list[list[float]] = [[] for _ in indexes]
+        for number, (text, vector) in enumerate(asked):
+            for i, index in enumerate(indexes):
+                query = IndexQuery(text=text, vector=vector, filters=filters, limit=20, mode=mode)  # type: ignore[arg-type]
+                began, began_cpu = time.perf_counter(), time.process_time()
+                index.query(query)
+                if number:
+                    wall[i].append((time.perf_counter() - began) * 1000)
+                    cpu[i].append((time.process_time() - began_cpu) * 1000)
+        for i in range(len(indexes)):
+            out[str(i)][mode] = {
+                "p50_ms": round(_percentile(wall[i], 0.5), 2),
+                "p99_ms": round(_percentile(wall[i], 0.99), 2),
+                "cpu_p50_ms": round(_percentile(cpu[i], 0.5), 2),
+            }
+    return out
+
+
 def run_synthetic(
     sizes: Sequence[int],
     *,
@@ -379,76 +495,78 @@ def run_synthetic(
     queries: int = 200,
     seed: int = 7,
     show_progress: bool = True,
+    threads: Sequence[str] = tuple(THREAD_SETTINGS),
 ) -> dict[str, Any]:
-    """Hybrid query latency of the embedded index at each size (random vectors, Zipf text)."""
-    import numpy as np
-    from tqdm import tqdm
+    """The embedded index's latency at each size, per mode and BLAS thread setting.
 
-    from shared.search.adapters.embedded import EmbeddedIndex
-    from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
+    Every size is indexed once; each thread setting then times all sizes in one child
+    process (`time_synthetic`, the sizes interleaved). `growth` is each p50 at the largest
+    size over the smallest's, in the same process.
+    """
+    import subprocess
 
-    rng = np.random.default_rng(seed)
-    vocabulary = [f"w{i}" for i in range(30_000)]
-    # Zipf-distributed word ranks, like natural text: a few very common words, a long tail.
-    weights = 1.0 / np.arange(1, len(vocabulary) + 1) ** 1.07
-    weights /= weights.sum()
+    load_before = os.getloadavg()
     out: dict[str, Any] = {}
-    for size in sizes:
-        with tempfile.TemporaryDirectory(prefix="cairn-synthetic-") as tmp:
-            index = EmbeddedIndex(Path(tmp), dimensions)
-            started = time.perf_counter()
-            batch = 5_000
-            with tqdm(
-                total=size,
-                desc=f"synthetic {size}",
-                unit="chunk",
-                file=sys.stderr,
-                disable=not show_progress,
-            ) as bar:
-                for start in range(0, size, batch):
-                    count = min(batch, size - start)
-                    words = rng.choice(len(vocabulary), size=(count, 150), p=weights)
-                    vectors = rng.standard_normal((count, dimensions)).astype(np.float32)
-                    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-                    docs = [
-                        ChunkDoc(
-                            team=BENCH_TEAM,
-                            entity_id=f"e{(start + i) // 2}",
-                            chunk_id=f"e{(start + i) // 2}:{(start + i) % 2}",
-                            chunk_index=(start + i) % 2,
-                            text=" ".join(vocabulary[w] for w in words[i]),
-                            title=f"document {(start + i) // 2}",
-                            source="synthetic",
-                        )
-                        for i in range(count)
-                    ]
-                    index.index(docs, vectors)
-                    bar.update(count)
-            index_seconds = time.perf_counter() - started
-            filters = SearchFilters(team=BENCH_TEAM, now=time.time())
-            latencies: list[float] = []
-            for i in range(queries + 1):
-                terms = rng.choice(len(vocabulary), size=int(rng.integers(3, 7)), p=weights)
-                vector = rng.standard_normal(dimensions).astype(np.float32)
-                vector /= np.linalg.norm(vector)
-                began = time.perf_counter()
-                index.query(
-                    IndexQuery(
-                        text=" ".join(vocabulary[t] for t in terms),
-                        vector=vector.tolist(),
-                        filters=filters,
-                        limit=20,
-                    )
+    with tempfile.TemporaryDirectory(prefix="cairn-synthetic-") as tmp:
+        directories = [Path(tmp) / str(size) for size in sizes]
+        for size, directory in zip(sizes, directories, strict=True):
+            seconds = build_synthetic(
+                directory, size, dimensions=dimensions, seed=seed, show_progress=show_progress
+            )
+            out[str(size)] = {"chunks": size, "index_seconds": round(seconds, 2), "threads": {}}
+        for setting in threads:
+            env = {k: v for k, v in os.environ.items() if k not in _THREAD_VARIABLES}
+            env.update(THREAD_SETTINGS[setting])
+            if show_progress:
+                print(
+                    f"timing {queries} queries per mode, BLAS threads: {setting}", file=sys.stderr
                 )
-                if i:  # the first query builds the in-memory matrix
-                    latencies.append((time.perf_counter() - began) * 1000)
-            out[str(size)] = {
-                "chunks": size,
-                "index_seconds": round(index_seconds, 2),
-                "query_p50_ms": round(_percentile(latencies, 0.5), 2),
-                "query_p99_ms": round(_percentile(latencies, 0.99), 2),
+            done = subprocess.run(  # noqa: S603 - this module, by sys.executable
+                [
+                    sys.executable,
+                    "-m",
+                    "shared.bench.retrieval",
+                    "--synthetic-time",
+                    ",".join(str(d) for d in directories),
+                    "--queries",
+                    str(queries),
+                    "--dimensions",
+                    str(dimensions),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"timing with BLAS threads {setting} failed: {done.stderr}")
+            timed = json.loads(done.stdout)
+            for i, size in enumerate(sizes):
+                out[str(size)]["threads"][setting] = timed[str(i)]
+    first = threads[0]
+    for size in sizes:
+        hybrid = out[str(size)]["threads"][first]["hybrid"]
+        out[str(size)]["query_p50_ms"] = hybrid["p50_ms"]
+        out[str(size)]["query_p99_ms"] = hybrid["p99_ms"]
+    growth: dict[str, dict[str, float]] = {}
+    if len(sizes) > 1:
+        low, high = str(min(sizes)), str(max(sizes))
+        for setting in threads:
+            growth[setting] = {
+                f"{mode}_{key}": round(
+                    out[high]["threads"][setting][mode][key]
+                    / max(out[low]["threads"][setting][mode][key], 1e-9),
+                    2,
+                )
+                for mode in MODES
+                for key in ("p50_ms", "cpu_p50_ms")
             }
-    return {"synthetic": out}
+    return {
+        "synthetic": out,
+        "growth": growth,
+        "load_average": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
+    }
 
 
 def index_config(*, rrf_k: int | None = None, title_weight: float | None = None) -> Any:
@@ -486,6 +604,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--synthetic", default=None, help="comma-separated chunk counts, e.g. 10000,100000"
     )
+    parser.add_argument(
+        "--threads",
+        default=",".join(THREAD_SETTINGS),
+        help="BLAS thread settings for --synthetic: 1, default (both by default)",
+    )
+    parser.add_argument("--queries", type=int, default=200, help="queries per mode (--synthetic)")
+    parser.add_argument("--synthetic-time", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--dimensions", type=int, default=384, help=argparse.SUPPRESS)
     parser.add_argument("--embedder", default="minilm", help="minilm (default) or bge-small")
     parser.add_argument("--embedder-dir", type=Path, default=None, help="bge-small model folder")
     parser.add_argument("--rerank", default="none", help="none, cross-encoder or bedrock")
@@ -512,9 +638,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(json.dumps(relevance.run(cache_path=args.cache)))
         return 0
+    if args.synthetic_time:
+        directories = [Path(d) for d in args.synthetic_time.split(",")]
+        timed = time_synthetic(directories, dimensions=args.dimensions, queries=args.queries)
+        print(json.dumps(timed))
+        return 0
     if args.synthetic:
         sizes = [int(s) for s in args.synthetic.split(",") if s.strip()]
-        print(json.dumps(run_synthetic(sizes)))
+        threads = [t.strip() for t in args.threads.split(",") if t.strip()]
+        unknown = sorted(set(threads) - set(THREAD_SETTINGS))
+        if not sizes or min(sizes) < 1 or unknown or not threads or args.queries < 1:
+            parser.error(
+                "--synthetic takes chunk counts >= 1, --threads a subset of "
+                f"{','.join(THREAD_SETTINGS)}, --queries >= 1 (got {args.synthetic!r}, "
+                f"{args.threads!r}, {args.queries})"
+            )
+        print(json.dumps(run_synthetic(sizes, queries=args.queries, threads=threads)))
         return 0
     if args.data is None:
         parser.error("--data is required (or --synthetic)")

@@ -54,11 +54,22 @@ def test_an_unknown_mode_is_refused() -> None:
 
 
 def test_the_synthetic_mode_reports_latency_per_size(capsys: pytest.CaptureFixture[str]) -> None:
-    assert retrieval.main(["--synthetic", "400,800"]) == 0
+    assert retrieval.main(["--synthetic", "400,800", "--queries", "20"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["synthetic"]) == {"400", "800"}
     assert result["synthetic"]["800"]["chunks"] == 800
     assert result["synthetic"]["800"]["query_p50_ms"] > 0
+    # Every mode under both BLAS thread settings, and the growth from the smaller size.
+    for setting in ("1", "default"):
+        figures = result["synthetic"]["800"]["threads"][setting]
+        assert set(figures) == {"hybrid", "bm25", "vector"}
+        assert all(f["p99_ms"] >= f["p50_ms"] > 0 for f in figures.values())
+        assert result["growth"][setting]["hybrid_p50_ms"] > 0
+
+
+def test_the_synthetic_mode_refuses_an_unknown_thread_setting() -> None:
+    with pytest.raises(SystemExit):
+        retrieval.main(["--synthetic", "400", "--threads", "8"])
 
 
 def test_metrics_follow_their_definitions() -> None:
