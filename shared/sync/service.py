@@ -250,7 +250,20 @@ class SyncService:
             token_name=schedule,
             scopes=frozenset({"sync"}),
         )
-        return self._start(principal, "scheduled", source=None, lock=True)
+        started = self._start(principal, "scheduled", source=None, lock=True)
+        if started is None:  # recorded, as the runner in AWS records it
+            now = self._now()
+            skipped = new_run(
+                "scheduled", source=None, requested_by=principal.actor, now=now, holds_lock=False
+            ).model_copy(
+                update={
+                    "state": "skipped",
+                    "finished_at": now,
+                    "error": "another sync holds the lock",
+                }
+            )
+            self._state.put_run(team, skipped)
+        return started
 
     def status_report(self, principal: Principal, run_id: str | None) -> SyncStatusOutput:
         """`sync_status`: the connectors and sources, and the background runs."""
