@@ -146,6 +146,10 @@ class LocalRuntime:
         # Workflows: resume what a restart interrupted, time steps out, fire rate schedules.
         self.workflow_worker = WorkflowWorker(build_workflow_service(), [names.LOCAL_TEAM])
         self.workflow_worker.start()
+        # Teams' sync schedules (sync_schedule_set) fire here; it stops before the database closes.
+        from shared.sync.local import start_local_scheduler
+
+        start_local_scheduler()
 
     def health(self) -> JSONResponse:
         """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
