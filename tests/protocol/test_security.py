@@ -229,8 +229,6 @@ def test_a_revoked_token_is_refused_with_32001_and_http_401(server: LocalServer)
 
     server.cli("tokens", "revoke", _token_id(server, team, "to-revoke"))
 
-    # The CLI revoked it in another process: the server refuses it within its cache bound.
-    server.refused_within_cache_bound(lambda: _rpc(server, token, "ping").status_code)
     _assert_unauthenticated(_rpc(server, token, "ping"))
 
 
