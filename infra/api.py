@@ -1,25 +1,35 @@
-"""API: a regional REST API in front of the gateway's SnapStart alias.
+"""API: the public HTTPS front of the gateway's SnapStart alias, an HTTP API or a REST API.
 
 Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
-RFC 9728 protected-resource metadata, and the web console under `/console`. Authentication is
-the gateway's (team bearer tokens) so it can answer with MCP's error shapes. Access logs,
-execution logs at ERROR, X-Ray, stage-wide throttling as a coarse guard, and optional custom
-domain and WAF through context. See docs/infra.md for why REST rather than HTTP API.
+RFC 9728 protected-resource metadata, the web console under `/console`, and what other constructs
+add through `add_routes` (seed 003's capture routes). Authentication is the gateway's (team
+bearer tokens) so it can answer with MCP's error shapes. Access logs without the Authorization
+header, stage-wide throttling as a coarse guard, an optional custom domain, and an X-Ray sampling
+rule for the requests the API starts.
+
+Which API (docs/infra.md, "The API bill"): an HTTP API ($1.00 per million requests) unless the
+environment puts a WAF in front (prod by default), which only a REST API ($3.50) can carry
+directly; that REST API also keeps execution logs and X-Ray at the stage.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-from aws_cdk import ArnFormat, Aws, Fn, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_route53 as route53
 from aws_cdk import aws_route53_targets as targets
 from aws_cdk import aws_wafv2 as wafv2
-from constructs import Construct
+from aws_cdk import aws_xray as xray
+from constructs import Construct, IConstruct
 
 from infra.config import DeployConfig
 from infra.nag import suppress
@@ -29,10 +39,36 @@ MCP_METHODS: Final = ("POST", "GET", "DELETE")
 METADATA_PATH: Final = (".well-known", "oauth-protected-resource")
 # Per client IP, per 5 minutes, at the WAF (per-token limits stay in the app).
 WAF_RATE_LIMIT: Final = 3000
+# (method, path) of the gateway's own routes; other constructs add theirs with `add_routes`.
+ROUTES: Final = (
+    *((method, "/mcp") for method in MCP_METHODS),
+    ("GET", "/" + "/".join(METADATA_PATH)),
+    ("GET", "/" + "/".join(METADATA_PATH) + "/mcp"),
+    # The web console (shared/console): pages, static files and form posts.
+    ("GET", "/console"),
+    ("GET", "/console/{proxy+}"),
+    ("POST", "/console/{proxy+}"),
+)
+# X-Ray records this share of the requests the API starts, and no fixed reservoir: a reservoir
+# of 1 a second traces every call of a quiet team (X-Ray's default rule, $5 per million calls
+# below 1 call/s); 5 % costs $0.25 per million calls at any rate (docs/infra.md).
+XRAY_FIXED_RATE: Final = 0.05
+XRAY_RESERVOIR: Final = 0
+# Lower numbers win in X-Ray; the account's default rule is 10000.
+XRAY_RULE_PRIORITY: Final = 100
+# Standard fields only: never the Authorization header or the body.
+HTTP_ACCESS_LOG_FORMAT: Final = (
+    '{"requestId":"$context.requestId","ip":"$context.identity.sourceIp",'
+    '"requestTime":"$context.requestTime","httpMethod":"$context.httpMethod",'
+    '"routeKey":"$context.routeKey","status":"$context.status",'
+    '"protocol":"$context.protocol","responseLength":"$context.responseLength",'
+    '"integrationLatency":"$context.integrationLatency"}'
+)
 
 
 class Api(Construct):
-    """`rest_api`, `base_url` (what the gateway advertises) and `mcp_url`."""
+    """`kind` ("http" or "rest"), `http_api` or `rest_api`, `base_url` (what the gateway
+    advertises), `mcp_url`, `add_routes(...)`, and the API's metrics for alarms and graphs."""
 
     def __init__(
         self,
@@ -44,13 +80,86 @@ class Api(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
-        access_logs = logs.LogGroup(
+        self._handler = handler
+        self.kind = config.api
+        self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
-        self.rest_api = apigw.RestApi(
+        self.rest_api: apigw.RestApi | None = None
+        self.http_api: apigwv2.HttpApi | None = None
+        # Every route, for the nag suppressions: the gateway authenticates.
+        self.methods: list[IConstruct] = []
+        stack = Stack.of(self)
+        if self.kind == "rest":
+            self.rest_api = self._build_rest_api()
+            self._rest_integration = apigw.LambdaIntegration(handler, allow_test_invoke=False)
+            # Built from the API id (not the stage) so the gateway may carry it without a cycle.
+            self.base_url = (
+                f"https://{config.domain_name}"
+                if config.domain_name
+                else f"https://{self.rest_api.rest_api_id}.execute-api.{stack.region}."
+                f"{stack.url_suffix}/{STAGE}"
+            )
+        else:
+            self.http_api = self._build_http_api()
+            # One integration and one invoke permission for every route (not one per route).
+            self._http_integration = integrations.HttpLambdaIntegration(
+                "Gateway", handler, scope_permission_to_route=False
+            )
+            # The $default stage: no stage segment in the URL.
+            self.base_url = (
+                f"https://{config.domain_name}"
+                if config.domain_name
+                else f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
+            )
+        self.mcp_url = f"{self.base_url}/mcp"
+        self.add_routes(ROUTES)
+        if self.kind == "rest":
+            self._build_domain()
+            self._build_waf()
+        else:
+            self._build_http_domain()
+        self._build_sampling_rule()
+        self._suppress()
+
+    def add_routes(self, routes: Sequence[tuple[str, str]]) -> list[IConstruct]:
+        """Route each (method, path) to the gateway, e.g. `[("POST", "/ingest/events")]`."""
+        added: list[IConstruct] = []
+        for method, path in routes:
+            if self.rest_api is not None:
+                resource = self.rest_api.root
+                for part in path.strip("/").split("/"):
+                    resource = resource.get_resource(part) or resource.add_resource(part)
+                added.append(resource.add_method(method, self._rest_integration))
+            else:
+                assert self.http_api is not None
+                added.extend(
+                    self.http_api.add_routes(
+                        path=path,
+                        methods=[apigwv2.HttpMethod(method)],
+                        integration=self._http_integration,
+                    )
+                )
+        self.methods.extend(added)
+        for route in added:
+            self._suppress_auth(route)
+        return added
+
+    def metric(self, name: str, statistic: str) -> cw.IMetric:
+        """The API's `count`, `server_error`, `client_error` or `latency` metric."""
+        period = Duration.minutes(5)
+        api: apigw.RestApi | apigwv2.HttpApi | None = self.rest_api or self.http_api
+        assert api is not None
+        method = getattr(api, f"metric_{name}")
+        metric: cw.IMetric = method(period=period, statistic=statistic)
+        return metric
+
+    def _build_rest_api(self) -> apigw.RestApi:
+        config = self._config
+        return apigw.RestApi(
             self,
             "RestApi",
             rest_api_name=config.stack_name,
@@ -63,7 +172,7 @@ class Api(Construct):
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             deploy_options=apigw.StageOptions(
                 stage_name=STAGE,
-                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
                 # Standard fields only: never the Authorization header or the body.
                 access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
                     caller=False,
@@ -84,36 +193,112 @@ class Api(Construct):
                 throttling_burst_limit=config.throttle_burst,
             ),
         )
-        integration = apigw.LambdaIntegration(handler, allow_test_invoke=False)
-        mcp = self.rest_api.root.add_resource("mcp")
-        self.methods = [mcp.add_method(method, integration) for method in MCP_METHODS]
-        metadata = self.rest_api.root.add_resource(METADATA_PATH[0]).add_resource(METADATA_PATH[1])
-        self.methods.append(metadata.add_method("GET", integration))
-        self.methods.append(metadata.add_resource("mcp").add_method("GET", integration))
-        # The web console (shared/console): its pages, static files and form posts, to the same
-        # gateway, which authenticates the session cookie's token as it does a bearer token.
-        console = self.rest_api.root.add_resource("console")
-        self.methods.append(console.add_method("GET", integration))
-        pages = console.add_resource("{proxy+}")
-        self.methods.extend(pages.add_method(method, integration) for method in ("GET", "POST"))
 
-        stack = Stack.of(self)
-        # Built from the API id (not the stage) so the gateway may carry it without a cycle.
-        self.base_url = (
-            f"https://{config.domain_name}"
-            if config.domain_name
-            else f"https://{self.rest_api.rest_api_id}.execute-api.{stack.region}."
-            f"{stack.url_suffix}/{STAGE}"
+    def _build_http_api(self) -> apigwv2.HttpApi:
+        config = self._config
+        api = apigwv2.HttpApi(
+            self,
+            "HttpApi",
+            api_name=config.stack_name,
+            description="cairn MCP endpoint",
+            create_default_stage=False,
         )
-        self.mcp_url = f"{self.base_url}/mcp"
-        self._build_domain()
-        self._build_waf()
-        self._suppress()
+        stage = apigwv2.HttpStage(
+            self,
+            "Stage",
+            http_api=api,
+            auto_deploy=True,
+            throttle=apigwv2.ThrottleSettings(
+                rate_limit=config.throttle_rate, burst_limit=config.throttle_burst
+            ),
+        )
+        # HTTP APIs deliver access logs through API Gateway's service-linked role: no
+        # account-level CloudWatch role, so a dev stack never touches that account setting.
+        cfn_stage = stage.node.default_child
+        assert isinstance(cfn_stage, apigwv2.CfnStage)
+        cfn_stage.access_log_settings = apigwv2.CfnStage.AccessLogSettingsProperty(
+            destination_arn=self.access_logs.log_group_arn, format=HTTP_ACCESS_LOG_FORMAT
+        )
+        self.http_stage = stage
+        return api
+
+    def _build_http_domain(self) -> None:
+        config = self._config
+        if not (config.domain_name and config.certificate_arn):
+            return
+        assert self.http_api is not None
+        domain = apigwv2.DomainName(
+            self,
+            "Domain",
+            domain_name=config.domain_name,
+            certificate=acm.Certificate.from_certificate_arn(
+                self, "Certificate", config.certificate_arn
+            ),
+            endpoint_type=apigwv2.EndpointType.REGIONAL,
+            security_policy=apigwv2.SecurityPolicy.TLS_1_2,
+        )
+        apigwv2.ApiMapping(
+            self, "DomainMapping", api=self.http_api, domain_name=domain, stage=self.http_stage
+        )
+        if config.hosted_zone_id and config.hosted_zone_name:
+            zone = route53.HostedZone.from_hosted_zone_attributes(
+                self,
+                "Zone",
+                hosted_zone_id=config.hosted_zone_id,
+                zone_name=config.hosted_zone_name,
+            )
+            route53.ARecord(
+                self,
+                "DomainAlias",
+                zone=zone,
+                record_name=config.domain_name,
+                target=route53.RecordTarget.from_alias(
+                    targets.ApiGatewayv2DomainProperties(
+                        domain.regional_domain_name, domain.regional_hosted_zone_id
+                    )
+                ),
+            )
+
+    def _build_sampling_rule(self) -> None:
+        """X-Ray samples the requests this API starts by this rule instead of its default.
+
+        The rule's scope is the trace's root: the REST API's stage (which makes the sampling
+        decision and passes it down to the gateway and the group it invokes), or, behind an
+        HTTP API (which has no X-Ray of its own), the gateway function, for which Lambda asks
+        X-Ray for the decision.
+        """
+        if self.rest_api is not None:
+            service_name = f"{self.rest_api.rest_api_name}/{STAGE}"
+            service_type = "AWS::ApiGateway::Stage"
+        else:
+            function = self._handler
+            if isinstance(function, lambda_.Alias):
+                function = function.version.lambda_
+            service_name = function.function_name
+            service_type = "AWS::Lambda::Function"
+        xray.CfnSamplingRule(
+            self,
+            "SamplingRule",
+            sampling_rule=xray.CfnSamplingRule.SamplingRuleProperty(
+                rule_name=f"{self._config.stack_name}-api"[:32],
+                priority=XRAY_RULE_PRIORITY,
+                fixed_rate=XRAY_FIXED_RATE,
+                reservoir_size=XRAY_RESERVOIR,
+                service_name=service_name,
+                service_type=service_type,
+                host="*",
+                http_method="*",
+                url_path="*",
+                resource_arn="*",
+                version=1,
+            ),
+        )
 
     def _build_domain(self) -> None:
         config = self._config
         if not (config.domain_name and config.certificate_arn):
             return
+        assert self.rest_api is not None
         domain = self.rest_api.add_domain_name(
             "Domain",
             domain_name=config.domain_name,
@@ -140,6 +325,7 @@ class Api(Construct):
 
     def _build_waf(self) -> None:
         config = self._config
+        assert self.rest_api is not None
         stage_arn = self.rest_api.deployment_stage.stage_arn
         if config.waf_acl_arn:
             wafv2.CfnWebACLAssociation(
@@ -207,16 +393,20 @@ class Api(Construct):
             ],
         )
 
-    def _suppress(self) -> None:
-        auth_reason = (
+    def _suppress_auth(self, route: IConstruct) -> None:
+        reason = (
             "cairn authenticates team bearer tokens in the gateway (keyed-HMAC hashes, scopes, "
             "per-token rate limits) so it can answer with MCP's errors (-32001 with "
             "WWW-Authenticate pointing at the RFC 9728 metadata); the metadata routes are "
-            "public by specification. An API Gateway authorizer would pre-empt both."
+            "public by specification, and webhook deliveries are verified by their signature "
+            "in the knowledge function. An API Gateway authorizer would pre-empt all of it."
         )
-        for method in self.methods:
-            suppress(method, "APIG4", auth_reason, children=False)
-            suppress(method, "COG4", auth_reason, children=False)
+        suppress(route, "APIG4", reason, children=False)
+        suppress(route, "COG4", reason, children=False)
+
+    def _suppress(self) -> None:
+        if self.rest_api is None:
+            return
         suppress(
             self.rest_api,
             "APIG2",
@@ -228,7 +418,7 @@ class Api(Construct):
             suppress(
                 self.rest_api.deployment_stage,
                 "APIG3",
-                "WAF is off in this environment (dev default); enable with -c waf=true or "
+                "WAF is off in this environment; enable with -c waf=true or "
                 "-c waf_acl_arn=<arn>. Stage throttling and per-token limits still apply.",
                 children=False,
             )

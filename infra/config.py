@@ -14,6 +14,7 @@ environment itself.
 | hosted_zone_name | -            | the zone's domain name                                  |
 | waf              | true in prod | create a regional WAF web ACL on the API stage          |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
+| api              | http; rest with a WAF | http (HTTP API, $1/M) or rest (REST API, $3.50/M) |
 | throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
@@ -66,6 +67,8 @@ class DeployConfig:
     alarm_email: str | None = None
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = ()
+    # "http" (HTTP API) or "rest" (REST API, the only one a WAF attaches to): docs/infra.md.
+    api: str = "http"
     # A Bedrock model (Converse) judging memory contradictions in the curator; None: rules.
     curator_model: str | None = None
     # Where search runs: "domain" (a one-node managed OpenSearch domain, the cheap dev choice)
@@ -123,6 +126,7 @@ class DeployConfig:
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")
         callbacks = _callback_urls(_text(get("oauth_callback_urls")), oauth)
+        api = _api(_text(get("api")), waf=(waf and not waf_acl_arn) or bool(waf_acl_arn))
         return cls(
             environment=environment,
             developer=developer,
@@ -142,6 +146,7 @@ class DeployConfig:
             curator_model=_text(get("curator_model")),
             search=_search(_text(get("search")), environment),
             reranker=_reranker(_text(get("reranker"))),
+            api=api,
         )
 
 
@@ -221,6 +226,22 @@ def _reranker(value: str | None) -> str | None:
             f"(got {value!r})"
         )
     return value
+
+
+def _api(raw: str | None, *, waf: bool) -> str:
+    """An HTTP API costs $1.00 per million requests, a REST API $3.50; only a REST API carries
+    a WAF directly, so a WAF picks REST unless `api` says otherwise (and then it cannot)."""
+    if raw is None:
+        return "rest" if waf else "http"
+    api = raw.lower()
+    if api not in ("http", "rest"):
+        raise ConfigError(f"context `api` must be http or rest (got {raw!r})")
+    if api == "http" and waf:
+        raise ConfigError(
+            "context `api=http` cannot carry a WAF (AWS WAF attaches to REST API stages, not "
+            "HTTP APIs): pass -c api=rest, or -c waf=false without waf_acl_arn"
+        )
+    return api
 
 
 def _login_name() -> str:

@@ -1,4 +1,5 @@
-"""Observability: one dashboard and the alarms that page, all routed to one encrypted topic."""
+"""Observability: one dashboard and the alarms that page, all routed to one encrypted topic, and
+what every function logs (level and format per environment)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from collections.abc import Mapping
 from typing import Final
 
 from aws_cdk import Aws, Duration
-from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
@@ -18,11 +18,21 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.api import Api
 from infra.config import DeployConfig
 
 PERIOD: Final = Duration.minutes(5)
 API_5XX_THRESHOLD: Final = 5  # per period: a burst of 5xx, not one unlucky request
 WIDGET_WIDTH: Final = 8
+# What a function logs, per environment (docs/infra.md, "Logs"). Lambda's advanced logging
+# controls filter by level before CloudWatch ingests (and bills) a line. The application level:
+# dev keeps one INFO line per tool call in each function; prod logs warnings and errors only
+# (per-call figures come from metrics and sampled traces). The system level WARN drops Lambda's
+# START/END/REPORT lines (about 380 bytes per invocation, two invocations per tool call): the
+# Duration and Errors metrics carry what they say. Powertools' per-invocation DEBUG sampling
+# (POWERTOOLS_LOGGER_SAMPLE_RATE) is not used: the Lambda filter would drop those lines.
+APPLICATION_LOG_LEVEL: Final = {"dev": "INFO", "staging": "INFO", "prod": "WARN"}
+SYSTEM_LOG_LEVEL: Final = "WARN"
 
 
 class Observability(Construct):
@@ -34,13 +44,15 @@ class Observability(Construct):
         construct_id: str,
         *,
         config: DeployConfig,
-        api: apigw.RestApi,
-        functions: Mapping[str, lambda_.IFunction],
+        api: Api,
+        functions: Mapping[str, lambda_.Function],
         tables: Mapping[str, dynamodb.ITable],
         dead_letter_queues: Mapping[str, sqs.IQueue],
         stream_functions: Mapping[str, lambda_.IFunction],
     ) -> None:
         super().__init__(scope, construct_id)
+        for function in functions.values():
+            set_log_levels(function, config.environment)
         # CloudWatch cannot publish to a topic under the AWS-managed SNS key: a CMK it may use.
         key = kms.Key(
             self,
@@ -73,7 +85,7 @@ class Observability(Construct):
         # By function name: what a deployment watches to roll a bad version back.
         self.function_errors: dict[str, cw.Alarm] = {}
 
-        api_5xx = api.metric_server_error(period=PERIOD, statistic="Sum")
+        api_5xx = api.metric("server_error", "Sum")
         self._alarm("Api5xx", api_5xx, API_5XX_THRESHOLD, "API returned 5xx responses")
         for name, function in functions.items():
             title = name.capitalize()
@@ -113,14 +125,11 @@ class Observability(Construct):
             default_interval=Duration.hours(3),
         )
         self.dashboard.add_widgets(
-            _graph("API requests", [api.metric_count(period=PERIOD, statistic="Sum")]),
-            _graph(
-                "API errors",
-                [api_5xx, api.metric_client_error(period=PERIOD, statistic="Sum")],
-            ),
+            _graph("API requests", [api.metric("count", "Sum")]),
+            _graph("API errors", [api_5xx, api.metric("client_error", "Sum")]),
             _graph(
                 "API latency p50 / p99",
-                [api.metric_latency(period=PERIOD, statistic=s) for s in ("p50", "p99")],
+                [api.metric("latency", statistic) for statistic in ("p50", "p99")],
             ),
         )
         for name, function in functions.items():
@@ -138,12 +147,12 @@ class Observability(Construct):
                     [function.metric_duration(period=PERIOD, statistic=s) for s in ("p50", "p99")],
                 ),
             )
-        for name, function in stream_functions.items():
+        for name, worker in stream_functions.items():
             # How far behind the stream the worker is: records wait this long to be handled.
             self.dashboard.add_widgets(
                 _graph(
                     f"{name}: stream iterator age (max)",
-                    [function.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
+                    [worker.metric("IteratorAge", period=PERIOD, statistic="Maximum")],
                 )
             )
         if dead_letter_queues:
@@ -189,6 +198,19 @@ class Observability(Construct):
         alarm.add_ok_action(self._action)
         self.alarms.append(alarm)
         return alarm
+
+
+def set_log_levels(function: lambda_.Function, environment: str) -> None:
+    """JSON logs filtered by Lambda at the environment's application level and at WARN for
+    Lambda's own lines; Powertools' LOG_LEVEL agrees (Lambda's level would win anyway)."""
+    level = APPLICATION_LOG_LEVEL.get(environment, "INFO")
+    cfn = function.node.default_child
+    assert isinstance(cfn, lambda_.CfnFunction)
+    # Overrides, not `logging_config`: the construct already set LoggingConfig.LogGroup.
+    cfn.add_property_override("LoggingConfig.LogFormat", "JSON")
+    cfn.add_property_override("LoggingConfig.ApplicationLogLevel", level)
+    cfn.add_property_override("LoggingConfig.SystemLogLevel", SYSTEM_LOG_LEVEL)
+    function.add_environment("LOG_LEVEL", level)
 
 
 def _table_throttles(name: str, table: dynamodb.ITable) -> cw.MathExpression:

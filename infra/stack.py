@@ -76,8 +76,7 @@ class CairnStack(Stack):
             config=config,
             group=self.functions.groups[names.GROUP_KNOWLEDGE],
             worker=self.functions.workers[names.WORKER_KNOWLEDGE_ENRICHER],
-            api=self.api.rest_api,
-            gateway=self.functions.gateway_alias,
+            api=self.api,
             sync=self.sync,
             table=self.data.table(names.TABLE_KNOWLEDGE),
             producers=[self.functions.groups[names.GROUP_ORCHESTRATOR]],
@@ -86,7 +85,7 @@ class CairnStack(Stack):
             self,
             "Observability",
             config=config,
-            api=self.api.rest_api,
+            api=self.api,
             functions=self.functions.all,
             tables=self.data.tables,
             dead_letter_queues={

@@ -156,7 +156,8 @@ def test_alarms_cover_api_5xx_function_errors_and_throttles_and_table_throttles(
 ) -> None:
     alarms = synth.of_type("AWS::CloudWatch::Alarm").values()
     metrics = {a["Properties"].get("MetricName") for a in alarms}
-    assert {"5XXError", "Errors", "Throttles"} <= metrics
+    api_5xx = "5XXError" if synth.stack.api.kind == "rest" else "5xx"  # REST / HTTP API
+    assert {api_5xx, "Errors", "Throttles"} <= metrics
     function_alarms = [a for a in alarms if a["Properties"].get("Namespace") == "AWS/Lambda"]
     assert len(function_alarms) == 2 * len(synth.functions())
     table_alarms = [a for a in alarms if "ReadThrottleEvents" in json.dumps(a["Properties"])]
@@ -200,7 +201,7 @@ def test_the_dashboard_shows_requests_errors_latency_throttles_and_capacity(
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
     for metric in (
         "Count",
-        "5XXError",
+        "5XXError" if synth.stack.api.kind == "rest" else "5xx",
         "Latency",
         "Invocations",
         "Errors",
