@@ -1,4 +1,5 @@
-"""Per-request work of the gateway's Lambda entry point: a warm invocation starts no thread."""
+"""The gateway's Lambda entry point per request: a warm invocation starts no thread, and HTTP API
+(payload 2.0) events are answered like REST ones."""
 
 from __future__ import annotations
 
@@ -93,3 +94,66 @@ def test_warm_invocations_start_no_thread(
     # Then each is answered on the invocation's own thread: none was started for it.
     assert [r["statusCode"] for r in replies] == [200] * 10
     assert started == []
+
+
+def _http_api_event(method: str, path: str, body: str | None, token: str | None) -> dict[str, Any]:
+    """An HTTP API event, payload format 2.0 (what the dev stack's HTTP API sends)."""
+    headers = {
+        "host": "abc123.execute-api.us-east-1.amazonaws.com",
+        "x-forwarded-proto": "https",
+        "content-type": "application/json",
+        "accept": "application/json",
+    }
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": headers,
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "domainName": "abc123.execute-api.us-east-1.amazonaws.com",
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "203.0.113.7",
+                "userAgent": "test",
+            },
+            "requestId": "http-req-1",
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def test_http_api_events_are_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
+    token = (
+        build_token_service(aws)
+        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
+        .secret
+    )
+    listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+    listed = entry.handler(_http_api_event("POST", "/mcp", listing, token), _Context())
+    refused = entry.handler(_http_api_event("POST", "/mcp", listing, None), _Context())
+    metadata = entry.handler(
+        _http_api_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None),
+        _Context(),
+    )
+    not_allowed = entry.handler(_http_api_event("GET", "/mcp", None, token), _Context())
+
+    assert listed["statusCode"] == 200
+    names_listed = {tool["name"] for tool in json.loads(listed["body"])["result"]["tools"]}
+    assert "memory_get" in names_listed
+    assert "memory_put" not in names_listed
+    assert refused["statusCode"] == 401
+    assert "resource_metadata=" in refused["headers"]["www-authenticate"]
+    assert metadata["statusCode"] == 200
+    assert json.loads(metadata["body"])["resource"].endswith("/mcp")
+    assert not_allowed["statusCode"] == 405
