@@ -70,6 +70,10 @@ class CairnStack(Stack):
         )
         self.sync = Sync(self, "Sync", config=config)
         self.sync.allow_invoke(self.functions.workers[names.WORKER_SYNC_RUNNER])
+        self.sync.allow_manage(
+            self.functions.groups[names.GROUP_SYNC],
+            self.functions.workers[names.WORKER_SYNC_RUNNER],
+        )
         self.knowledge = Knowledge(
             self,
             "Knowledge",

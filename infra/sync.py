@@ -1,15 +1,20 @@
-"""Sync: the EventBridge Scheduler group that will hold connector-sync schedules, and the role
-the scheduler assumes to start them (it gains permissions only through `allow_invoke`)."""
+"""Sync: the EventBridge Scheduler group that holds the teams' sync schedules, the role the
+scheduler assumes to start the sync runner (it gains permissions only through `allow_invoke`),
+and what the sync group's function needs to start the runner asynchronously and to manage a
+team's schedule through the sync tools (`allow_manage`)."""
 
 from __future__ import annotations
 
-from aws_cdk import Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
 from infra.config import DeployConfig
+from infra.nag import suppress
+from shared.config.names import Env
+from shared.sync.schedules import SCHEDULE_PREFIX
 
 
 class Sync(Construct):
@@ -17,10 +22,11 @@ class Sync(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, config: DeployConfig) -> None:
         super().__init__(scope, construct_id)
+        self.schedule_group_name = f"{config.stack_name}-sync"
         self.schedule_group = scheduler.ScheduleGroup(
             self,
             "ScheduleGroup",
-            schedule_group_name=f"{config.stack_name}-sync",
+            schedule_group_name=self.schedule_group_name,
             removal_policy=config.removal_policy,
         )
         self.scheduler_role = iam.Role(
@@ -46,3 +52,53 @@ class Sync(Construct):
                 actions=["lambda:InvokeFunction"], resources=[function.function_arn]
             )
         )
+
+    def allow_manage(self, group: lambda_.Function, runner: lambda_.Function) -> None:
+        """Let the sync group's function start `runner` asynchronously (a large team's sync and
+        embeddings_build) and create, read and delete `sync-*` schedules in this group that
+        start it under the scheduler role (the sync_schedule_* tools), and nothing else."""
+        group.add_environment(Env.SYNC_RUNNER_ARN, runner.function_arn)
+        group.add_environment(Env.SYNC_SCHEDULE_GROUP, self.schedule_group_name)
+        group.add_environment(Env.SYNC_SCHEDULER_ROLE_ARN, self.scheduler_role.role_arn)
+        group.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[runner.function_arn])
+        )
+        schedules = Stack.of(self).format_arn(
+            service="scheduler",
+            resource="schedule",
+            resource_name=f"{self.schedule_group_name}/{SCHEDULE_PREFIX}*",
+        )
+        group.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "scheduler:CreateSchedule",
+                    "scheduler:UpdateSchedule",
+                    "scheduler:GetSchedule",
+                    "scheduler:DeleteSchedule",
+                ],
+                resources=[schedules],
+            )
+        )
+        # A schedule it creates runs under the scheduler role, which it must be allowed to pass
+        # to Scheduler (and to nothing else).
+        group.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[self.scheduler_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
+            )
+        )
+        assert group.role is not None
+        suppress(
+            group.role,
+            "IAM5",
+            "Team schedules are named sync-<team> at run time; the grant covers only that "
+            "prefix in this stack's sync schedule group.",
+            [
+                "Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
+                f"schedule/{self.schedule_group_name}/{SCHEDULE_PREFIX}*"
+            ],
+        )
+        # A run that fails is recorded failed and started again by its caller or the next
+        # schedule: Lambda's own retries of an asynchronous invoke would only find it finished.
+        runner.configure_async_invoke(retry_attempts=0, max_event_age=Duration.hours(1))
