@@ -10,6 +10,7 @@ from constructs import Construct
 from infra.api import Api
 from infra.config import DeployConfig
 from infra.data import Data
+from infra.events import DomainEventBus
 from infra.functions import Functions
 from infra.knowledge import Knowledge
 from infra.oauth import OAuth
@@ -68,6 +69,13 @@ class CairnStack(Stack):
             orchestrator=self.functions.groups[names.GROUP_ORCHESTRATOR],
             dispatcher=self.functions.workers[names.WORKER_WORKFLOW_DISPATCHER],
         )
+        self.events = DomainEventBus(
+            self,
+            "Events",
+            config=config,
+            data=self.data,
+            publisher=self.functions.workers[names.WORKER_EVENT_PUBLISHER],
+        )
         self.sync = Sync(self, "Sync", config=config)
         self.sync.allow_invoke(self.functions.workers[names.WORKER_SYNC_RUNNER])
         self.sync.allow_manage(
@@ -96,8 +104,12 @@ class CairnStack(Stack):
                 **self.workers.dead_letter_queues,
                 "workflow_dispatch": self.workflows.dead_letter_queue,
                 "knowledge": self.knowledge.dead_letter_queue,
+                "event_publisher": self.events.dead_letter_queue,
             },
-            stream_functions=self.workers.stream_functions,
+            stream_functions={
+                **self.workers.stream_functions,
+                names.WORKER_EVENT_PUBLISHER: self.events.publisher,
+            },
         )
 
         self.workflows.observe(
@@ -135,6 +147,10 @@ class CairnStack(Stack):
             self.sync.scheduler_role.role_arn,
             "the role team sync schedules run under",
         )
+        self._output(
+            names.Outputs.EVENT_BUS_NAME, self.events.bus.event_bus_name, "domain event bus"
+        )
+        self._output(names.Outputs.EVENT_BUS_ARN, self.events.bus.event_bus_arn, "its ARN")
         if self.oauth is not None:
             self._output(names.Outputs.OAUTH_ISSUER, self.oauth.issuer, "OAuth issuer")
             self._output(

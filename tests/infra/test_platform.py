@@ -73,6 +73,7 @@ def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth
     workers = {synth.logical_id(q) for q in synth.stack.workers.dead_letter_queues.values()}
     knowledge = synth.stack.knowledge
     workers |= {synth.logical_id(knowledge.queue), synth.logical_id(knowledge.dead_letter_queue)}
+    workers.add(synth.logical_id(synth.stack.events.dead_letter_queue))
     # Every queue of the stack is checked below: these two and the workers' dead-letter queues.
     assert set(queues) == {dispatch, dlq, *workers}
     redrive = queues[dispatch]["Properties"]["RedrivePolicy"]

@@ -1,0 +1,121 @@
+"""Domain events: the stack's EventBridge bus and the publisher that feeds it.
+
+The services append each domain event to the team's event log in the coordination table (the
+outbox, `shared.domain_events`); the table's stream feeds the event publisher through an event
+source mapping that
+
+- only invokes it for inserted event-log items (`EVENT#…`) whose type is one of cairn's
+  (`cairn.…`) — Lambda event filters, so task writes and agents' own events cost no invoke;
+- reads from the oldest record kept (`TRIM_HORIZON`: an event written while the mapping was
+  being created is still forwarded) in batches of `PUBLISHER_BATCH_SIZE`, PutEvents' limit;
+- lets the handler report the first record EventBridge kept refusing
+  (`ReportBatchItemFailures`), bisects a failing batch and retries `PUBLISHER_RETRIES` times,
+  then sends the records' stream coordinates to an encrypted dead-letter queue (14 days),
+  which `Observability` alarms on.
+
+A bus of the stack's own rather than the account's default bus: a team's rules see cairn's
+events of this stage only (dev and prod never cross), the bus is deleted with a developer
+stack, and its name is a stack output. PutEvents on it is granted to the publisher only; an
+archive keeps its events (`ARCHIVE_DAYS`) so a consumer that lost some can replay them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.config import DeployConfig
+from infra.data import Data
+from infra.nag import suppress
+from shared.config import names
+from shared.config.names import Env
+from shared.domain_events.models import RESERVED_PREFIX, SOURCE
+from shared.domain_events.publisher import EVENT_SORT_KEY_PREFIX
+
+PUBLISHER_BATCH_SIZE: Final = 10
+PUBLISHER_RETRIES: Final = 5
+ARCHIVE_DAYS: Final = {"prod": 30}
+DEFAULT_ARCHIVE_DAYS: Final = 7
+
+
+class DomainEventBus(Construct):
+    """`bus`, `publisher` and the mapping's `dead_letter_queue`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeployConfig,
+        data: Data,
+        publisher: lambda_.Function,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"{config.stack_name}-events")
+        self.bus.apply_removal_policy(config.removal_policy)
+        self.bus.archive(
+            "Archive",
+            description="cairn's domain events, kept for replay",
+            event_pattern=events.EventPattern(source=[SOURCE]),
+            retention=Duration.days(ARCHIVE_DAYS.get(config.environment, DEFAULT_ARCHIVE_DAYS)),
+        )
+        self.publisher = publisher
+        publisher.add_environment(Env.EVENT_BUS_NAME, self.bus.event_bus_name)
+        self.bus.grant_put_events_to(publisher)
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "PublisherDeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            removal_policy=config.removal_policy,
+        )
+        suppress(
+            self.dead_letter_queue,
+            "SQS3",
+            "This queue is the on-failure destination (dead-letter queue) of the event "
+            "publisher's stream mapping.",
+        )
+        publisher.add_event_source(
+            sources.DynamoEventSource(
+                data.table(names.TABLE_COORDINATION),
+                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+                batch_size=PUBLISHER_BATCH_SIZE,
+                report_batch_item_failures=True,
+                bisect_batch_on_error=True,
+                retry_attempts=PUBLISHER_RETRIES,
+                on_failure=sources.SqsDlq(self.dead_letter_queue),
+                filters=[
+                    lambda_.FilterCriteria.filter(
+                        {
+                            "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                            "dynamodb": {
+                                "Keys": {
+                                    "sk": {
+                                        "S": lambda_.FilterRule.begins_with(EVENT_SORT_KEY_PREFIX)
+                                    }
+                                },
+                                "NewImage": {
+                                    "event_type": {
+                                        "S": lambda_.FilterRule.begins_with(RESERVED_PREFIX)
+                                    }
+                                },
+                            },
+                        }
+                    )
+                ],
+            )
+        )
+        assert publisher.role is not None, f"{publisher.node.path} has no role"
+        suppress(
+            publisher.role,
+            "IAM5",
+            "dynamodb:ListStreams (needed by the stream mapping) supports only Resource '*'.",
+            ["Resource::*"],
+        )
