@@ -101,6 +101,11 @@ class TaskStore(Protocol):
         """The claimed or running tasks whose lease `holder` holds at `now`, in queue order."""
         ...
 
+    def count_claims_held(self, team: str, holder: str, now: datetime) -> int:
+        """How many tasks `claims_held` would return, without reading the records (the
+        capacity check runs on every claim)."""
+        ...
+
     def list_team(
         self, team: str, wanted: TaskFilter, *, limit: int, cursor: str | None = None
     ) -> Page[Task]:

@@ -270,6 +270,9 @@ class TaskService:
         limit = self._agents.max_concurrent_tasks(principal.team, principal.agent_id)
         if limit is None:
             return
+        # Counted on every claim; the held tasks are read only to name them in a refusal.
+        if self._store.count_claims_held(principal.team, principal.actor, now) < limit:
+            return
         held = [t.id for t in self._store.claims_held(principal.team, principal.actor, now)]
         if len(held) >= limit:
             raise Conflict(

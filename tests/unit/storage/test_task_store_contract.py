@@ -273,6 +273,20 @@ def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None
     assert store.claims_held("beta", "a", T0) == []
 
 
+def test_counting_claims_held_agrees_with_listing_them(store: TaskStore) -> None:
+    for number in range(1, 5):
+        store.create("alpha", task(number))
+    claim(store, "a", number=2)
+    claim(store, "a", at=T0 + timedelta(minutes=10), number=1)
+    claim(store, "b", number=3)
+    for now in (T0, T0 + LEASE, T0 + LEASE + timedelta(minutes=10)):
+        for holder in ("a", "b", "c"):
+            held = store.claims_held("alpha", holder, now)
+            assert store.count_claims_held("alpha", holder, now) == len(held)
+    assert store.count_claims_held("alpha", "a", T0) == 2
+    assert store.count_claims_held("beta", "a", T0) == 0
+
+
 def test_the_team_list_is_newest_first_and_filters_exactly(store: TaskStore) -> None:
     store.create("alpha", task(1, workflow_id="wf_1"))
     store.create("alpha", task(2, workflow_id="wf_2"))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, Key
 
 from shared.config.tables import OPEN_TASKS_INDEX
 from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
@@ -220,6 +220,27 @@ class DynamoTaskStore:
             and task.status in ("claimed", "running")
             and not task.lease_expired(now)
         ]
+
+    def count_claims_held(self, team: str, holder: str, now: datetime) -> int:
+        # The open-tasks index has no holder key: read only the three attributes that decide,
+        # not whole records, and parse none of them into tasks.
+        held = 0
+        for item in query_all(
+            self._table,
+            IndexName=OPEN_TASKS_INDEX,
+            KeyConditionExpression=Key("queue_pk").eq(team_pk(team)),
+            FilterExpression=Attr("claimed_by").eq(holder),
+            ProjectionExpression="#status, lease_expires_at",
+            ExpressionAttributeNames={"#status": "status"},
+        ):
+            lease = item.get("lease_expires_at")
+            if (
+                item.get("status") in ("claimed", "running")
+                and lease is not None
+                and datetime.fromisoformat(str(lease)) > now
+            ):
+                held += 1
+        return held
 
     def list_team(
         self, team: str, wanted: TaskFilter, *, limit: int, cursor: str | None = None

@@ -285,6 +285,19 @@ class SqliteTaskStore:
         )
         return [task for task in map(_task, rows) if not task.lease_expired(now)]
 
+    def count_claims_held(self, team: str, holder: str, now: datetime) -> int:
+        # The tasks_held index finds the holder's claims; only their lease is read besides.
+        row = (
+            self._db.connection()
+            .execute(
+                f"SELECT COUNT(*) AS held FROM tasks WHERE team = ? AND claimed_by = ? AND {_HELD}"  # noqa: S608 - fixed clauses
+                " AND lease_epoch > ?",
+                (team, holder, _epoch(now)),
+            )
+            .fetchone()
+        )
+        return int(row["held"])
+
     def list_team(
         self, team: str, wanted: TaskFilter, *, limit: int, cursor: str | None = None
     ) -> Page[Task]:
