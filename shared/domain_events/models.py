@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SOURCE: Final = "cairn"
 SCHEMA_VERSION: Final = "1"
@@ -59,6 +59,8 @@ DETAIL_TYPES: Final[dict[Kind, str]] = {
     Kind.BUDGET_EXCEEDED: "Budget Exceeded",
 }
 
+# The detail's common keys: a kind's own fields may not reuse them.
+ENVELOPE: Final = frozenset({"version", "id", "team", "time", "actor"})
 # A field value: ids, statuses, counts, amounts, or a list of ids.
 FieldValue = str | int | float | bool | list[str] | None
 
@@ -80,6 +82,13 @@ class DomainEvent(BaseModel):
     actor: str
     fields: dict[str, FieldValue] = Field(default_factory=dict)
 
+    @field_validator("fields")
+    @classmethod
+    def _not_the_envelope(cls, value: dict[str, FieldValue]) -> dict[str, FieldValue]:
+        if clash := sorted(ENVELOPE & set(value)):
+            raise ValueError(f"fields {clash} would replace the detail's envelope")
+        return value
+
     @property
     def detail_type(self) -> str:
         return DETAIL_TYPES[self.kind]
@@ -100,12 +109,11 @@ class DomainEvent(BaseModel):
     @classmethod
     def from_detail(cls, kind: Kind, detail: dict[str, FieldValue]) -> DomainEvent:
         """The event back from its detail (the publisher reads the log's items)."""
-        envelope = {"version", "id", "team", "time", "actor"}
         return cls(
             kind=kind,
             id=str(detail["id"]),
             team=str(detail["team"]),
             time=datetime.fromisoformat(str(detail["time"])),
             actor=str(detail["actor"]),
-            fields={k: v for k, v in detail.items() if k not in envelope},
+            fields={k: v for k, v in detail.items() if k not in ENVELOPE},
         )

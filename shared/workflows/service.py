@@ -776,7 +776,7 @@ def _execution_fields(execution: Execution) -> dict[str, str | int | None]:
     return {
         "workflow_id": execution.workflow_id,
         "execution_id": execution.id,
-        "version": execution.version,
+        "workflow_version": execution.version,
         "status": execution.status,
     }
 
