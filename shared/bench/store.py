@@ -243,8 +243,18 @@ def _latencies(url: str, secret: str, size: int, calls: int) -> dict[str, Any]:
     return figures
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU the process `pid` has used (Linux `/proc`; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # utime and stime are fields 14 and 15 of stat(5); the split starts at field 3.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _claim_race(
-    url: str, agents: list[str], size: int, calls: int, seconds: float
+    url: str, agents: list[str], size: int, calls: int, seconds: float, server_pid: int
 ) -> dict[str, Any]:
     """Every agent walks the same tasks (not the ones `_latencies` claimed), each in its own
     random order, as agents picking from what `task.poll` offers would: two agents often reach
@@ -277,13 +287,22 @@ def _claim_race(
         connection.close()
 
     threads = [threading.Thread(target=agent, args=(n,)) for n in range(len(agents))]
+    cpu_before = _cpu_seconds(server_pid)
     for thread in threads:
         thread.start()
     began = time.perf_counter()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - began
+    cpu_after = _cpu_seconds(server_pid)
     claimed = [task for tasks in won for task in tasks]
+    # The server's own CPU per decided call: less sensitive than rates to other load on the
+    # machine (and to the agents' client CPU, which runs in this process, not the server's).
+    cpu_ms = (
+        round((cpu_after - cpu_before) * 1000 / max(1, sum(attempts)), 2)
+        if cpu_before is not None and cpu_after is not None
+        else None
+    )
     return {
         "agents": len(agents),
         "tasks": len(pool),
@@ -295,6 +314,8 @@ def _claim_race(
         "lost_races": sum(attempts) - len(claimed) - sum(errors),
         "errors": sum(errors),
         "double_claims": len(claimed) - len(set(claimed)),
+        "server_cpu_ms_per_call": cpu_ms,
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
 
 
@@ -341,7 +362,9 @@ def measure(backend: str, size: int, calls: int, agents: int, seconds: float) ->
             if seed_seconds:
                 figures["seed_seconds"] = round(seed_seconds, 1)
             figures.update(_latencies(server.url, seeded.admin, size, calls))
-            figures["claim_race"] = _claim_race(server.url, seeded.agents, size, calls, seconds)
+            figures["claim_race"] = _claim_race(
+                server.url, seeded.agents, size, calls, seconds, server.process.pid
+            )
             return figures
         finally:
             server.stop()

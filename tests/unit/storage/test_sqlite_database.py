@@ -67,3 +67,60 @@ def test_a_failed_write_releases_the_writer(db: Database) -> None:
     threading.Thread(target=write_from_another_thread).start()
     assert done.wait(timeout=10)
     assert db.connection().execute("SELECT n FROM counter").fetchone()["n"] == 1
+
+
+def test_a_durable_write_returns_only_after_an_fsync_that_began_after_its_commit(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Group commit: many writers share fsyncs, and none returns before one covers it."""
+    fsyncs: list[int] = []
+    original = db._fsync_wal
+
+    def counted_fsync() -> None:
+        # What has been committed when this fsync begins is what it makes durable.
+        fsyncs.append(db._committed)
+        original()
+
+    monkeypatch.setattr(db, "_fsync_wal", counted_fsync)
+    waited = db._wait_durable
+    returned: list[tuple[int, int]] = []
+    guard = threading.Lock()
+
+    def recorded_wait(commit: int) -> None:
+        waited(commit)
+        with guard:  # (this write's commit number, commits known durable as it returns)
+            returned.append((commit, db._synced))
+
+    monkeypatch.setattr(db, "_wait_durable", recorded_wait)
+    barrier = threading.Barrier(16)
+
+    def writer() -> None:
+        barrier.wait()
+        for _ in range(10):
+            with db.write() as tx:
+                tx.execute("UPDATE counter SET n = n + 1 WHERE k = 'a'")
+
+    threads = [threading.Thread(target=writer) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert db.connection().execute("SELECT n FROM counter").fetchone()[0] == 160
+    assert len(returned) == 160
+    # No write returned before an fsync covering its commit had ended; fsyncs were shared.
+    assert all(synced >= commit for commit, synced in returned)
+    assert max(fsyncs) == db._committed
+    assert len(fsyncs) < 160
+
+
+def test_a_scratch_write_does_not_wait_for_the_disk(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fsyncs: list[int] = []
+    monkeypatch.setattr(db, "_fsync_wal", lambda: fsyncs.append(1))
+    with db.write(durable=False) as tx:
+        tx.execute("UPDATE counter SET n = n + 1 WHERE k = 'a'")
+    assert fsyncs == []
+    with db.write() as tx:
+        tx.execute("UPDATE counter SET n = n + 1 WHERE k = 'a'")
+    assert fsyncs == [1]
