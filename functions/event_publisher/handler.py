@@ -20,7 +20,7 @@ from shared import runtime
 from shared.config.names import Env
 from shared.config.settings import Settings
 from shared.domain_events.adapters.eventbridge import EventBridgeSink
-from shared.domain_events.publisher import publish_records
+from shared.domain_events.publisher import domain_event, publish_records
 from shared.observability import logger, metrics, tracer
 
 runtime.configure(Settings.from_env())
@@ -42,8 +42,10 @@ def _sink() -> EventBridgeSink:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     records = event.get("Records", [])
     retry_from = publish_records(records, _sink())
+    forwarded = sum(domain_event(record) is not None for record in records)
+    metrics.add_metric(name="DomainEventsSeen", unit=MetricUnit.Count, value=forwarded)
     if retry_from:
         metrics.add_metric(name="DomainEventsRefused", unit=MetricUnit.Count, value=1)
         logger.warning("EventBridge refused events; retrying from", extra={"from": retry_from})
-    logger.info("domain events forwarded", extra={"records": len(records)})
+    logger.info("domain events forwarded", extra={"records": len(records), "events": forwarded})
     return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in retry_from]}

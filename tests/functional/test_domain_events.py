@@ -359,3 +359,62 @@ def test_an_agent_cannot_forge_a_cairn_event_and_no_event_carries_a_secret(
     assert "cairn_sk_" not in everything
     assert "billing export" not in everything
     assert "Export invoices" not in everything
+
+
+class _Context:
+    function_name = "cairn-event-publisher"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-event-publisher"
+    aws_request_id = "req-publisher"
+
+
+def test_the_publisher_handler_forwards_a_stream_batch_to_the_bus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deployed entry point: a Lambda-shaped batch of the coordination stream's records
+    (as the mapping's filter lets through) in, the team's rule's queue out."""
+    monkeypatch.setenv(names.Env.EVENT_BUS_NAME, BUS)
+    with mock_aws():
+        settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
+        create_tables(boto3.client("dynamodb", region_name=settings.region))
+        harness = _harness(settings)
+        eventbridge = boto3.client("events", region_name=settings.region)
+        sqs = boto3.client("sqs", region_name=settings.region)
+        eventbridge.create_event_bus(Name=BUS)
+        queue_url = sqs.create_queue(QueueName="all-handoffs")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        eventbridge.put_rule(
+            Name="handoffs",
+            EventBusName=BUS,
+            EventPattern=json.dumps({"source": [SOURCE], "detail-type": ["Handoff Stored"]}),
+        )
+        eventbridge.put_targets(
+            Rule="handoffs", EventBusName=BUS, Targets=[{"Id": "q", "Arn": queue_arn}]
+        )
+        for team in ("alpha", "beta"):
+            token = harness.token(team=team, agent_id=f"{team}-agent")
+            _ok(harness, token, "store_handoff", {"title": "t", "document_md": VALID})
+        table = settings.table(names.TABLE_COORDINATION)
+        stream_arn = boto3.client("dynamodb", region_name=settings.region).describe_table(
+            TableName=table
+        )["Table"]["LatestStreamArn"]
+        streams = dynamodbstreams_backends[DEFAULT_ACCOUNT_ID][settings.region]
+        (shard,) = streams.describe_stream(stream_arn)["Shards"]
+        iterator = streams.get_shard_iterator(stream_arn, shard["ShardId"], "TRIM_HORIZON", None)
+        records = streams.get_records(iterator.arn, 1000)["Records"]
+        from functions.event_publisher import handler as publisher
+
+        try:
+            answer = publisher.handler({"Records": records}, _Context())
+            messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+        finally:
+            runtime.configure(Settings())
+
+    assert answer == {"batchItemFailures": []}
+    details = sorted((json.loads(m["Body"])["detail"] for m in messages), key=lambda d: d["team"])
+    assert [(d["team"], d["actor"]) for d in details] == [
+        ("alpha", "alpha-agent"),
+        ("beta", "beta-agent"),
+    ]
