@@ -73,7 +73,7 @@ def seed(size: int, agents: int, pepper: str) -> Seeded:
 
     if runtime.settings().storage == "sqlite":
         # Seeding is setup, not the measurement: skip the per-commit fsync while it runs.
-        runtime.database().connection().execute("PRAGMA synchronous=OFF")
+        runtime.database().skip_fsync_for_setup()
     memories, tasks, handoffs = build_memory_store(), build_task_store(), build_handoff_store()
     start = datetime.now(UTC) - timedelta(days=1)
     for n in range(size):

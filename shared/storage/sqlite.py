@@ -112,6 +112,7 @@ class Database:
         self._committed = 0
         self._synced = 0
         self._syncing = False
+        self._wait_for_disk = True
         self._migrated: set[tuple[str, int]] = set()
         self.health = WriteHealth()
         with self.write() as tx:
@@ -170,9 +171,14 @@ class Database:
                 self._committed += 1
                 commit = self._committed
         # Outside the writer lock: the next writer commits while this one waits for the disk.
-        if durable:
+        if durable and self._wait_for_disk:
             self._wait_durable(commit)
         self.health.saw(None)
+
+    def skip_fsync_for_setup(self) -> None:
+        """Stop waiting for the disk after commits: only for filling a throw-away database
+        (a bench seeding its data folder), where an fsync per row would be the whole cost."""
+        self._wait_for_disk = False
 
     def _wait_durable(self, commit: int) -> None:
         """Return once an fsync of the WAL that began after commit number `commit` has ended:
