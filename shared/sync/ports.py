@@ -32,6 +32,11 @@ class SyncState(Protocol):
         it. Exactly one of concurrent callers wins."""
         ...
 
+    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+        """Extend the lock to `lease_seconds` from `now` while `holder` still holds it (a long
+        run keeps its lock); False when it was taken over or released meanwhile."""
+        ...
+
     def release_lock(self, team: str, holder: str) -> None:
         """Free the lock if `holder` still holds it (a lock taken over meanwhile is left)."""
         ...

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.sync.runs import lock_holder, new_run
+from shared.sync.runs import LOCK_LEASE_SECONDS, lock_holder, new_run
 from shared.sync.schedules import TEAM_PATTERN, ScheduledSync, ScheduleError
-from shared.sync.service import LOCK_LEASE_SECONDS, SyncService
+from shared.sync.service import SyncService
 
 
 class QueuedRun(BaseModel):

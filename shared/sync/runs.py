@@ -44,6 +44,11 @@ logger = logging.getLogger("cairn.sync")
 STALE_AFTER: Final = timedelta(minutes=16)
 # Memories are re-indexed (embedded) this many at a time; progress is written after each batch.
 MEMORY_BATCH: Final = 256
+# The team's sync lock is a lease of 15 minutes (a crashed sync frees it by then). A run
+# holding it renews the lease when it starts and as it makes progress, at most this often, so
+# time spent queued before the runner starts never lets the lock lapse under a running run.
+LOCK_LEASE_SECONDS: Final = 900
+RENEW_EVERY: Final = timedelta(seconds=60)
 
 
 def new_run_id(now: datetime) -> str:
@@ -125,6 +130,8 @@ class RunExecutor:
         now = self._now()
         run = run.model_copy(update={"state": "running", "started_at": now, "heartbeat_at": now})
         self._state.put_run(team, run)
+        if run.holds_lock:
+            self.renew(team, run.run_id, now)
         try:
             run = self._work(team, run, interrupted)
             run = run.model_copy(update={"state": "succeeded", "phase": None})
@@ -141,6 +148,11 @@ class RunExecutor:
                 raise
         self._finish(team, run)
         return run
+
+    def renew(self, team: str, run_id: str, now: datetime) -> None:
+        """Extend the run's lock; a lock lost meanwhile is logged (the work is idempotent)."""
+        if not self._state.renew_lock(team, lock_holder(run_id), now, LOCK_LEASE_SECONDS):
+            logger.warning("sync run lost its lock", extra={"team": team, "run_id": run_id})
 
     def _finish(self, team: str, run: SyncRun) -> None:
         now = self._now()
@@ -193,11 +205,16 @@ class _Progress:
         self._team = team
         self.run = run
         self._interrupted = interrupted
+        self._renewed = executor._now()
 
     def _save(self, **update: Any) -> None:
         if self._interrupted():
             raise RunInterrupted("the server stopped during the run; start it again")
-        update["heartbeat_at"] = self._executor._now()
+        now = self._executor._now()
+        if self.run.holds_lock and now - self._renewed >= RENEW_EVERY:
+            self._executor.renew(self._team, self.run.run_id, now)
+            self._renewed = now
+        update["heartbeat_at"] = now
         self.run = self.run.model_copy(update=update)
         self._executor._state.put_run(self._team, self.run)
 

@@ -40,13 +40,12 @@ from shared.sync.models import (
     SyncStatusOutput,
 )
 from shared.sync.ports import FileExists, Inbox, RunLauncher, ScheduleBook, SyncState
-from shared.sync.runs import RunExecutor, lock_holder, new_run, view
+from shared.sync.runs import LOCK_LEASE_SECONDS, RunExecutor, lock_holder, new_run, view
 from shared.sync.schedules import ScheduleError, expression
 from shared.tools.errors import InvalidArgument, NotFound, ToolError
 
 INBOX_SOURCE = "inbox"
 CONNECTORS = (INBOX_SOURCE,)
-LOCK_LEASE_SECONDS = 900
 # A team with more documents, memories and inbox files than this syncs and rebuilds in the
 # background: a rebuild re-embeds what the embedding cache lacks (Titan: one request per
 # chunk, ~50 ms; the local MiniLM measured 115 ms an item uncached on a loaded 2-core machine),

@@ -292,3 +292,29 @@ def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
     assert run.state == "failed"
     assert "server stopped" in str(run.error)
     assert large.state.acquire_lock("alpha", "next", datetime.now(UTC), 60)
+
+
+def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
+    harness: Harness, large: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    large._launcher = lambda: _Recorder([])
+    queued_at = datetime.now(UTC)
+    run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
+    # The runner starts 14 minutes later, near the end of the lease taken at queue time.
+    large._clock = lambda: (queued_at + timedelta(minutes=14)).timestamp()
+    past_first_lease = queued_at + timedelta(minutes=16)
+    taken_during_run: list[bool] = []
+
+    def probe() -> bool:  # called at each progress step of the run
+        taken_during_run.append(large.state.acquire_lock("alpha", "other", past_first_lease, 60))
+        return False
+
+    run = large.runs.execute("alpha", run_id, interrupted=probe)
+
+    assert run.state == "succeeded"
+    assert taken_during_run
+    assert not any(taken_during_run)  # still the run's lock
+    assert large.state.acquire_lock("alpha", "other", past_first_lease, 60)  # freed at its end

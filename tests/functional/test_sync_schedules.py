@@ -155,7 +155,7 @@ def test_a_local_schedule_fires_on_time_and_runs_the_teams_sync(local: Harness) 
     assert status["runs"][1]["counts"]["chunks_indexed"] >= 1
     assert [r["entity_title"] for r in found] == ["Ferry"]
     fired = _ok(local.call(token, "sync_schedule_get", {}))["schedule"]["last_fired_at"]
-    assert fired.startswith((set_at + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
+    assert datetime.fromisoformat(fired) == set_at + timedelta(minutes=30, seconds=10)
 
 
 def test_a_local_cron_schedule_fires_at_its_time_and_a_deleted_one_never(

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 from boto3.dynamodb.conditions import Key
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk
+from shared.storage.dynamo import (
+    ConditionLost,
+    delete_if,
+    put_if,
+    query_all,
+    team_pk,
+    update_if,
+)
 from shared.sync.models import SyncRun
 
 if TYPE_CHECKING:
@@ -44,6 +51,25 @@ class DynamoSyncState:
                 },
                 "attribute_not_exists(pk) OR lease_expires < :now",
                 values={":now": int(now.timestamp())},
+            )
+        except ConditionLost:
+            return False
+        return True
+
+    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+        expires = int(now.timestamp()) + lease_seconds
+        try:
+            update_if(
+                self._table,
+                {"pk": team_pk(team), "sk": _LOCK_SK},
+                "SET lease_expires = :expires, #ttl = :ttl",
+                "holder = :me",
+                names={"#ttl": TTL_ATTRIBUTE},
+                values={
+                    ":me": holder,
+                    ":expires": expires,
+                    ":ttl": expires + LOCK_TTL_GRACE_SECONDS,
+                },
             )
         except ConditionLost:
             return False

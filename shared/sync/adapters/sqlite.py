@@ -71,6 +71,15 @@ class SqliteSyncState:
             taken = tx.execute(_TAKE_LOCK, (team, holder, moment + lease_seconds, moment)).rowcount
         return taken == 1
 
+    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+        moment = int(now.timestamp())
+        with self._db.write() as tx:
+            renewed = tx.execute(
+                "UPDATE sync_locks SET lease_expires = ? WHERE team = ? AND holder = ?",
+                (moment + lease_seconds, team, holder),
+            ).rowcount
+        return renewed == 1
+
     def release_lock(self, team: str, holder: str) -> None:
         with self._db.write() as tx:
             # Never release a lock taken over meanwhile: only the holder's row goes.

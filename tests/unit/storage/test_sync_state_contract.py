@@ -169,3 +169,16 @@ def test_recent_runs_are_the_newest_first_and_at_most_the_limit(state: SyncState
         "run_20261101120002_x",
         "run_20261101120001_x",
     ]
+
+
+def test_the_holder_renews_its_lease_and_no_one_else_does(state: SyncState) -> None:
+    assert state.acquire_lock("alpha", "run:1", T0, LEASE)
+    later = T0 + timedelta(seconds=LEASE - 10)
+
+    assert state.renew_lock("alpha", "run:1", later, LEASE)
+    assert not state.renew_lock("alpha", "intruder", later, LEASE)
+    assert not state.renew_lock("beta", "run:1", later, LEASE)
+    # Past the first lease, the renewed one still holds.
+    assert not state.acquire_lock("alpha", "second", T0 + timedelta(seconds=LEASE + 1), LEASE)
+    assert state.acquire_lock("alpha", "second", later + timedelta(seconds=LEASE + 1), LEASE)
+    assert not state.renew_lock("alpha", "run:1", later + timedelta(seconds=LEASE + 2), LEASE)
