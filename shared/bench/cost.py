@@ -632,7 +632,7 @@ def profile(
     level = _nearest_level(deployment.application_log_level, measured[0].log_bytes)
     gateway_ms = group_ms = share = reads = writes = log_bytes = 0.0
     for m in measured:
-        weight = mix[m.operation]
+        weight = mix.get(m.operation, 0.0)
         group = m.group_cpu_ms + m.dynamodb_calls_group * rtt if m.invokes_group else 0.0
         # Lambda bills each invocation rounded up to the millisecond.
         group_billed = math.ceil(group) if m.invokes_group else 0.0
@@ -698,6 +698,16 @@ def run(calls: int, rate: float, progress: bool = True) -> dict[str, Any]:
             "deployment": asdict(deployment),
             "call": asdict(call),
             "per_million_calls": cost_per_million(call, deployment, prices, calls_per_second=rate),
+            # The same bill for a million calls of one operation (memory_get: the row).
+            "per_million_by_operation": {
+                m.operation: cost_per_million(
+                    profile(measured, deployment, prices, mix={m.operation: 1.0}),
+                    deployment,
+                    prices,
+                    calls_per_second=rate,
+                )["total"]
+                for m in measured
+            },
             "idle_per_month": idle_per_month(deployment, prices),
         }
         note(

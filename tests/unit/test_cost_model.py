@@ -227,3 +227,25 @@ def _function(name: str, memory: int, logging: dict[str, str]) -> dict[str, Any]
             "LoggingConfig": logging,
         },
     }
+
+
+def test_a_mix_of_one_operation_prices_that_operation_alone() -> None:
+    def measured(operation: str, cpu: float, group: bool) -> Measured:
+        return Measured(
+            operation=operation,
+            gateway_cpu_ms=cpu,
+            group_cpu_ms=1 if group else 0,
+            invokes_group=group,
+            dynamodb_calls_gateway=0,
+            dynamodb_calls_group=0,
+            read_units=0,
+            write_units=0,
+            log_bytes={"INFO": 0},
+        )
+
+    runs = [measured("memory_get", 2, True), measured("tools/list", 40, False)]
+
+    call = profile(runs, _deployment(), PRICES, mix={"memory_get": 1.0})
+
+    # Only memory_get: gateway 2 + 10 (invoke) + 1 (group) = 13 ms; tools/list weighs nothing.
+    assert (call.gateway_ms, call.group_ms, call.group_share) == (13, 1, 1.0)
