@@ -68,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not stack:
             raise ScheduleError(
-                f"name the deployed stack with --stack or ${names.Env.STACK_NAME}: schedules run "
-                "on EventBridge Scheduler in AWS (the local server syncs when asked)"
+                f"name the deployed stack with --stack or ${names.Env.STACK_NAME}: these "
+                "schedules run on EventBridge Scheduler in AWS (on the local server, set a "
+                "team's schedule with the sync_schedule_set tool; `cairn serve` fires it)"
             )
         schedules = _schedules(stack)
         if args.sync_command == "schedule":
