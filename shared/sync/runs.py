@@ -275,7 +275,8 @@ class ThreadRunLauncher:
     """`RunLauncher` of the local server: one worker thread runs queued runs in order.
 
     `stop` (registered with `runtime.on_reconfigure`) ends the run in progress at its next
-    progress step, reported failed, and the thread, before the database closes under it.
+    progress step, and the runs still queued at once, all reported failed, then the thread,
+    before the database closes under it.
     """
 
     _STOP: Final = ("", "")
@@ -317,8 +318,9 @@ class ThreadRunLauncher:
             try:
                 if (team, run_id) == self._STOP:
                     return
-                if not self._stopping.is_set():
-                    self._execute(team, run_id, self._stopping.is_set)
+                # Once stopping, a run still queued here is handed over already interrupted: it
+                # is recorded failed at once instead of lingering as queued.
+                self._execute(team, run_id, self._stopping.is_set)
             except Exception:  # recorded in the run; the worker goes on with the next run
                 logger.warning("sync run ended in error", extra={"run_id": run_id})
             finally:

@@ -50,9 +50,10 @@ def test_stop_interrupts_the_run_in_progress_and_refuses_new_runs() -> None:
 
     def execute(team: str, run_id: str, interrupted: Callable[[], bool]) -> None:
         started.set()
+        interrupted_at_start = interrupted()
         while not interrupted():  # a long run checking between its progress steps
             time.sleep(0.01)
-        ended.append(run_id)
+        ended.append(f"{run_id}{' (already interrupted)' if interrupted_at_start else ''}")
 
     launcher = ThreadRunLauncher(execute)
     launcher.launch("alpha", "run_long")
@@ -61,6 +62,7 @@ def test_stop_interrupts_the_run_in_progress_and_refuses_new_runs() -> None:
 
     launcher.stop(timeout=5)
 
-    assert ended == ["run_long"]  # the queued one never started
+    # The queued run is handed over interrupted, so the executor records it failed at once.
+    assert ended == ["run_long", "run_never (already interrupted)"]
     with pytest.raises(RuntimeError, match="stopping"):
         launcher.launch("alpha", "run_late")
