@@ -496,7 +496,11 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
         create_tables(boto3.client("dynamodb", region_name=settings.region))
         token = (
             build_token_service(settings)
-            .issue(TokenRequest(team="bench", name="bench", scopes=("admin",), rate_limit=100_000))
+            .issue(
+                TokenRequest(
+                    team="bench", name="bench", scopes=("admin",), rate_limit_per_minute=100_000
+                )
+            )
             .secret
         )
         sys.modules.pop("functions.gateway.handler", None)
