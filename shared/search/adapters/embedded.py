@@ -83,9 +83,6 @@ PRUNE_FROM_ROWS = 2_000
 # FTS5's bm25() (fts5_aux.c): each query phrase adds idf · f·(k1 + 1) / (f + k1·(1 - b + b·D/avgdl))
 # for its weighted frequency f in a row of length D: always below idf · (k1 + 1).
 _BM25_K1 = 1.2
-# Terms in at most 1/4 of a team's rows get their actual best BM25 contribution counted (once,
-# cached); commoner ones keep the ceiling (their IDF is small, and counting scores many rows).
-TIGHT_BOUND_SHARE = 4
 
 
 def _bm25_idf(rows: int, df: int) -> float:
@@ -194,8 +191,6 @@ class EmbeddedIndex:
         # Per team: document frequencies of query terms and the row count, valid until that
         # team's next write (another team's writes never touch them).
         self._df: dict[tuple[str, str], int] = {}
-        # Per team and term: the most it adds to a row's BM25 score (`_best_contribution`).
-        self._best: dict[tuple[str, str], float] = {}
         self._rows: dict[str, int] = {}
         self._fts_tables: set[str] = set()
         self._writer = self._connect()
@@ -364,7 +359,6 @@ class EmbeddedIndex:
                 self._vectors.pop(team, None)
                 self._rows.pop(team, None)
             self._df = {key: df for key, df in self._df.items() if key[0] not in teams}
-            self._best = {key: b for key, b in self._best.items() if key[0] not in teams}
 
     # ------------------------------------------------- the embedding model of the vectors
 
@@ -542,7 +536,7 @@ class EmbeddedIndex:
         expired = int((team.expires <= f.now).sum()) if team.min_expiry <= f.now else 0
         limit = depth + expired
         if len(terms) > 1 and all(2 * frequencies.get(t, rows) < rows for t in terms):
-            found = self._bm25_by_levels(f.team, table, terms, frequencies, rows, scope, limit)
+            found = self._bm25_by_levels(table, terms, frequencies, rows, scope, limit)
         else:
             found = self._bm25_rows(table, " OR ".join(_quote(t) for t in terms), scope, limit)
         ranked: list[tuple[int, str]] = []
@@ -575,7 +569,6 @@ class EmbeddedIndex:
 
     def _bm25_by_levels(
         self,
-        team: str,
         table: str,
         terms: list[str],
         frequencies: dict[str, int],
@@ -604,20 +597,9 @@ class EmbeddedIndex:
         order = sorted(range(len(terms)), key=lambda i: (frequencies[terms[i]], i))
         phrases = [_quote(terms[i]) for i in order]
         bounds = [(_BM25_K1 + 1.0) * _bm25_idf(rows, frequencies[terms[i]]) for i in order]
-        tightened = False
         best: dict[int, float] = {}
         top: list[tuple[float, int]] = []
         for j, phrase in enumerate(phrases):
-            if j and not tightened and len(top) == limit:
-                # The loose bounds did not stop the search: replace them with each later term's
-                # actual best contribution where that is affordable (cached per term).
-                tightened = True
-                for k in range(j, len(phrases)):
-                    bounds[k] = self._best_contribution(
-                        team, table, terms[order[k]], rows, bounds[k]
-                    )
-                if -top[-1][0] > sum(bounds[j:]) * (1.0 + 1e-9):
-                    break
             later = " OR ".join(phrases[j + 1 :])
             expressions = (
                 [f"{phrase} AND ({later})", f"{phrase} NOT ({later})"] if later else [phrase]
@@ -632,41 +614,6 @@ class EmbeddedIndex:
             if len(top) == limit and -top[-1][0] > unseen_at_most * (1.0 + 1e-9):
                 break
         return top
-
-    def _best_contribution(
-        self, team: str, table: str, term: str, rows: int, bound: float
-    ) -> float:
-        """The most `term` adds to any of the team's rows' BM25 score, or `bound` (its ceiling).
-
-        Counted by scoring the term's rows alone (a phrase's share of a row's score does not
-        depend on the other phrases), only for terms in at most 1/`TIGHT_BOUND_SHARE` of the
-        rows: the ceiling idf · (k1 + 1) is reached only by a huge frequency, so the actual
-        best is often a quarter lower, which is what lets the levels stop early. Cached with
-        the document frequencies, until the team's next write.
-        """
-        with self._cache_lock:
-            known = self._best.get((team, term))
-        if known is not None:
-            return known
-        df = self._df.get((team, term), rows)
-        if df * TIGHT_BOUND_SHARE > rows:
-            return bound
-        weights = (0.0, self.config.title_weight, self.config.text_weight)
-        row = (
-            self._reader()
-            .execute(
-                f"SELECT bm25({table}, ?, ?, ?) FROM {table} "  # noqa: S608
-                f"WHERE {table} MATCH ? ORDER BY 1 LIMIT 1",
-                (*weights, f"{{title text}} : {_quote(term)}"),
-            )
-            .fetchone()
-        )
-        # A hair above the best seen, so a sum of such bounds stays above any row's score
-        # whatever the order FTS5 adds its phrases in.
-        best = bound if row is None else min(bound, -float(row[0]) * (1.0 + 1e-9))
-        with self._cache_lock:
-            self._best[(team, term)] = best
-        return best
 
     def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str, float]]:
         import numpy as np

@@ -87,9 +87,7 @@ def test_levels_return_the_or_querys_rows_in_its_order(
             calls.clear()
             index._bm25_rows = counted  # type: ignore[method-assign]
             try:
-                by_levels = index._bm25_by_levels(
-                    TEAM, table, terms, frequencies, rows, scope, depth
-                )
+                by_levels = index._bm25_by_levels(table, terms, frequencies, rows, scope, depth)
             finally:
                 del index._bm25_rows
             one_query = full(table, " OR ".join(f'"{t}"' for t in terms), scope, depth)
