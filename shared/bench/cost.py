@@ -384,6 +384,14 @@ class Measured:
     read_units: float
     write_units: float
     log_bytes: dict[str, float]  # by application log level
+    # The same event through a bare FastAPI route under Mangum, in the same run: what the
+    # gateway's own work is measured against (issue 17's "warm overhead" ratio).
+    bare_route_ms: float = 0.0
+
+    @property
+    def overhead_ratio(self) -> float:
+        """Gateway CPU (no I/O, no group) ÷ the bare route."""
+        return round(self.gateway_cpu_ms / self.bare_route_ms, 1) if self.bare_route_ms else 0.0
 
 
 class _Context:
@@ -537,7 +545,10 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
                 "store_handoff", {"title": f"bench {next(numbers)}", "document_md": _HANDOFF}
             ),
             "list_handoffs": lambda: _tool("list_handoffs", {}),
+            # Not in the mix: the floor of the gateway's own work.
+            "ping": lambda: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         }
+        bare_ms = _bare_route_ms(_event({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token))
 
         def call(body: dict[str, Any]) -> None:
             with redirect_stdout(counter):  # EMF metrics are printed
@@ -593,11 +604,35 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
                     read_units=statistics.fmean(samples["r"]),
                     write_units=statistics.fmean(samples["w"]),
                     log_bytes={lvl: statistics.fmean(v) for lvl, v in logged.items()},
+                    bare_route_ms=bare_ms,
                 )
             )
         logger.setLevel("INFO")
     runtime.configure(Settings())
     return results
+
+
+def _bare_route_ms(event: dict[str, Any], calls: int = 300) -> float:
+    """Median ms of `event` through a one-route FastAPI app under Mangum (the floor)."""
+    from fastapi import FastAPI
+    from mangum import Mangum
+
+    app = FastAPI()
+
+    @app.post("/mcp")
+    async def mcp() -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+    handler = Mangum(app, lifespan="off")
+    context = _Context("bare")
+    for _ in range(20):
+        handler(event, context)  # type: ignore[arg-type]
+    timings = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        handler(event, context)  # type: ignore[arg-type]
+        timings.append(time.perf_counter() - began)
+    return round(statistics.median(timings) * 1000, 4)
 
 
 class _RawBody(io.BytesIO):
@@ -694,6 +729,7 @@ def run(calls: int, rate: float, progress: bool = True) -> dict[str, Any]:
         "calls_per_second": rate,
         "mix": dict(MIX),
         "measured": [asdict(m) for m in measured],
+        "warm_overhead_ratio": {m.operation: m.overhead_ratio for m in measured},
         "load": os.getloadavg()[0],
     }
     for env, deployment in deployments.items():

@@ -249,3 +249,20 @@ def test_a_mix_of_one_operation_prices_that_operation_alone() -> None:
 
     # Only memory_get: gateway 2 + 10 (invoke) + 1 (group) = 13 ms; tools/list weighs nothing.
     assert (call.gateway_ms, call.group_ms, call.group_share) == (13, 1, 1.0)
+
+
+def test_the_warm_overhead_is_the_gateways_own_time_over_the_bare_route() -> None:
+    run = Measured(
+        operation="ping",
+        gateway_cpu_ms=0.6,
+        group_cpu_ms=0,
+        invokes_group=False,
+        dynamodb_calls_gateway=0,
+        dynamodb_calls_group=0,
+        read_units=0,
+        write_units=0,
+        log_bytes={"INFO": 0},
+        bare_route_ms=0.2,
+    )
+
+    assert run.overhead_ratio == 3.0
