@@ -30,6 +30,8 @@ class Settings(BaseModel):
     artifacts_bucket: str = "cairn-artifacts"
     token_pepper: str | None = None
     token_pepper_secret_arn: str | None = None
+    # The secret whose value CloudFront sends as the origin header (unset: no CloudFront front).
+    origin_secret_arn: str | None = None
     # How long a process trusts a team token it verified before reading it again: a revocation
     # made elsewhere takes effect within this bound (docs/infra.md, "Auth per request").
     token_cache_seconds: float = Field(default=60.0, ge=0, le=3600)
@@ -110,6 +112,7 @@ class Settings(BaseModel):
             artifacts_bucket=env.get(Env.ARTIFACTS_BUCKET, defaults.artifacts_bucket),
             token_pepper=env.get(Env.TOKEN_PEPPER),
             token_pepper_secret_arn=env.get(Env.TOKEN_PEPPER_SECRET_ARN),
+            origin_secret_arn=env.get(Env.ORIGIN_SECRET_ARN),
             token_cache_seconds=float(
                 env.get(Env.TOKEN_CACHE_SECONDS) or defaults.token_cache_seconds
             ),
