@@ -6,10 +6,13 @@ third-party packages that function imports, and bytecode compiled for the runtim
   modules it loads, e.g. opensearch-py when a search group first queries). The table is
   measured, not guessed: tests/infra/test_bundles.py imports every handler in a fresh
   interpreter (`infra.imports`) and fails, printing the measured set, when a function would
-  import a package its bundle lacks or carry one it never imports. Packages nothing imports
-  (grpcio, protobuf and opensearch-protobufs, which opensearch-py declares for a gRPC transport
-  cairn does not use) are in no bundle. Functions with the same set share one asset (one build,
-  one upload): CDK dedupes identical asset hashes.
+  import a package its bundle lacks or carry one it never imports. The bundle adds what those
+  packages declare in the lock (a package may import its own dependency late: anyio's idna),
+  except `UNUSED_DEPENDENCIES`, which nothing imports (grpcio, protobuf and opensearch-protobufs,
+  declared by opensearch-py for a gRPC transport cairn does not use). Functions with the same
+  set share one asset (one build, one upload): CDK dedupes identical asset hashes. The
+  gateway's bundle also carries the tool catalog generated from the groups' models
+  (`shared.tools.catalog`), so the gateway imports no group.
 - **Exact pins.** The versions come from `uv.lock` (`uv export`), installed with `--no-deps`
   as manylinux aarch64 wheels for the Lambda Python, so any build machine makes the same bundle.
   Local-mode-only packages are pruned from the export (see `LOCAL_ONLY_PACKAGES`).
@@ -33,7 +36,9 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -43,6 +48,8 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
 ROOT: Final = Path(__file__).resolve().parent.parent
+# The function whose bundle carries the generated tool catalog (shared/tools/catalog.py).
+GATEWAY: Final = "gateway"
 SOURCE_PACKAGES: Final = ("shared", "functions")
 # The Python of every function that runs cairn's bundle. It is the newest Lambda Python whose
 # interpreter the build can run here (3.14 cannot be installed on the build machines: no
@@ -70,6 +77,8 @@ LOCAL_ONLY_PACKAGES: Final = (
     "uvloop",
     "tqdm",
 )
+# Declared by opensearch-py for a gRPC transport cairn does not use (17 MB): in no bundle.
+UNUSED_DEPENDENCIES: Final = frozenset({"grpcio", "protobuf", "opensearch-protobufs"})
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".pytest_cache")
 
 # What every handler imports at init: Powertools (logs, metrics, X-Ray), boto3 and pydantic.
@@ -109,10 +118,8 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
         "fastapi",
         "starlette",
         "anyio",
-        "idna",
         "annotated-doc",
         "mangum",
-        "mcp-types",
         "jinja2",
         "markupsafe",
         "opentelemetry-api",
@@ -120,10 +127,7 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
         "pyjwt",
         "cryptography",
         "cffi",
-        "cronsim",
-    }
-    # The catalog imports every group's tools, whose wiring reaches the search engine.
-    | _SEARCH,
+    },
     "memory": _BASE | _SEARCH,
     "search": _BASE | _SEARCH,
     "sync": _BASE | _SEARCH | _CRON,
@@ -147,19 +151,22 @@ class Bundles:
 
     def __init__(self, *, bundle: bool) -> None:
         self._bundle = bundle
-        self._codes: dict[frozenset[str], lambda_.Code] = {}
+        self._codes: dict[tuple[frozenset[str], bool], lambda_.Code] = {}
 
     def code(self, function: str) -> lambda_.Code:
-        packages = packages_of(function) if self._bundle else frozenset()
-        if packages not in self._codes:
-            self._codes[packages] = (
-                bundled_code(packages)
+        if not self._bundle:
+            key: tuple[frozenset[str], bool] = (frozenset(), False)
+        else:
+            key = (packages_of(function), function == GATEWAY)
+        if key not in self._codes:
+            self._codes[key] = (
+                bundled_code(*key)
                 if self._bundle
                 else lambda_.Code.from_asset(
                     str(ROOT / "functions"), exclude=["**/__pycache__", "**/*.pyc"]
                 )
             )
-        return self._codes[packages]
+        return self._codes[key]
 
 
 def packages_of(function: str) -> frozenset[str]:
@@ -173,26 +180,27 @@ def packages_of(function: str) -> frozenset[str]:
         ) from None
 
 
-def bundled_code(packages: frozenset[str]) -> lambda_.Code:
-    """An asset with `packages` (pinned by the lock), the sources and their bytecode."""
+def bundled_code(packages: frozenset[str], catalog: bool = False) -> lambda_.Code:
+    """An asset with `packages` (pinned by the lock), the sources and their bytecode, and
+    with `catalog` the generated tool catalog."""
     return lambda_.Code.from_asset(
         str(ROOT / "functions"),
         asset_hash_type=AssetHashType.CUSTOM,
-        asset_hash=source_hash(packages),
+        asset_hash=source_hash(packages, catalog=catalog),
         bundling=BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.
             image=DockerImage.from_registry(f"public.ecr.aws/sam/build-python{LAMBDA_PYTHON}"),
-            local=UvBundler(packages),
+            local=UvBundler(packages, catalog=catalog),
         ),
     )
 
 
-def source_hash(packages: Iterable[str] = ()) -> str:
+def source_hash(packages: Iterable[str] = (), *, catalog: bool = False) -> str:
     """Digest of everything that lands in a bundle of `packages`."""
     digest = hashlib.sha256()
     digest.update(
         f"{LAMBDA_PYTHON}|{WHEEL_PLATFORM}|{','.join(LOCAL_ONLY_PACKAGES)}|unchecked-hash|"
-        f"{','.join(sorted(packages))}".encode()
+        f"{','.join(sorted(packages))}|catalog={catalog}".encode()
     )
     for name in ("uv.lock", "pyproject.toml"):
         digest.update(name.encode())
@@ -238,17 +246,37 @@ def normalize(name: str) -> str:
     return "-".join(name.lower().replace("_", "-").replace(".", "-").split("-"))
 
 
+def bundle_packages(packages: Iterable[str]) -> frozenset[str]:
+    """`packages` and what they depend on in the lock, less `UNUSED_DEPENDENCIES`."""
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    needs: dict[str, set[str]] = {}
+    for package in lock["package"]:
+        needs.setdefault(normalize(package["name"]), set()).update(
+            normalize(dependency["name"]) for dependency in package.get("dependencies", [])
+        )
+    found: set[str] = set()
+    todo = [normalize(name) for name in packages]
+    while todo:
+        name = todo.pop()
+        if name not in found and name not in UNUSED_DEPENDENCIES:
+            found.add(name)
+            todo.extend(needs.get(name, ()))
+    return frozenset(found)
+
+
 def requirements_for(packages: Iterable[str]) -> str:
-    """The pinned lines of `packages`; raises if one is not a Lambda runtime dependency."""
+    """The pinned lines of `packages` and their dependencies (`bundle_packages`); raises if
+    one of `packages` is not a Lambda runtime dependency."""
     wanted = {normalize(name) for name in packages}
-    lines = [line for line in requirements().splitlines() if requirement_name(line) in wanted]
+    lines = requirements().splitlines()
     missing = wanted - {requirement_name(line) for line in lines}
     if missing:
         raise ValueError(
             f"FUNCTION_PACKAGES names {', '.join(sorted(missing))}, which the lock does not "
             "export for Lambda (a dev, infra or local-only dependency?)"
         )
-    return "\n".join(lines) + "\n"
+    closure = bundle_packages(wanted)
+    return "\n".join(line for line in lines if requirement_name(line) in closure) + "\n"
 
 
 def build_python(version: str = LAMBDA_PYTHON) -> str:
@@ -284,16 +312,29 @@ class UvBundler:
     """Installs the function's wheels into the asset directory, copies the project's sources
     and compiles everything with the runtime's Python."""
 
-    def __init__(self, packages: frozenset[str]) -> None:
+    def __init__(self, packages: frozenset[str], *, catalog: bool = False) -> None:
         self.packages = packages
+        self.catalog = catalog
 
     def try_bundle(self, output_dir: str, *_args: Any, **_kwargs: Any) -> bool:
-        build(Path(output_dir), self.packages)
+        build(Path(output_dir), self.packages, catalog=self.catalog)
         return True
 
 
-def build(out: Path, packages: frozenset[str]) -> None:
-    """The bundle of `packages` into `out` (tests and `cairn bench cold` call this directly)."""
+def generate_catalog(path: Path) -> None:
+    """The tool catalog the groups' models make, as `catalog.json` at `path` (by this
+    interpreter: the project's environment, which has every group's dependencies)."""
+    subprocess.run(  # noqa: S603
+        [sys.executable, "-m", "shared.tools.catalog", str(path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+
+
+def build(out: Path, packages: frozenset[str], *, catalog: bool = False) -> None:
+    """The bundle of `packages` into `out` (tests and `cairn bench cold` call this directly);
+    with `catalog`, the generated tool catalog too (the gateway's)."""
     python = build_python()
     with tempfile.TemporaryDirectory() as tmp:
         requirements_file = Path(tmp) / "requirements.txt"
@@ -323,6 +364,8 @@ def build(out: Path, packages: frozenset[str]) -> None:
     _prune(out)
     for package in SOURCE_PACKAGES:
         shutil.copytree(ROOT / package, out / package, ignore=_IGNORED, dirs_exist_ok=True)
+    if catalog:
+        generate_catalog(out / "shared" / "tools" / "catalog.json")
     # Compiled by the runtime's Python (uv installs without bytecode by default).
     subprocess.run(  # noqa: S603
         [

@@ -6,7 +6,8 @@ import later, inside functions (opensearch-py at a search group's first query, P
 gateway's first OAuth token). The second set is found statically: every import statement of
 every cairn module the handler loaded (and, transitively, of the cairn modules those
 statements name) outside `if TYPE_CHECKING:` blocks, whose third-party targets are then
-imported too. Over-approximating is safe (a bigger bundle); missing one is not.
+imported too. Over-approximating is safe (a bigger bundle); missing one is not. An import
+whose line says `# not in Lambda` (local mode's branch of a function) is not followed.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def imports_of(module):
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return []
-    tree = ast.parse(open(spec.origin, encoding="utf-8").read())
+    source = open(spec.origin, encoding="utf-8").read()
+    lines = source.splitlines()
+    tree = ast.parse(source)
     package = module if spec.submodule_search_locations else module.rpartition(".")[0]
     found = []
     def visit(node):
@@ -79,6 +82,10 @@ def imports_of(module):
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                 for orelse in child.orelse:
                     visit(orelse)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and (
+                "# not in Lambda" in lines[child.lineno - 1]
+            ):
                 continue
             if isinstance(child, ast.Import):
                 found.extend(alias.name for alias in child.names)
@@ -138,15 +145,16 @@ def functions() -> list[str]:
     return sorted(path.parent.name for path in (ROOT / "functions").glob("*/handler.py"))
 
 
-def measure(function: str, *, python: str = sys.executable) -> Imports:
+def measure(function: str, *, catalog: Path | None = None) -> Imports:
     """The distributions `function`'s handler imports, in a fresh interpreter with a Lambda
-    environment (its names normalized as the lock spells them)."""
+    environment (its names normalized as the lock spells them); `catalog`: the generated tool
+    catalog its bundle carries (the gateway's: `infra.bundling.generate_catalog`)."""
     from infra.bundling import normalize
 
     result = subprocess.run(  # noqa: S603
-        [python, "-c", _PROBE, handler_module(function)],
+        [sys.executable, "-c", _PROBE, handler_module(function)],
         cwd=ROOT,
-        env=lambda_environment(),
+        env=lambda_environment(catalog),
         capture_output=True,
         text=True,
         check=False,
@@ -160,11 +168,15 @@ def measure(function: str, *, python: str = sys.executable) -> Imports:
     )
 
 
-def lambda_environment() -> dict[str, str]:
-    """This process's environment less anything cairn or AWS, plus `LAMBDA_ENVIRONMENT`."""
+def lambda_environment(catalog: Path | None = None) -> dict[str, str]:
+    """This process's environment less anything cairn or AWS, plus `LAMBDA_ENVIRONMENT` (and
+    the generated tool catalog the gateway's bundle would carry)."""
+    from shared.tools.catalog import CATALOG_FILE_ENV
+
     kept = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("CAIRN_", "AWS_", "POWERTOOLS_", "PYTHON"))
     }
-    return {**kept, **LAMBDA_ENVIRONMENT, "PYTHONPATH": str(ROOT)}
+    extra = {CATALOG_FILE_ENV: str(catalog)} if catalog else {}
+    return {**kept, **LAMBDA_ENVIRONMENT, **extra, "PYTHONPATH": str(ROOT)}

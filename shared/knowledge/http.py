@@ -126,7 +126,7 @@ def knowledge_router(
 
 def local_invoke(envelope: Envelope) -> Reply:
     """The knowledge function in-process (local mode): MCP tools and hooks alike."""
-    from shared.knowledge.tools import function_group
-    from shared.tools.dispatch import execute
+    from shared.knowledge.tools import function_group  # not in Lambda: local mode only
+    from shared.tools.dispatch import execute  # not in Lambda: local mode only
 
     return execute(function_group(), envelope)

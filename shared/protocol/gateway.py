@@ -10,17 +10,10 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
-
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-)
-from pydantic import ValidationError
 
 from shared.auth.errors import InvalidToken, RateLimited
 from shared.auth.oauth import OAuthVerifier, looks_like_jwt
@@ -29,17 +22,16 @@ from shared.auth.service import TokenService
 from shared.observability import logger, metrics
 from shared.protocol import json_input, jsonrpc, versions
 from shared.protocol.jsonrpc import RpcError
-from shared.protocol.tooling import (
-    decode_cursor,
-    describe,
-    encode_cursor,
-    error_result,
-    success_result,
+from shared.protocol.tooling import decode_cursor, encode_cursor, error_result, success_result
+from shared.protocol.versions import (
+    CLIENT_CAPABILITIES_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
 )
+from shared.tools.catalog import HasEntry, ToolCatalog
 from shared.tools.envelope import Envelope, ErrorInfo
 from shared.tools.invoker import GroupInvocationError, Invoker
-from shared.tools.registry import Catalog
-from shared.tools.validation import describe_validation_error, find_unstorable
+from shared.tools.validation import find_unstorable
 
 SERVER_NAME = "cairn"
 SERVER_VERSION = "0.1.0"
@@ -136,13 +128,14 @@ class McpGateway:
 
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: ToolCatalog | Iterable[HasEntry],
         invoker: Invoker,
         tokens: TokenService,
         config: GatewayConfig | None = None,
         oauth: OAuthVerifier | None = None,
     ) -> None:
-        self._catalog = catalog
+        # A catalog of the groups' specs (local mode, tests) is described once, here.
+        self._catalog = catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(catalog)
         self._invoker = invoker
         self._tokens = tokens
         self._config = config or GatewayConfig()
@@ -331,7 +324,7 @@ class McpGateway:
         if offset > len(visible):
             raise RpcError(jsonrpc.INVALID_PARAMS, "`cursor` is past the end of the tool list")
         page = visible[offset : offset + self._config.tools_page_size]
-        result: dict[str, Any] = {"tools": [describe(spec) for spec in page]}
+        result: dict[str, Any] = {"tools": [entry.descriptor for entry in page]}
         if offset + len(page) < len(visible):
             result["nextCursor"] = encode_cursor(offset + len(page))
         return result
@@ -384,24 +377,16 @@ class McpGateway:
                         code="invalid_argument", message=unstorable.message, field=unstorable.field
                     )
                 )
-            try:
-                validated = spec.input_model.model_validate(arguments)
-            except ValidationError as exc:
-                field_name, problem = describe_validation_error(exc)
-                outcome = "invalid_argument"
-                return error_result(
-                    ErrorInfo(code="invalid_argument", message=problem, field=field_name)
-                )
+            # The group function validates the arguments against the tool's input model (it
+            # owns the models; the gateway carries only their JSON schemas: lean cold start).
             envelope = Envelope(
                 tool=name,
-                arguments=validated.model_dump(mode="json", exclude_unset=True),
+                arguments=arguments,
                 principal=principal,
                 request_id=request_id,
             )
             try:
-                reply = self._invoker.invoke(
-                    spec.group, envelope, read_only=spec.annotations.read_only
-                )
+                reply = self._invoker.invoke(spec.group, envelope, read_only=spec.read_only)
             except Exception as exc:
                 outcome = "failed"
                 kind = (

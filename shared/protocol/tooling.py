@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.protocol.jsonrpc import INVALID_PARAMS, RpcError
+from shared.tools.catalog import ToolEntry
 from shared.tools.envelope import ErrorInfo
-from shared.tools.registry import ToolSpec
+
+if TYPE_CHECKING:
+    from shared.tools.registry import ToolSpec
 
 # Keys of an MCP CallToolResult: a tool's own top-level fields never overwrite these.
 _RESERVED_RESULT_KEYS = frozenset(
@@ -18,17 +20,10 @@ _RESERVED_RESULT_KEYS = frozenset(
 )
 
 
-@functools.cache
-def describe(spec: ToolSpec) -> dict[str, Any]:
+def describe(tool: ToolSpec | ToolEntry) -> dict[str, Any]:
     """The `tools/list` entry of a tool; schemas generated from its pydantic models."""
-    return {
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
-        "inputSchema": spec.input_model.model_json_schema(mode="validation"),
-        "outputSchema": spec.output_model.model_json_schema(mode="serialization"),
-        "annotations": {"title": spec.title, **spec.annotations.to_wire()},
-    }
+    entry = tool if isinstance(tool, ToolEntry) else tool.entry()
+    return dict(entry.descriptor)
 
 
 def encode_cursor(offset: int) -> str:

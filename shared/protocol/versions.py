@@ -23,3 +23,11 @@ def negotiate_handshake(requested: object) -> str:
 
 def is_modern(version: str) -> bool:
     return version in MODERN_VERSIONS
+
+
+# `_meta` keys of the 2026-07-28 spec. Spelled here rather than imported from `mcp_types`,
+# whose import (every wire model of the spec) cost the gateway's cold start more than half a
+# second for three strings; tests/functional/test_catalog_file.py checks they match it.
+PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_META_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_META_KEY: Final = "io.modelcontextprotocol/serverInfo"

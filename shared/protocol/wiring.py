@@ -11,16 +11,25 @@ from shared.auth.service import TokenService
 from shared.config.settings import Settings
 from shared.console.oauth import ConsoleOAuth
 from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.groups import load_catalog
+from shared.tools.catalog import ToolCatalog, gateway_catalog
 from shared.tools.invoker import Invoker
 
 
 def build_gateway(
     settings: Settings, invoker: Invoker, tokens: TokenService, *, local: bool = False
 ) -> McpGateway:
-    """The MCP gateway over every group's catalog; `local` admits localhost origins and hosts."""
+    """The MCP gateway over every group's catalog; `local` admits localhost origins and hosts.
+
+    Locally the catalog is built from the groups' models (already loaded: they run in this
+    process); in Lambda it is the generated `catalog.json`, so the gateway imports no group."""
+    if local:
+        from shared.tools.groups import load_catalog  # not in Lambda
+
+        catalog = ToolCatalog(load_catalog())
+    else:
+        catalog = gateway_catalog()
     return McpGateway(
-        catalog=load_catalog(),
+        catalog=catalog,
         invoker=invoker,
         tokens=tokens,
         config=GatewayConfig(

@@ -8,6 +8,7 @@ shows and the types mypy checks are the same declaration.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any, Generic, TypeGuard, TypeVar, get_type_hints
 from pydantic import BaseModel
 
 from shared.auth.principal import Principal
+from shared.tools.catalog import ToolEntry
 
 ServiceT = TypeVar("ServiceT")
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -115,6 +117,29 @@ class ToolSpec:
     # list or a string: MCP wants an object in structuredContent, the text carries the seed's
     # value as is). None: the text block is the whole structured JSON.
     text_field: str | None = None
+
+    def entry(self) -> ToolEntry:
+        """What the gateway needs of this tool (schemas generated from its models, once)."""
+        return _entry(self)
+
+
+@functools.cache
+def _entry(spec: ToolSpec) -> ToolEntry:
+    return ToolEntry(
+        name=spec.name,
+        group=spec.group,
+        scopes=spec.scopes,
+        read_only=spec.annotations.read_only,
+        text_field=spec.text_field,
+        descriptor={
+            "name": spec.name,
+            "title": spec.title,
+            "description": spec.description,
+            "inputSchema": spec.input_model.model_json_schema(mode="validation"),
+            "outputSchema": spec.output_model.model_json_schema(mode="serialization"),
+            "annotations": {"title": spec.title, **spec.annotations.to_wire()},
+        },
+    )
 
 
 @dataclass

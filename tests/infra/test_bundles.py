@@ -13,9 +13,12 @@ from infra.bundling import (
     BUNDLE_RUNTIME,
     FUNCTION_PACKAGES,
     LOCAL_ONLY_PACKAGES,
+    UNUSED_DEPENDENCIES,
     Bundles,
     build,
     build_python,
+    bundle_packages,
+    generate_catalog,
     requirement_name,
     requirements,
 )
@@ -27,6 +30,8 @@ from tests.infra.support import Synth
 OPTIONAL_IMPORTS = frozenset({"sniffio", "python-multipart", "pysocks"})
 # opensearch-py declares these for a gRPC transport cairn never uses.
 NEVER_SHIPPED = frozenset({"grpcio", "protobuf", "opensearch-protobufs"})
+# Packages none of the gateway's code paths import (the groups' engines and schedules).
+NOT_IN_THE_GATEWAY = frozenset({"numpy", "opensearch-py", "cronsim", "requests"})
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +41,15 @@ def exported() -> frozenset[str]:
 
 
 @pytest.fixture(scope="module")
-def measured() -> dict[str, Imports]:
-    """What every handler imports, each in a fresh interpreter (two at a time: 2 cores)."""
+def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Imports]:
+    """What every handler imports, each in a fresh interpreter (two at a time: 2 cores); the
+    gateway with the generated tool catalog its bundle carries."""
+    catalog = tmp_path_factory.mktemp("catalog") / "catalog.json"
+    generate_catalog(catalog)
     names = functions()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(names, pool.map(measure, names), strict=True))
+        imports = pool.map(lambda name: measure(name, catalog=catalog), names)
+        return dict(zip(names, imports, strict=True))
 
 
 def test_every_function_has_a_bundle_entry() -> None:
@@ -65,8 +74,15 @@ def test_a_bundle_carries_exactly_what_its_handler_imports(
 
 
 def test_no_bundle_carries_the_unused_grpc_stack() -> None:
+    assert UNUSED_DEPENDENCIES == NEVER_SHIPPED
     for packages in FUNCTION_PACKAGES.values():
-        assert not packages & NEVER_SHIPPED
+        assert not bundle_packages(packages) & NEVER_SHIPPED
+    # ... though the search groups carry opensearch-py, which declares it.
+    assert "opensearch-py" in bundle_packages(FUNCTION_PACKAGES["search"])
+
+
+def test_the_gateway_carries_no_group_engine() -> None:
+    assert not bundle_packages(FUNCTION_PACKAGES["gateway"]) & NOT_IN_THE_GATEWAY
 
 
 def test_functions_with_the_same_packages_share_one_asset() -> None:
