@@ -12,6 +12,7 @@ import copy
 from typing import Any
 
 import pytest
+import requests
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import AuthorizationException, RequestError, TransportError
 
@@ -23,6 +24,7 @@ from shared.search.adapters.opensearch import (
     index_template_body,
     index_template_name,
     serverless_violations,
+    signed_client,
 )
 from shared.search.errors import IndexUnavailable
 
@@ -205,3 +207,27 @@ def test_the_serverless_check_names_each_unsupported_part(
 ) -> None:
     problems = serverless_violations(body, TITAN_V2)
     assert any(problem in p for p in problems), problems
+
+
+# ---------------------------------------------------------------- SigV4 per service
+
+
+@pytest.mark.parametrize("service", ["aoss", "es"])
+def test_the_client_signs_for_the_service_the_stack_names(
+    monkeypatch: pytest.MonkeyPatch, service: str
+) -> None:
+    # Given role credentials in the environment (as in Lambda)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    # When the client for a domain endpoint (no scheme) or a collection endpoint is built
+    endpoint = "search-cairn.eu-west-1.es.amazonaws.com"
+    client = signed_client(
+        endpoint if service == "es" else f"https://{endpoint}", "eu-west-1", service
+    )
+    (connection,) = client.transport.connection_pool.connections
+    # Then it speaks HTTPS to the bare host and signs for that service
+    assert connection.host == f"https://{endpoint}:443"
+    request = requests.Request("GET", f"https://{endpoint}/_cat/indices").prepare()
+    signed = connection.session.auth(request)
+    assert f"/eu-west-1/{service}/aws4_request" in signed.headers["Authorization"]
