@@ -12,6 +12,7 @@ from botocore.config import Config
 from mangum import Mangum
 
 from shared import runtime
+from shared.auth.origin import build_origin_guard
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
@@ -44,6 +45,12 @@ app.include_router(
     )
 )
 _asgi = Mangum(app, lifespan="off")
+# Behind CloudFront (api=cloudfront) only requests carrying its secret origin header get past
+# this point; None when the stack has no CloudFront front.
+origin_guard = build_origin_guard(
+    settings.origin_secret_arn,
+    lambda arn: str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]),
+)
 
 
 @logger.inject_lambda_context(
@@ -52,5 +59,9 @@ _asgi = Mangum(app, lifespan="off")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if origin_guard is not None and (refused := origin_guard.refusal(event)) is not None:
+        # The execute-api URL, not CloudFront: never reaches the app (or a tool).
+        logger.warning("refused a request that bypassed CloudFront", path=event.get("rawPath"))
+        return refused
     response: dict[str, Any] = _asgi(event, context)  # type: ignore[arg-type]
     return response
