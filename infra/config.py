@@ -14,7 +14,8 @@ environment itself.
 | hosted_zone_name | -            | the zone's domain name                                  |
 | waf              | true in prod | create a regional WAF web ACL on the API stage          |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
-| api              | http; rest with a WAF | http (HTTP API, $1/M) or rest (REST API, $3.50/M) |
+| api              | http; rest with a WAF | http (HTTP API, $1/M), rest (REST API, $3.50/M) or |
+|                  |              | cloudfront (HTTP API behind CloudFront + WAF, us-east-1) |
 | throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
@@ -67,7 +68,8 @@ class DeployConfig:
     alarm_email: str | None = None
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = ()
-    # "http" (HTTP API) or "rest" (REST API, the only one a WAF attaches to): docs/infra.md.
+    # "http" (HTTP API), "rest" (REST API, the only one a regional WAF attaches to) or
+    # "cloudfront" (an HTTP API reachable only through CloudFront, the WAF at the edge).
     api: str = "http"
     # A Bedrock model (Converse) judging memory contradictions in the curator; None: rules.
     curator_model: str | None = None
@@ -122,11 +124,15 @@ class DeployConfig:
             )
         waf_acl_arn = _text(get("waf_acl_arn"))
         waf_flag = get("waf")
-        waf = _flag(waf_flag, "waf") if waf_flag is not None else environment == "prod"
+        raw_api = _text(get("api"))
+        # A CloudFront front always carries a WAF (that is what it is for).
+        waf_default = environment == "prod" or (raw_api or "").lower() == "cloudfront"
+        waf = _flag(waf_flag, "waf") if waf_flag is not None else waf_default
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")
         callbacks = _callback_urls(_text(get("oauth_callback_urls")), oauth)
-        api = _api(_text(get("api")), waf=(waf and not waf_acl_arn) or bool(waf_acl_arn))
+        api = _api(raw_api, waf=(waf and not waf_acl_arn) or bool(waf_acl_arn))
+        _check_edge(api, waf_acl_arn, certificate_arn)
         return cls(
             environment=environment,
             developer=developer,
@@ -228,20 +234,52 @@ def _reranker(value: str | None) -> str | None:
     return value
 
 
+API_CHOICES = ("http", "rest", "cloudfront")
+# What a WAF picks when `api` is not given (docs/infra.md, "The API bill").
+API_WITH_WAF = "rest"
+
+
 def _api(raw: str | None, *, waf: bool) -> str:
-    """An HTTP API costs $1.00 per million requests, a REST API $3.50; only a REST API carries
-    a WAF directly, so a WAF picks REST unless `api` says otherwise (and then it cannot)."""
+    """An HTTP API costs $1.00 per million requests, a REST API $3.50; a WAF attaches to a REST
+    stage directly, or to a CloudFront distribution in front of an HTTP API ($1.00 + CloudFront
+    $1.00). Without `api`, a WAF picks `API_WITH_WAF`."""
     if raw is None:
-        return "rest" if waf else "http"
+        return API_WITH_WAF if waf else "http"
     api = raw.lower()
-    if api not in ("http", "rest"):
-        raise ConfigError(f"context `api` must be http or rest (got {raw!r})")
+    if api not in API_CHOICES:
+        raise ConfigError(f"context `api` must be http, rest or cloudfront (got {raw!r})")
     if api == "http" and waf:
         raise ConfigError(
-            "context `api=http` cannot carry a WAF (AWS WAF attaches to REST API stages, not "
-            "HTTP APIs): pass -c api=rest, or -c waf=false without waf_acl_arn"
+            "context `api=http` cannot carry a WAF (AWS WAF attaches to REST API stages and "
+            "CloudFront, not HTTP APIs): pass -c api=cloudfront or -c api=rest, or -c waf=false "
+            "without waf_acl_arn"
+        )
+    if api == "cloudfront" and not waf:
+        raise ConfigError(
+            "context `api=cloudfront` puts a WAF at the edge and cannot go without one: drop "
+            "-c waf=false (or pass -c api=http for no WAF at all)"
         )
     return api
+
+
+def _check_edge(api: str, waf_acl_arn: str | None, certificate_arn: str | None) -> None:
+    """A web ACL's scope must match what it attaches to, and CloudFront takes its certificate
+    from us-east-1 only."""
+    if waf_acl_arn and api == "cloudfront" and ":global/webacl/" not in waf_acl_arn:
+        raise ConfigError(
+            "context `waf_acl_arn` with `api=cloudfront` must be a CLOUDFRONT-scope web ACL "
+            "(arn:aws:wafv2:us-east-1:<account>:global/webacl/...), not a regional one"
+        )
+    if waf_acl_arn and api == "rest" and ":global/webacl/" in waf_acl_arn:
+        raise ConfigError(
+            "context `waf_acl_arn` is a CLOUDFRONT-scope web ACL, which cannot attach to a REST "
+            "stage: pass a REGIONAL one, or -c api=cloudfront"
+        )
+    if api == "cloudfront" and certificate_arn and ":acm:us-east-1:" not in certificate_arn:
+        raise ConfigError(
+            "context `certificate_arn` with `api=cloudfront` must be an ACM certificate in "
+            "us-east-1 (CloudFront reads certificates from there only)"
+        )
 
 
 def _login_name() -> str:
