@@ -2,8 +2,8 @@
 
     cairn sync --stack cairn-prod schedule --team acme --every 15m
     cairn sync --stack cairn-prod schedule --team acme --cron '0 6 * * ? *'
-    cairn sync --stack cairn-prod schedules
-    cairn sync --stack cairn-prod unschedule --team acme
+    cairn sync --stack cairn-prod schedules                 (or: list)
+    cairn sync --stack cairn-prod unschedule --team acme    (or: delete --team acme)
 
 The stack is found by --stack or $CAIRN_STACK_NAME, with the AWS credentials in the environment;
 its outputs name the schedule group, the runner and the scheduler role.
@@ -35,8 +35,9 @@ def add_parser(commands: Any) -> None:
     when = put.add_mutually_exclusive_group(required=True)
     when.add_argument("--every", help="e.g. 15m, 2h, 1d (at least 5m)")
     when.add_argument("--cron", help="Scheduler's six fields, e.g. '0 6 * * ? *' (UTC)")
-    actions.add_parser("schedules", help="list every team's schedule")
-    drop = actions.add_parser("unschedule", help="delete a team's schedule")
+    # `list` and `delete` are the names for the same commands.
+    actions.add_parser("schedules", aliases=["list"], help="list every team's schedule")
+    drop = actions.add_parser("unschedule", aliases=["delete"], help="delete a team's schedule")
     drop.add_argument("--team", required=True)
     sync.set_defaults(run=run)
 
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.sync_command == "schedule":
             done = schedules.put(args.team, expression(every=args.every, cron=args.cron))
             print(json.dumps(done.model_dump(mode="json")))
-        elif args.sync_command == "schedules":
+        elif args.sync_command in ("schedules", "list"):
             for schedule in schedules.list():
                 print(json.dumps(schedule))
         elif not schedules.delete(args.team):

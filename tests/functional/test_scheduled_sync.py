@@ -159,7 +159,7 @@ def test_the_cli_manages_a_stacks_team_schedules(
     from shared.cli import main
     from shared.sync import schedule_cli
 
-    client = _stack_with_outputs(aws.region, calls=5)
+    client = _stack_with_outputs(aws.region, calls=6)
     monkeypatch.setattr(schedule_cli, "cloudformation", lambda: client)
     stack = ["sync", "--stack", "cairn-dev-t"]
 
@@ -172,7 +172,9 @@ def test_the_cli_manages_a_stacks_team_schedules(
     assert main([*stack, "schedules"]) == 0
     (listed,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert listed["team"] == "alpha"
-    assert main([*stack, "unschedule", "--team", "alpha"]) == 0
+    assert main([*stack, "list"]) == 0  # the same as `schedules`
+    assert json.loads(capsys.readouterr().out)["team"] == "alpha"
+    assert main([*stack, "delete", "--team", "alpha"]) == 0  # the same as `unschedule`
     assert main([*stack, "unschedule", "--team", "alpha"]) == 2
     assert "has no sync schedule" in capsys.readouterr().err
     assert main([*stack, "schedule", "--team", "alpha", "--every", "1m"]) == 2
