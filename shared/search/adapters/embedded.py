@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -80,6 +81,8 @@ _FTS_SCHEMA = (
 # Below this many chunks in the index, BM25 keeps every query term (pruning only saves time
 # at scale, and on a tiny index every term is "common").
 PRUNE_FROM_ROWS = 2_000
+# A word that could be (or stem to) a scope column token: "s"/"r" and 24 hex characters.
+_SCOPE_SHAPED = re.compile(r"[sr][0-9a-f]{20,}")
 # FTS5's bm25() (fts5_aux.c): each query phrase adds idf · f·(k1 + 1) / (f + k1·(1 - b + b·D/avgdl))
 # for its weighted frequency f in a row of length D: always below idf · (k1 + 1).
 _BM25_K1 = 1.2
@@ -510,10 +513,19 @@ class EmbeddedIndex:
             with self._cache_lock:
                 df = self._df.get((team, term))
             if df is None:
+                # Counting over every column skips reading positions (1.5–2.4x cheaper than
+                # `{title text} :` at 100k chunks) and gives the same count: only the scope
+                # column differs, and its tokens are hashes no word can equal — except a
+                # word shaped like one, which is counted the exact way.
+                matched = (
+                    f"{{title text}} : {_quote(term)}"
+                    if _SCOPE_SHAPED.fullmatch(term)
+                    else _quote(term)
+                )
                 df = int(
                     conn.execute(
                         f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?",  # noqa: S608
-                        (f"{{title text}} : {_quote(term)}",),
+                        (matched,),
                     ).fetchone()[0]
                 )
                 with self._cache_lock:
