@@ -277,6 +277,12 @@ class Search(Construct):
         return self.domain.attr_arn
 
     @property
+    def access_resource(self) -> str:
+        """The resource the functions' IAM statement names: the collection, or the domain's
+        index paths."""
+        return self.arn if self.collection is not None else self._domain_arn("/*")
+
+    @property
     def resource(self) -> aoss.CfnCollection | opensearch.CfnDomain:
         """The collection or the domain (for tests and dependencies)."""
         resource = self.collection or self.domain
@@ -368,7 +374,7 @@ class Search(Construct):
 
     def _allow_domain(self, roles: Sequence[iam.IRole], provider: iam.IRole) -> None:
         assert self.domain is not None
-        indexes = self._domain_arn("/*")
+        indexes = self.access_resource
         template = self._domain_arn(f"/_index_template/{index_template_name(INDEX_PREFIX)}")
         for role in roles:
             role.add_to_principal_policy(

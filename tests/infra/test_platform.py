@@ -1,4 +1,4 @@
-"""Search collection, workflow and sync skeletons, observability and the stack outputs."""
+"""Workflow and sync skeletons, observability and the stack outputs (search: test_search_infra)."""
 
 from __future__ import annotations
 
@@ -11,59 +11,6 @@ from shared.config import names
 from tests.infra.support import RETENTION_DAYS, Synth, WorkflowsOnly
 
 pytestmark = pytest.mark.infra
-
-
-def test_search_is_a_vector_collection_encrypted_at_rest(synth: Synth) -> None:
-    (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
-    name = collection["Properties"]["Name"]
-    assert collection["Properties"]["Type"] == "VECTORSEARCH"
-    policies = {
-        p["Properties"]["Type"]: p["Properties"]
-        for p in synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
-    }
-    encryption = json.loads(policies["encryption"]["Policy"])
-    assert encryption["Rules"] == [
-        {"ResourceType": "collection", "Resource": [f"collection/{name}"]}
-    ]
-    network = json.loads(policies["network"]["Policy"])
-    assert all(r["ResourceType"] == "collection" for rule in network for r in rule["Rules"])
-
-
-def test_collection_data_access_names_only_the_roles_of_functions_that_search(
-    synth: Synth,
-) -> None:
-    (policy,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
-    document = json.dumps(policy["Properties"]["Policy"])
-    roles = {
-        logical_id
-        for logical_id, r in synth.of_type("AWS::IAM::Role").items()
-        if logical_id in document
-    }
-    # The curator re-indexes the memories it merges, so it indexes and queries like memory does;
-    # sync (and the runner of its schedules) indexes the inbox; the knowledge group and its
-    # enricher index nodes; sessions write engrams (memories). The handoffs function and the
-    # gateway never reach the collection.
-    searchers = (
-        "memory",
-        "search",
-        "curator",
-        "sync",
-        "sync_runner",
-        "knowledge",
-        "knowledge_enricher",
-        "sessions",
-    )
-    assert roles == {synth.role_of(function) for function in searchers}
-    assert "aoss:*" not in document
-    for function in searchers:
-        collection = synth.logical_id(synth.stack.search.collection)
-        assert synth.actions_on(function, collection) == {"aoss:APIAccessAll"}
-
-
-def test_prod_collection_keeps_standby_replicas_and_dev_saves_them(dev: Synth, prod: Synth) -> None:
-    for synth, expected in ((dev, "DISABLED"), (prod, "ENABLED")):
-        (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
-        assert collection["Properties"]["StandbyReplicas"] == expected
 
 
 def test_the_dispatch_queue_is_encrypted_tls_only_with_a_dead_letter_queue(synth: Synth) -> None:

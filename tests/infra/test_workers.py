@@ -132,7 +132,7 @@ def test_the_curator_reaches_only_the_memories_table_the_collection_titan_and_it
         json.dumps({"Fn::GetAtt": [memories, "Arn"]}),
         json.dumps({"Fn::GetAtt": [memories, "StreamArn"]}),
         json.dumps({"Fn::GetAtt": [coordination, "Arn"]}),
-        json.dumps({"Fn::GetAtt": [synth.logical_id(synth.stack.search.collection), "Arn"]}),
+        json.dumps(synth.stack.resolve(synth.stack.search.access_resource)),
         json.dumps({"Fn::GetAtt": [_dead_letters(synth), "Arn"]}),
     }
     log_group = synth.resources[synth.functions()[CURATOR]]["Properties"]["LoggingConfig"]
