@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from shared import runtime
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
+from shared.orchestrator.events.wiring import build_event_log
 from shared.orchestrator.tasks.service import TaskService
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
@@ -194,6 +196,14 @@ def test_a_diamond_runs_on_the_state_machine_through_the_callback_path(cloud: Cl
 
     cloud.pump(cloud.machine_is(flow.id, "SUCCEEDED"))
     assert cloud.view(flow.id).status == "completed"
+    # The domain events of the Step Functions path (docs/events.md): started, a task per
+    # step created by the dispatcher, succeeded once the machine's last callback landed.
+    logged = build_event_log().read_after("alpha", datetime(2000, 1, 1, tzinfo=UTC), None, 500)
+    kinds = [e.event_type for e in logged if e.event_type.startswith("cairn.workflow.")]
+    assert kinds == ["cairn.workflow.started", "cairn.workflow.succeeded"]
+    steps = [e for e in logged if e.event_type == "cairn.task.created"]
+    assert len(steps) == len(DIAMOND)
+    assert {e.payload["workflow_id"] for e in steps} == {flow.id}
 
 
 def test_a_failing_step_fails_the_state_machine_and_continue_catches(cloud: Cloud) -> None:
