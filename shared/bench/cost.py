@@ -3,7 +3,8 @@
 Three inputs, none of them typed in by hand here:
 
 - **the stack**: the CDK app synthesized for dev and prod (`bundle=false`, no AWS calls). Memory
-  sizes, the API type (REST or HTTP), the WAF and its rules, the X-Ray sampling rule, the log
+  sizes, the API type (REST or HTTP, and a CloudFront distribution in front), the WAF and its
+  rules, the X-Ray sampling rule, the log
   levels, the search capacity (Serverless OCUs or a managed domain's instances) and the count of
   alarms, dashboards, KMS keys and secrets are read from the template;
 - **the code**: the real gateway Lambda handler (`functions/gateway/handler.py`, Mangum and
@@ -103,6 +104,9 @@ class Deployment:
     # One access-log line per request: about as long as its format, each `$context.x` standing
     # in for a value of similar length.
     access_log_bytes: int = 0
+    # A CloudFront distribution in front of the API (api=cloudfront): every call is also a
+    # CloudFront HTTPS request.
+    cloudfront: bool = False
 
     @property
     def waf(self) -> bool:
@@ -148,6 +152,9 @@ def cost_per_million(
         * prices["xray"]["traces_recorded_per_million"],
         "logs": profile.log_bytes * MILLION / GB * prices["cloudwatch"]["logs_ingested_per_gb"],
         "waf": prices["waf"]["requests_per_million"] if deployment.waf else 0.0,
+        "cloudfront": prices["cloudfront"]["https_requests_per_million"]
+        if deployment.cloudfront
+        else 0.0,
     }
     items["total"] = sum(items.values())
     return {k: round(v, 4) for k, v in items.items()}
@@ -233,6 +240,7 @@ def deployment_from_template(environment: str, template: Mapping[str, Any]) -> D
         ).upper(),
         platform_logs=str(logging.get("SystemLogLevel", "INFO")).upper() in ("DEBUG", "INFO"),
         log_sample_rate=float(env.get("POWERTOOLS_LOGGER_SAMPLE_RATE", 0) or 0),
+        cloudfront=bool(of_type("AWS::CloudFront::Distribution")),
         access_log_bytes=sum(
             len(str(stage.get(key, {}).get("Format", "")))
             for cfn_type, key in (

@@ -85,6 +85,7 @@ def test_a_million_calls_cost_the_sum_of_their_line_items() -> None:
         "xray": 0.25,
         "logs": 0.5,
         "waf": 0.0,
+        "cloudfront": 0.0,
         "total": 3.9,
     }
 
@@ -100,6 +101,19 @@ def test_a_rest_api_behind_a_waf_costs_both_per_request() -> None:
     assert items["api_gateway"] == 3.5
     assert items["waf"] == 0.6
     assert items["total"] == pytest.approx(3.5 + 0.6 + 0.2 + 0.25)
+
+
+def test_an_http_api_behind_cloudfront_and_its_waf_costs_all_three_per_request() -> None:
+    call = CallProfile(0, 0, 0, 0, 0, 0)
+    prices = {**PRICES, "cloudfront": {"https_requests_per_million": 1.0}}
+
+    items = cost_per_million(
+        call, _deployment(api="http", waf_rules=3, cloudfront=True), prices, calls_per_second=10
+    )
+
+    # HTTP API $1 + CloudFront $1 + WAF $0.6: $2.6 against a REST API's $3.5 + $0.6.
+    assert (items["api_gateway"], items["cloudfront"], items["waf"]) == (1.0, 1.0, 0.6)
+    assert items["total"] == pytest.approx(1.0 + 1.0 + 0.6 + 0.2 + 0.25)
 
 
 def test_the_reservoir_traces_every_call_below_its_rate_and_the_rate_above_it() -> None:
@@ -207,6 +221,16 @@ def test_the_template_reader_finds_what_is_billed() -> None:
     assert not deployment.waf
     assert deployment.application_log_level == "WARN"
     assert not deployment.platform_logs
+    assert not deployment.cloudfront
+    fronted = {
+        "Resources": {
+            **template["Resources"],
+            "Cdn": {"Type": "AWS::CloudFront::Distribution", "Properties": {}},
+            "Acl": {"Type": "AWS::WAFv2::WebACL", "Properties": {"Rules": [{}, {}, {}]}},
+        }
+    }
+    edge = deployment_from_template("prod", fronted)
+    assert (edge.api, edge.cloudfront, edge.waf_rules) == ("http", True, 3)
 
 
 def test_the_price_sheet_carries_its_date_region_and_every_price_the_model_reads() -> None:
@@ -216,6 +240,7 @@ def test_the_price_sheet_carries_its_date_region_and_every_price_the_model_reads
     assert len(prices["date"]) == 10  # YYYY-MM-DD
     for section in PRICES:
         assert set(PRICES[section]) <= set(prices[section]), section
+    assert prices["cloudfront"]["https_requests_per_million"] > 0
 
 
 def _function(name: str, memory: int, logging: dict[str, str]) -> dict[str, Any]:
