@@ -33,6 +33,10 @@ LAMBDA_ENVIRONMENT: Final[Mapping[str, str]] = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_LAMBDA_FUNCTION_NAME": "cairn-measure",
+    # Lambda sets these; the X-Ray SDK takes LAMBDA_TASK_ROOT as "in Lambda" and then builds
+    # no sampling client of its own (half a second of botocore models outside Lambda).
+    "LAMBDA_TASK_ROOT": "/var/task",
+    "AWS_EXECUTION_ENV": "AWS_Lambda_python3.13",
     "CAIRN_TOKEN_PEPPER": "measure-pepper-measure-pepper-measure",
     "CAIRN_PUBLIC_URL": "https://mcp.example.com",
     "CAIRN_TOKENS_TABLE": "tokens",

@@ -27,8 +27,6 @@ from starlette.concurrency import run_in_threadpool
 from shared.auth.errors import InvalidToken, RateLimited
 from shared.auth.principal import Principal
 from shared.auth.service import TokenService
-from shared.knowledge.github import EVENT_HEADER, SIGNATURE_HEADER
-from shared.knowledge.models import IngestEventsInput
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.validation import describe_validation_error
 
@@ -79,6 +77,10 @@ def knowledge_router(
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, f"the body exceeds {max_body_bytes} bytes; send smaller batches")
+        # Imported at the first ingest: the knowledge models are not in the gateway's cold
+        # start, which MCP requests pay.
+        from shared.knowledge.models import IngestEventsInput
+
         try:
             arguments = IngestEventsInput.model_validate_json(body)
         except ValidationError as exc:
@@ -99,6 +101,8 @@ def knowledge_router(
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, f"the body exceeds {max_body_bytes} bytes")
+        from shared.knowledge.github import EVENT_HEADER, SIGNATURE_HEADER
+
         # Every delivery is verified, also the ones not recorded (GitHub's first `ping`), so a
         # wrong secret shows at set-up.
         event = request.headers.get(EVENT_HEADER, "")

@@ -1,0 +1,106 @@
+"""`cairn bench cold`: each Lambda function's import time as a ratio to `import boto3`, and its
+bundle's size.
+
+Each round imports boto3 and every handler in fresh interpreters (`python -X importtime`, the
+handler module's cumulative time, which includes what it builds at init), with the environment
+a deployed function has (`infra.imports.LAMBDA_ENVIRONMENT`) and, for the gateway, the tool
+catalog its bundle carries. Bytecode is compiled by a first, unmeasured round, as it is in the
+bundle. Ratios are taken within a round and the median over rounds is printed, so a loaded
+machine moves both sides of each ratio. Sizes are of the bundles `infra.bundling` builds
+(unzipped, bytecode included), one per distinct package set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+BASELINE = "boto3"
+
+
+def import_ms(module: str, environment: Mapping[str, str], cwd: Path) -> float:
+    """Milliseconds `import module` takes in a fresh interpreter (its cumulative import time)."""
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        cwd=cwd,
+        env=dict(environment),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"import {module} failed:\n{result.stderr[-2000:]}")
+    for line in result.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[2].strip() == module and not parts[2].startswith("  "):
+            return int(parts[1]) / 1000
+    raise RuntimeError(f"no import time for {module}")
+
+
+def _size(path: Path) -> tuple[float, int]:
+    files = [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files) / 1_000_000, len(files)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cairn bench cold", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=7, help="measured rounds (median)")
+    parser.add_argument("--functions", default="", help="comma-separated (default: all)")
+    parser.add_argument("--no-sizes", action="store_true", help="skip building the bundles")
+    args = parser.parse_args(argv)
+
+    from infra.bundling import FUNCTION_PACKAGES, GATEWAY, build, generate_catalog
+    from infra.imports import ROOT, functions, handler_module, lambda_environment
+
+    names = [n for n in args.functions.split(",") if n] or functions()
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = Path(tmp) / "catalog.json"
+        generate_catalog(catalog)
+        environment = lambda_environment(catalog)
+        modules = {BASELINE: BASELINE, **{name: handler_module(name) for name in names}}
+        for module in modules.values():  # compiles the bytecode, unmeasured
+            import_ms(module, environment, ROOT)
+        times: dict[str, list[float]] = {name: [] for name in modules}
+        ratios: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(args.rounds):
+            baseline = import_ms(BASELINE, environment, ROOT)
+            times[BASELINE].append(baseline)
+            for name in names:
+                took = import_ms(modules[name], environment, ROOT)
+                times[name].append(took)
+                ratios[name].append(took / baseline)
+
+        sizes: dict[str, tuple[float, int]] = {}
+        if not args.no_sizes:
+            built: dict[tuple[frozenset[str], bool], tuple[float, int]] = {}
+            for name in names:
+                key = (FUNCTION_PACKAGES[name], name == GATEWAY)
+                if key not in built:
+                    out = Path(tmp) / f"bundle-{len(built)}"
+                    build(out, key[0], catalog=key[1])
+                    built[key] = _size(out)
+                sizes[name] = built[key]
+
+    load = os.getloadavg()
+    print(
+        f"cold import vs `import {BASELINE}`: median of {args.rounds} rounds, fresh interpreters,"
+        f" bytecode compiled; load average {load[0]:.1f} / {load[1]:.1f} on {os.cpu_count()} cores"
+    )
+    print(f"  {BASELINE:<22} {statistics.median(times[BASELINE]):8.0f} ms     1.00x")
+    for name in names:
+        size = f"{sizes[name][0]:7.1f} MB {sizes[name][1]:6d} files" if name in sizes else ""
+        print(
+            f"  {name:<22} {statistics.median(times[name]):8.0f} ms  "
+            f"{statistics.median(ratios[name]):5.2f}x  {size}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
