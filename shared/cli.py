@@ -118,6 +118,7 @@ BENCHMARKS: dict[str, str] = {
     "knowledge": "seed 003: ingest events/s, search_hybrid p50 at 10k/100k nodes, recall@10",
     "workflows": "per-step overhead of a 20-step workflow through a local server (p50/p99)",
     "cost": "AWS cost per 1M typical tool calls and idle per month, dev and prod (prices.json)",
+    "cold": "each Lambda function's import time as a ratio to import boto3, and its bundle size",
 }
 
 
