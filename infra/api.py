@@ -17,24 +17,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from aws_cdk import ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import (
+    ArnFormat,
+    Aws,
+    CfnRule,
+    CfnRuleAssertion,
+    Duration,
+    Fn,
+    RemovalPolicy,
+    Stack,
+    Token,
+)
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_apigatewayv2 as apigwv2
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_route53 as route53
 from aws_cdk import aws_route53_targets as targets
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk import aws_xray as xray
 from constructs import Construct, IConstruct
 
-from infra.config import DeployConfig
+from infra.config import ConfigError, DeployConfig
 from infra.nag import suppress
+from shared.auth.origin import ORIGIN_HEADER
+from shared.config.names import Env
 
 STAGE: Final = "v1"
+# Days in each log retention the environments use (infra.config), for the edge log bucket.
+_DAYS: Final = {logs.RetentionDays.TWO_WEEKS: 14, logs.RetentionDays.SIX_MONTHS: 180}
+# CloudFront-scope web ACLs (and the certificates CloudFront serves) exist only in us-east-1.
+EDGE_REGION: Final = "us-east-1"
 MCP_METHODS: Final = ("POST", "GET", "DELETE")
 METADATA_PATH: Final = (".well-known", "oauth-protected-resource")
 # Per client IP, per 5 minutes, at the WAF (per-token limits stay in the app).
@@ -81,7 +101,12 @@ class Api(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         self._handler = handler
-        self.kind = config.api
+        # The API Gateway product ("http" or "rest"), and what is in front of it: "cloudfront"
+        # (api=cloudfront: the only way in is a distribution carrying the WAF) or "direct".
+        self.kind = "rest" if config.api == "rest" else "http"
+        self.front = "cloudfront" if config.api == "cloudfront" else "direct"
+        self.distribution: cloudfront.Distribution | None = None
+        self.origin_secret: secretsmanager.Secret | None = None
         self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
@@ -115,12 +140,19 @@ class Api(Construct):
                 if config.domain_name
                 else f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
             )
+            if self.front == "cloudfront":
+                self.distribution = self._build_cloudfront()
+                self.base_url = (
+                    f"https://{config.domain_name}"
+                    if config.domain_name
+                    else f"https://{self.distribution.distribution_domain_name}"
+                )
         self.mcp_url = f"{self.base_url}/mcp"
         self.add_routes(ROUTES)
         if self.kind == "rest":
             self._build_domain()
             self._build_waf()
-        else:
+        elif self.front == "direct":
             self._build_http_domain()
         self._build_sampling_rule()
         self._suppress()
@@ -259,6 +291,185 @@ class Api(Construct):
                 ),
             )
 
+    def _build_cloudfront(self) -> cloudfront.Distribution:
+        """CloudFront with the WAF in front of the HTTP API, and the API closed to the rest.
+
+        The HTTP API's execute-api URL cannot be switched off without a custom domain as the
+        origin, which would be just as public; instead CloudFront adds a secret header to every
+        origin request and the gateway refuses requests without it (`shared.auth.origin`),
+        before the app or any tool runs. The value is generated into Secrets Manager at deploy:
+        CloudFormation resolves it into the distribution's origin, the gateway reads it at cold
+        start; it is in no template, code or log.
+        """
+        config = self._config
+        assert self.http_api is not None
+        stack = Stack.of(self)
+        acl_arn = self._edge_web_acl(stack)
+        self.origin_secret = secretsmanager.Secret(
+            self,
+            "OriginSecret",
+            description=(
+                f"{config.stack_name}: the value CloudFront sends as {ORIGIN_HEADER}; the "
+                "gateway refuses requests without it"
+            ),
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True
+            ),
+            # Nothing outlives the distribution that sends it.
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        gateway = self._handler
+        if isinstance(gateway, lambda_.Alias):
+            gateway = gateway.version.lambda_
+        assert isinstance(gateway, lambda_.Function), "the gateway alias of a cairn Function"
+        gateway.add_environment(Env.ORIGIN_SECRET_ARN, self.origin_secret.secret_arn)
+        self.origin_secret.grant_read(gateway)
+        origin = origins.HttpOrigin(
+            f"{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}",
+            protocol_policy=cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+            origin_ssl_protocols=[cloudfront.OriginSslPolicy.TLS_V1_2],
+            custom_headers={ORIGIN_HEADER: self.origin_secret.secret_value.unsafe_unwrap()},
+            # API Gateway answers within 29 s (the gateway's own budget is 28 s).
+            read_timeout=Duration.seconds(30),
+        )
+        domain = config.domain_name if config.certificate_arn else None
+        distribution = cloudfront.Distribution(
+            self,
+            "Distribution",
+            comment=f"{config.stack_name} MCP endpoint",
+            default_behavior=cloudfront.BehaviorOptions(
+                origin=origin,
+                # A redirect would drop a POST's body: plain http is refused outright.
+                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+                allowed_methods=cloudfront.AllowedMethods.ALLOW_ALL,
+                # Every answer is a team's own: nothing is cached. With caching disabled the
+                # documented way to forward Authorization is an AllViewer origin request
+                # policy (an origin request policy naming it is refused); minus Host, which
+                # must stay the API's own for API Gateway to route the request.
+                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
+                origin_request_policy=cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+                compress=False,
+            ),
+            web_acl_id=acl_arn,
+            domain_names=[domain] if domain else None,
+            certificate=(
+                acm.Certificate.from_certificate_arn(self, "Certificate", config.certificate_arn)
+                if domain and config.certificate_arn
+                else None
+            ),
+            minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+            http_version=cloudfront.HttpVersion.HTTP2_AND_3,
+            # North America and Europe edges only: their request price is the sheet's.
+            price_class=cloudfront.PriceClass.PRICE_CLASS_100,
+            enable_logging=True,
+            log_bucket=self._edge_log_bucket(),
+            log_file_prefix="cloudfront/",
+            log_includes_cookies=False,
+        )
+        if domain and config.hosted_zone_id and config.hosted_zone_name:
+            zone = route53.HostedZone.from_hosted_zone_attributes(
+                self,
+                "Zone",
+                hosted_zone_id=config.hosted_zone_id,
+                zone_name=config.hosted_zone_name,
+            )
+            route53.ARecord(
+                self,
+                "DomainAlias",
+                zone=zone,
+                record_name=domain,
+                target=route53.RecordTarget.from_alias(targets.CloudFrontTarget(distribution)),
+            )
+        self._suppress_edge(distribution, custom_certificate=domain is not None)
+        return distribution
+
+    def _edge_web_acl(self, stack: Stack) -> str:
+        """The CLOUDFRONT-scope web ACL: a configured one (any stack region), or one built here,
+        which AWS accepts only in us-east-1. A stack pinned elsewhere is refused at synth; an
+        environment-agnostic one carries a template rule that stops the deploy elsewhere."""
+        config = self._config
+        if not config.waf_acl_arn:
+            region = stack.region
+            if Token.is_unresolved(region):
+                CfnRule(
+                    stack,
+                    "CloudFrontWafRegion",
+                    assertions=[
+                        CfnRuleAssertion(
+                            assert_=Fn.condition_equals(Aws.REGION, EDGE_REGION),
+                            assert_description=(
+                                "api=cloudfront builds a CLOUDFRONT-scope web ACL, which AWS "
+                                "creates only in us-east-1: deploy there, or pass -c "
+                                "waf_acl_arn=<a CLOUDFRONT-scope ACL>, or -c api=rest"
+                            ),
+                        )
+                    ],
+                )
+            elif region != EDGE_REGION:
+                raise ConfigError(
+                    f"context `api=cloudfront` builds a CLOUDFRONT-scope web ACL, which AWS "
+                    f"creates only in {EDGE_REGION}, and this stack is in {region}: deploy to "
+                    f"{EDGE_REGION}, or create the ACL there and pass -c waf_acl_arn=<its ARN> "
+                    "(arn:aws:wafv2:us-east-1:...:global/webacl/...), or use -c api=rest"
+                )
+        acl_arn = self._web_acl("CLOUDFRONT")
+        assert acl_arn is not None, "api=cloudfront always has a WAF (infra.config)"
+        return acl_arn
+
+    def _edge_log_bucket(self) -> s3.Bucket:
+        """CloudFront's standard logs (no request headers beyond Host, Referer, User-Agent:
+        never the Authorization header), kept as long as the environment's other logs."""
+        config = self._config
+        bucket = s3.Bucket(
+            self,
+            "EdgeLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            # CloudFront's standard logging still delivers through a bucket ACL.
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-logs",
+                    expiration=Duration.days(_DAYS.get(config.log_retention, 365)),
+                )
+            ],
+            removal_policy=config.removal_policy,
+        )
+        suppress(
+            bucket,
+            "S1",
+            "This bucket holds CloudFront's access logs; logging it into another bucket would "
+            "only log the log deliveries.",
+        )
+        return bucket
+
+    def _suppress_edge(
+        self, distribution: cloudfront.Distribution, custom_certificate: bool
+    ) -> None:
+        suppress(
+            distribution,
+            "CFR1",
+            "A team's agents and CI call from anywhere; the WAF's IP reputation list and "
+            "per-IP rate rule stand in for a geographic allow list.",
+        )
+        if not custom_certificate:
+            suppress(
+                distribution,
+                "CFR4",
+                "Without a custom domain CloudFront serves its default *.cloudfront.net "
+                "certificate, whose minimum protocol cannot be set; pass domain_name and a "
+                "us-east-1 certificate_arn for TLSv1.2_2021 (MCP clients negotiate TLS 1.2+).",
+            )
+        assert self.origin_secret is not None
+        suppress(
+            self.origin_secret,
+            "SMG4",
+            "The origin header value is read by CloudFormation into the distribution and by the "
+            "gateway at cold start; a rotation would refuse CloudFront until both were updated. "
+            "Rotate by replacing the secret in a deploy (docs/infra.md).",
+        )
+
     def _build_sampling_rule(self) -> None:
         """X-Ray samples the requests this API starts by this rule instead of its default.
 
@@ -324,20 +535,26 @@ class Api(Construct):
             )
 
     def _build_waf(self) -> None:
-        config = self._config
         assert self.rest_api is not None
         stage_arn = self.rest_api.deployment_stage.stage_arn
-        if config.waf_acl_arn:
+        acl_arn = self._web_acl("REGIONAL")
+        if acl_arn is not None:
             wafv2.CfnWebACLAssociation(
-                self, "WafAssociation", resource_arn=stage_arn, web_acl_arn=config.waf_acl_arn
+                self, "WafAssociation", resource_arn=stage_arn, web_acl_arn=acl_arn
             )
-            return
+
+    def _web_acl(self, scope: str) -> str | None:
+        """The ARN of the configured web ACL, or of a new one of `scope` (REGIONAL for a REST
+        stage, CLOUDFRONT for a distribution) with its logging; None without a WAF."""
+        config = self._config
+        if config.waf_acl_arn:
+            return config.waf_acl_arn
         if not config.waf:
-            return
+            return None
         acl = wafv2.CfnWebACL(
             self,
             "WebAcl",
-            scope="REGIONAL",
+            scope=scope,
             default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
             visibility_config=_visibility(f"{config.stack_name}-waf"),
             rules=[
@@ -355,9 +572,6 @@ class Api(Construct):
                     visibility_config=_visibility("rate-per-ip"),
                 ),
             ],
-        )
-        wafv2.CfnWebACLAssociation(
-            self, "WafAssociation", resource_arn=stage_arn, web_acl_arn=acl.attr_arn
         )
         # What the WAF blocked and why. The name must start with `aws-waf-logs-`; WAF adds the
         # log group's resource policy for its delivery service itself. The suffix is the stack's
@@ -392,6 +606,7 @@ class Api(Construct):
                 )
             ],
         )
+        return acl.attr_arn
 
     def _suppress_auth(self, route: IConstruct) -> None:
         reason = (

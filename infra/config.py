@@ -12,10 +12,11 @@ environment itself.
 | certificate_arn  | -            | ACM certificate (stack's region) for domain_name        |
 | hosted_zone_id   | -            | Route 53 zone for the alias record (with the zone name) |
 | hosted_zone_name | -            | the zone's domain name                                  |
-| waf              | true in prod | create a regional WAF web ACL on the API stage          |
+| waf              | true in prod | create a WAF web ACL (CloudFront's, or the REST stage's) |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
-| api              | http; rest with a WAF | http (HTTP API, $1/M), rest (REST API, $3.50/M) or |
-|                  |              | cloudfront (HTTP API behind CloudFront + WAF, us-east-1) |
+| api              | see meaning  | http (HTTP API, $1/M; no WAF's default), rest (REST     |
+|                  |              | API, $3.50/M) or cloudfront (HTTP API behind CloudFront |
+|                  |              | + WAF, $2/M, us-east-1; a WAF's default)                |
 | throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
@@ -131,7 +132,7 @@ class DeployConfig:
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")
         callbacks = _callback_urls(_text(get("oauth_callback_urls")), oauth)
-        api = _api(raw_api, waf=(waf and not waf_acl_arn) or bool(waf_acl_arn))
+        api = _api(raw_api, waf=(waf and not waf_acl_arn) or bool(waf_acl_arn), acl=waf_acl_arn)
         _check_edge(api, waf_acl_arn, certificate_arn)
         return cls(
             environment=environment,
@@ -235,15 +236,19 @@ def _reranker(value: str | None) -> str | None:
 
 
 API_CHOICES = ("http", "rest", "cloudfront")
-# What a WAF picks when `api` is not given (docs/infra.md, "The API bill").
-API_WITH_WAF = "rest"
+# What a WAF picks when `api` is not given (docs/infra.md, "The API bill"): CloudFront + HTTP
+# API, $2.00 per million requests against REST's $3.50.
+API_WITH_WAF = "cloudfront"
 
 
-def _api(raw: str | None, *, waf: bool) -> str:
+def _api(raw: str | None, *, waf: bool, acl: str | None = None) -> str:
     """An HTTP API costs $1.00 per million requests, a REST API $3.50; a WAF attaches to a REST
     stage directly, or to a CloudFront distribution in front of an HTTP API ($1.00 + CloudFront
-    $1.00). Without `api`, a WAF picks `API_WITH_WAF`."""
+    $1.00). Without `api`, a WAF picks `API_WITH_WAF`, and an existing web ACL what its scope
+    attaches to (a REGIONAL one a REST stage, a CLOUDFRONT one a distribution)."""
     if raw is None:
+        if acl:
+            return "cloudfront" if ":global/webacl/" in acl else "rest"
         return API_WITH_WAF if waf else "http"
     api = raw.lower()
     if api not in API_CHOICES:

@@ -1,4 +1,5 @@
-"""API: an HTTP API in dev, a REST API behind the WAF in prod; routes to the gateway alias,
+"""API: an HTTP API in dev; in prod an HTTP API whose only way in is CloudFront carrying the
+WAF (or, with api=rest, a REST API with the WAF on its stage); routes to the gateway alias,
 logging, throttling, domain, WAF, X-Ray sampling, and what every function logs."""
 
 from __future__ import annotations
@@ -8,13 +9,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Match
+from aws_cdk import App, Environment, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Match, Template
 
-from infra.api import STAGE, XRAY_FIXED_RATE
+from infra.api import EDGE_REGION, STAGE, XRAY_FIXED_RATE, Api
 from infra.config import ConfigError, DeployConfig
-from tests.infra.support import RETENTION_DAYS, Synth, synthesize
+from infra.nag import add_checks
+from shared.auth.origin import ORIGIN_HEADER
+from shared.config import names
+from tests.infra.support import PROD_EXTRAS, RETENTION_DAYS, Synth, nag_findings, synthesize
 
 pytestmark = pytest.mark.infra
+
+
+@pytest.fixture(scope="module")
+def rest(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """Prod with `-c api=rest`: the REST API with the regional WAF on its stage."""
+    return synthesize(tmp_path_factory.mktemp("cdk-rest"), env="prod", api="rest", **PROD_EXTRAS)
+
 
 EXPECTED_ROUTES = {
     ("POST", "/mcp"),
@@ -56,13 +69,20 @@ def _http_routes(synth: Synth) -> set[tuple[str, str]]:
     return {tuple(r["Properties"]["RouteKey"].split(" ", 1)) for r in routes}  # type: ignore[misc]
 
 
-def test_dev_gets_an_http_api_and_prod_a_rest_api(dev: Synth, prod: Synth) -> None:
-    # $1.00 against $3.50 per million requests; prod's WAF needs a REST stage (docs/infra.md).
-    assert dev.stack.api.kind == "http"
+def test_dev_gets_an_http_api_and_prod_one_behind_cloudfront(
+    dev: Synth, prod: Synth, rest: Synth
+) -> None:
+    # $1.00 per million requests; prod adds CloudFront's $1.00 for its WAF, against a REST
+    # API's $3.50 (docs/infra.md).
+    assert (dev.stack.api.kind, dev.stack.api.front) == ("http", "direct")
     dev.template.resource_count_is("AWS::ApiGateway::RestApi", 0)
+    dev.template.resource_count_is("AWS::CloudFront::Distribution", 0)
     dev.template.has_resource_properties("AWS::ApiGatewayV2::Api", {"ProtocolType": "HTTP"})
-    assert prod.stack.api.kind == "rest"
-    prod.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
+    assert (prod.stack.api.kind, prod.stack.api.front) == ("http", "cloudfront")
+    prod.template.resource_count_is("AWS::ApiGateway::RestApi", 0)
+    prod.template.resource_count_is("AWS::CloudFront::Distribution", 1)
+    assert rest.stack.api.kind == "rest"
+    rest.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
 
 
 def test_the_api_exposes_mcp_and_the_protected_resource_metadata(synth: Synth) -> None:
@@ -70,9 +90,9 @@ def test_the_api_exposes_mcp_and_the_protected_resource_metadata(synth: Synth) -
     assert routes == EXPECTED_ROUTES
 
 
-def test_every_rest_route_proxies_to_the_gateway_alias_without_an_authorizer(prod: Synth) -> None:
-    alias = next(iter(prod.of_type("AWS::Lambda::Alias")))
-    for method in prod.of_type("AWS::ApiGateway::Method").values():
+def test_every_rest_route_proxies_to_the_gateway_alias_without_an_authorizer(rest: Synth) -> None:
+    alias = next(iter(rest.of_type("AWS::Lambda::Alias")))
+    for method in rest.of_type("AWS::ApiGateway::Method").values():
         props = method["Properties"]
         assert props["AuthorizationType"] == "NONE"  # the gateway authenticates (MCP errors)
         assert props["Integration"]["Type"] == "AWS_PROXY"
@@ -97,8 +117,8 @@ def test_every_http_route_proxies_to_the_gateway_alias_without_an_authorizer(dev
     assert len(permissions) == 1
 
 
-def test_the_rest_stage_logs_access_traces_and_throttles(prod: Synth) -> None:
-    prod.template.has_resource_properties(
+def test_the_rest_stage_logs_access_traces_and_throttles(rest: Synth) -> None:
+    rest.template.has_resource_properties(
         "AWS::ApiGateway::Stage",
         {
             "StageName": STAGE,
@@ -177,24 +197,24 @@ def test_dev_has_no_waf_or_custom_domain(dev: Synth) -> None:
     dev.template.resource_count_is("AWS::ApiGatewayV2::DomainName", 0)
 
 
-def test_prod_puts_a_waf_acl_with_a_rate_rule_on_the_stage(prod: Synth) -> None:
-    (acl_id, acl) = next(iter(prod.of_type("AWS::WAFv2::WebACL").items()))
+def test_a_rest_api_puts_a_waf_acl_with_a_rate_rule_on_the_stage(rest: Synth) -> None:
+    (acl_id, acl) = next(iter(rest.of_type("AWS::WAFv2::WebACL").items()))
     assert acl["Properties"]["Scope"] == "REGIONAL"
     assert any("RateBasedStatement" in r["Statement"] for r in acl["Properties"]["Rules"])
-    (association,) = prod.of_type("AWS::WAFv2::WebACLAssociation").values()
+    (association,) = rest.of_type("AWS::WAFv2::WebACLAssociation").values()
     assert association["Properties"]["WebACLArn"] == {"Fn::GetAtt": [acl_id, "Arn"]}
-    stage = next(iter(prod.of_type("AWS::ApiGateway::Stage")))
+    stage = next(iter(rest.of_type("AWS::ApiGateway::Stage")))
     assert stage in json.dumps(association["Properties"]["ResourceArn"])
 
 
-def test_the_waf_logs_what_it_blocks_without_the_authorization_header(prod: Synth) -> None:
-    (acl_id, _) = next(iter(prod.of_type("AWS::WAFv2::WebACL").items()))
-    (logging,) = prod.of_type("AWS::WAFv2::LoggingConfiguration").values()
+def test_the_waf_logs_what_it_blocks_without_the_authorization_header(rest: Synth) -> None:
+    (acl_id, _) = next(iter(rest.of_type("AWS::WAFv2::WebACL").items()))
+    (logging,) = rest.of_type("AWS::WAFv2::LoggingConfiguration").values()
     assert logging["Properties"]["ResourceArn"] == {"Fn::GetAtt": [acl_id, "Arn"]}
     assert logging["Properties"]["RedactedFields"] == [{"SingleHeader": {"Name": "authorization"}}]
     waf_groups = [
         group
-        for group in prod.of_type("AWS::Logs::LogGroup").values()
+        for group in rest.of_type("AWS::Logs::LogGroup").values()
         if "aws-waf-logs-" in json.dumps(group["Properties"].get("LogGroupName", ""))
     ]
     assert len(waf_groups) == 1
@@ -212,8 +232,8 @@ def _cloudwatch_roles(synth: Synth) -> list[dict[str, Any]]:
     ]
 
 
-def test_the_account_level_cloudwatch_role_outlives_any_one_stack(prod: Synth) -> None:
-    (role,) = _cloudwatch_roles(prod)
+def test_the_account_level_cloudwatch_role_outlives_any_one_stack(rest: Synth) -> None:
+    (role,) = _cloudwatch_roles(rest)
     assert role["DeletionPolicy"] == "Retain"
 
 
@@ -222,13 +242,13 @@ def test_an_http_api_stack_never_touches_the_account_level_cloudwatch_role(dev: 
     dev.template.resource_count_is("AWS::ApiGateway::Account", 0)
 
 
-def test_a_configured_custom_domain_maps_to_the_stage_with_an_alias_record(prod: Synth) -> None:
-    prod.template.has_resource_properties(
+def test_a_configured_custom_domain_maps_to_the_stage_with_an_alias_record(rest: Synth) -> None:
+    rest.template.has_resource_properties(
         "AWS::ApiGateway::DomainName",
         {"DomainName": "mcp.example.com", "SecurityPolicy": "TLS_1_2"},
     )
-    prod.template.resource_count_is("AWS::ApiGateway::BasePathMapping", 1)
-    prod.template.has_resource_properties(
+    rest.template.resource_count_is("AWS::ApiGateway::BasePathMapping", 1)
+    rest.template.has_resource_properties(
         "AWS::Route53::RecordSet", {"Name": "mcp.example.com.", "Type": "A"}
     )
 
@@ -255,11 +275,11 @@ def test_an_http_api_maps_a_custom_domain_with_an_alias_record(tmp_path: Path) -
 
 
 def test_xray_samples_five_percent_of_requests_by_a_rule_of_the_stacks_own(
-    dev: Synth, prod: Synth
+    dev: Synth, rest: Synth
 ) -> None:
-    # Prod: the REST stage starts each trace and passes its decision down to the functions.
-    (rest,) = prod.of_type("AWS::XRay::SamplingRule").values()
-    rule = rest["Properties"]["SamplingRule"]
+    # A REST API: its stage starts each trace and passes its decision down to the functions.
+    (stage_rule,) = rest.of_type("AWS::XRay::SamplingRule").values()
+    rule = stage_rule["Properties"]["SamplingRule"]
     assert (rule["FixedRate"], rule["ReservoirSize"]) == (XRAY_FIXED_RATE, 0)
     assert rule["ServiceType"] == "AWS::ApiGateway::Stage"
     assert rule["ServiceName"] == f"cairn-prod/{STAGE}"
@@ -306,16 +326,178 @@ def test_every_function_has_a_throttles_alarm(synth: Synth) -> None:
     assert all(a["Threshold"] == 1 and a["AlarmActions"] for a in alarms)
 
 
-def test_api_context_picks_rest_for_a_waf_and_refuses_http_with_one() -> None:
+GLOBAL_ACL = "arn:aws:wafv2:us-east-1:111111111111:global/webacl/edge/abc"
+REGIONAL_ACL = "arn:aws:wafv2:eu-west-1:111111111111:regional/webacl/stage/abc"
+
+
+def test_api_context_picks_cloudfront_for_a_waf_and_refuses_http_with_one() -> None:
     def config(**context: object) -> DeployConfig:
         return DeployConfig.from_context(context.get)
 
     assert config(developer="a").api == "http"
-    assert config(env="prod").api == "rest"
+    assert config(env="prod").api == "cloudfront"
     assert config(env="prod", waf="false").api == "http"
     assert config(developer="a", waf_acl_arn="arn:aws:wafv2:x").api == "rest"
+    assert config(developer="a", waf_acl_arn=GLOBAL_ACL).api == "cloudfront"
     assert config(developer="a", api="rest").api == "rest"
+    assert (config(developer="a", api="cloudfront").waf, config(env="prod").waf) == (True, True)
     with pytest.raises(ConfigError, match="`api=http` cannot carry a WAF"):
         config(env="prod", api="http")
-    with pytest.raises(ConfigError, match="`api` must be http or rest"):
+    with pytest.raises(ConfigError, match="`api` must be http, rest or cloudfront"):
         config(developer="a", api="graphql")
+    with pytest.raises(ConfigError, match="`api=cloudfront` puts a WAF at the edge"):
+        config(env="prod", api="cloudfront", waf="false")
+    with pytest.raises(ConfigError, match="must be a CLOUDFRONT-scope web ACL"):
+        config(developer="a", api="cloudfront", waf_acl_arn=REGIONAL_ACL)
+    with pytest.raises(ConfigError, match="cannot attach to a REST stage"):
+        config(developer="a", api="rest", waf_acl_arn=GLOBAL_ACL)
+    with pytest.raises(ConfigError, match="certificate in us-east-1"):
+        config(
+            env="prod",
+            domain_name="mcp.example.com",
+            certificate_arn="arn:aws:acm:eu-west-1:111111111111:certificate/x",
+        )
+
+
+# --- prod's front: CloudFront + WAF over the HTTP API -------------------------------------------
+
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy
+ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"  # AWS managed request policy
+
+
+def _distribution(synth: Synth) -> dict[str, Any]:
+    (distribution,) = synth.of_type("AWS::CloudFront::Distribution").values()
+    config: dict[str, Any] = distribution["Properties"]["DistributionConfig"]
+    return config
+
+
+def test_cloudfront_forwards_everything_to_the_http_api_and_caches_nothing(prod: Synth) -> None:
+    config = _distribution(prod)
+    (origin,) = config["Origins"]
+    api_id = prod.logical_id(prod.stack.api.http_api)  # type: ignore[arg-type]
+    assert {"Ref": api_id} in origin["DomainName"]["Fn::Join"][1]
+    assert ".execute-api." in json.dumps(origin["DomainName"])
+    assert origin["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
+    assert origin["CustomOriginConfig"]["OriginSSLProtocols"] == ["TLSv1.2"]
+    behavior = config["DefaultCacheBehavior"]
+    assert behavior["CachePolicyId"] == CACHING_DISABLED
+    # Authorization, mcp-session-id and mcp-protocol-version reach the gateway: with caching
+    # disabled an AllViewer policy is AWS's documented way to forward Authorization.
+    assert behavior["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
+    assert set(behavior["AllowedMethods"]) >= {"GET", "POST", "DELETE", "OPTIONS"}
+    assert behavior["ViewerProtocolPolicy"] == "https-only"
+    assert "CacheBehaviors" not in config  # one behavior: every route, metadata included
+
+
+def test_cloudfront_serves_the_custom_domain_with_tls_1_2_and_logs_without_headers(
+    prod: Synth,
+) -> None:
+    config = _distribution(prod)
+    assert config["Aliases"] == ["mcp.example.com"]
+    assert config["ViewerCertificate"]["MinimumProtocolVersion"] == "TLSv1.2_2021"
+    assert config["ViewerCertificate"]["AcmCertificateArn"].startswith("arn:aws:acm:us-east-1:")
+    # Standard logs carry no request headers (so never Authorization) and no cookies.
+    assert config["Logging"]["IncludeCookies"] is False
+    bucket_id = config["Logging"]["Bucket"]["Fn::GetAtt"][0]
+    bucket = prod.resources[bucket_id]["Properties"]
+    assert bucket["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] == 180
+    assert "ServerSideEncryptionConfiguration" in bucket["BucketEncryption"]
+    # The domain points at the distribution; the HTTP API gets none of its own.
+    prod.template.resource_count_is("AWS::ApiGatewayV2::DomainName", 0)
+    (record,) = prod.of_type("AWS::Route53::RecordSet").values()
+    assert record["Properties"]["Name"] == "mcp.example.com."
+    assert "DomainName" in json.dumps(record["Properties"]["AliasTarget"])
+    assert prod.stack.api.mcp_url == "https://mcp.example.com/mcp"
+
+
+def test_cloudfront_carries_a_cloudfront_scope_acl_with_the_rest_apis_rules(
+    prod: Synth, rest: Synth
+) -> None:
+    ((acl_id, acl),) = prod.of_type("AWS::WAFv2::WebACL").items()
+    assert acl["Properties"]["Scope"] == "CLOUDFRONT"
+    assert _distribution(prod)["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
+    (regional,) = rest.of_type("AWS::WAFv2::WebACL").values()
+    assert acl["Properties"]["Rules"] == regional["Properties"]["Rules"]
+    prod.template.resource_count_is("AWS::WAFv2::WebACLAssociation", 0)
+    (logging,) = prod.of_type("AWS::WAFv2::LoggingConfiguration").values()
+    assert logging["Properties"]["RedactedFields"] == [{"SingleHeader": {"Name": "authorization"}}]
+    # An environment-agnostic stack can only be deployed where the ACL can exist.
+    (rule,) = [r for name, r in prod.document["Rules"].items() if name != "CheckBootstrapVersion"]
+    assert rule["Assertions"][0]["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Region"}, EDGE_REGION]}
+
+
+def test_the_origin_header_is_a_generated_secret_only_cloudfront_and_the_gateway_read(
+    prod: Synth,
+) -> None:
+    (origin,) = _distribution(prod)["Origins"]
+    (header,) = origin["OriginCustomHeaders"]
+    assert header["HeaderName"] == ORIGIN_HEADER
+    secret_id = prod.logical_id(prod.stack.api.origin_secret)  # type: ignore[arg-type]
+    # A dynamic reference CloudFormation resolves at deploy: no value in the template.
+    assert header["HeaderValue"] == {
+        "Fn::Join": ["", ["{{resolve:secretsmanager:", {"Ref": secret_id}, ":SecretString:::}}"]]
+    }
+    secret = prod.resources[secret_id]["Properties"]
+    assert secret["GenerateSecretString"]["PasswordLength"] >= 32
+    gateway = prod.resources[prod.functions()["gateway"]]["Properties"]
+    assert gateway["Environment"]["Variables"][names.Env.ORIGIN_SECRET_ARN] == {"Ref": secret_id}
+    assert "secretsmanager:GetSecretValue" in prod.actions_on("gateway", secret_id)
+    readers = [f for f in prod.functions() if prod.actions_on(f, secret_id)]
+    assert readers == ["gateway"]
+    # The gateway advertises CloudFront's URL, not execute-api's.
+    public = gateway["Environment"]["Variables"][names.Env.PUBLIC_URL]
+    assert public == "https://mcp.example.com"
+
+
+def test_a_cloudfront_front_without_a_domain_uses_the_distributions_own(dev: Synth) -> None:
+    # Dev's HTTP API advertises execute-api; only the CloudFront front has a distribution URL.
+    assert ".execute-api." in json.dumps(
+        dev.resources[dev.functions()["gateway"]]["Properties"]["Environment"]["Variables"][
+            names.Env.PUBLIC_URL
+        ]
+    )
+    assert names.Env.ORIGIN_SECRET_ARN not in json.dumps(dev.document)
+
+
+def _api_in(region: str, **config: Any) -> tuple[Stack, Api]:
+    """Only the Api construct, in a nag-checked stack pinned to `region` (a fast synth)."""
+    app = App()
+    add_checks(app)
+    stack = Stack(app, "Edge", env=Environment(account="111111111111", region=region))
+    function = lambda_.Function(
+        stack,
+        "Gateway",
+        runtime=lambda_.Runtime.PYTHON_3_12,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(e, c): return {}"),
+    )
+    deploy = DeployConfig(environment="prod", api="cloudfront", **config)
+    return stack, Api(
+        stack,
+        "Api",
+        config=deploy,
+        handler=lambda_.Alias(stack, "Live", alias_name="live", version=function.current_version),
+    )
+
+
+def test_a_cloudfront_acl_outside_us_east_1_is_refused_naming_the_option() -> None:
+    with pytest.raises(ConfigError, match=r"`api=cloudfront`.*us-east-1.*waf_acl_arn"):
+        _api_in("eu-west-1", waf=True)
+
+
+def test_an_existing_cloudfront_acl_lets_the_stack_live_in_any_region() -> None:
+    stack, api = _api_in("eu-west-1", waf_acl_arn=GLOBAL_ACL)
+    template = Template.from_stack(stack).to_json()
+    resources = template["Resources"].values()
+    assert not [r for r in resources if r["Type"] == "AWS::WAFv2::WebACL"]
+    (distribution,) = [r for r in resources if r["Type"] == "AWS::CloudFront::Distribution"]
+    assert distribution["Properties"]["DistributionConfig"]["WebACLId"] == GLOBAL_ACL
+    assert "CloudFrontWafRegion" not in template.get("Rules", {})
+    assert api.front == "cloudfront"
+    # Without a custom domain: the default certificate, suppressed with its reason.
+    # (The stand-in gateway function is not the Api's: its findings are not ours.)
+    assert [f for f in nag_findings(stack) if not f.startswith("/Edge/Gateway/")] == []
+
+
+def test_the_rest_option_is_still_nag_clean(rest: Synth) -> None:
+    assert nag_findings(rest.stack) == []
