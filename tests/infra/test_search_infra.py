@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import infra.search
 from infra.config import ConfigError, DeployConfig
 from infra.search import (
     DOMAIN_ACTIONS,
@@ -24,7 +25,7 @@ from infra.search import (
 )
 from shared.config.names import Env
 from shared.search.adapters.opensearch import index_template_body, serverless_violations
-from tests.infra.support import Synth, nag_findings, synthesize
+from tests.infra.support import Synth, checked_stack, nag_findings, synthesize
 
 pytestmark = pytest.mark.infra
 
@@ -296,6 +297,21 @@ def test_the_serverless_template_passes_what_serverless_accepts(prod: Synth) -> 
     vector = body["template"]["mappings"]["properties"]["vector"]
     assert vector["method"]["engine"] == "faiss"
     assert vector["dimension"] == 1024  # Titan Text Embeddings v2's default output
+
+
+def test_a_template_serverless_would_refuse_fails_the_synth_not_the_deploy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a template body that pins shards (the managed domain's), offered to Serverless
+    domain_body = index_template_body("cairn-chunks", 1024, serverless=False)
+    monkeypatch.setattr(infra.search, "index_template_body", lambda *_, **__: domain_body)
+    # When the search construct is built for a collection, then it refuses, naming the setting
+    with pytest.raises(ValueError, match="number_of_shards"):
+        infra.search.Search(
+            checked_stack("SearchOnly"),
+            "Search",
+            config=DeployConfig(environment="prod", search="serverless"),
+        )
 
 
 def test_the_template_provider_runs_its_own_code_with_only_template_rights(
