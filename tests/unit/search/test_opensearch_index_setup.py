@@ -57,7 +57,7 @@ def already_exists() -> RequestError:
 
 def adapter(script: Script, slept: list[float]) -> OpenSearchIndex:
     client = OpenSearch(hosts=[{"host": "search.example", "port": 443}], use_ssl=True)
-    client.transport.perform_request = script  # type: ignore[method-assign]
+    client.transport.perform_request = script  # type: ignore[method-assign,assignment]
     return OpenSearchIndex(client, "cairn-chunks", TITAN_V2, sleep=slept.append)
 
 
