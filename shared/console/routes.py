@@ -463,9 +463,11 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
 
     # -- static files ----------------------------------------------------------------------
 
+    # Path parameters read from the request, not declared: a declared one makes FastAPI build a
+    # pydantic field (and import pydantic.v1) at start-up, in the gateway's cold start.
     @router.get("/static/{name}")
-    async def static(name: str) -> Response:
-        found = STATIC_FILES.get(name)
+    async def static(request: Request) -> Response:
+        found = STATIC_FILES.get(str(request.path_params["name"]))
         if found is None:
             return _secured(Response(status_code=404))
         path, media_type = found

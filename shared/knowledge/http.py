@@ -95,7 +95,10 @@ def knowledge_router(
         return _reply(await run_in_threadpool(invoke, envelope))
 
     @router.post(GITHUB_HOOK_PATH)
-    async def github(team: str, request: Request) -> Response:
+    async def github(request: Request) -> Response:
+        # Read, not declared: a declared path parameter costs the gateway's cold start a
+        # pydantic field (see shared.console.routes' static route).
+        team = str(request.path_params["team"])
         if not re.match(_TEAM, team):
             return _error(404, "unknown team")
         body = await request.body()

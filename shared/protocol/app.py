@@ -99,8 +99,10 @@ def create_app(
         # Stateless server: no server-to-client stream (GET) and no session to end (DELETE).
         return Response(status_code=405, headers={"Allow": "POST"})
 
-    async def metadata(request: Request) -> dict[str, Any]:
-        return gateway.protected_resource_metadata(_base_url(request))
+    # A Response, not a dict: a route returning a model or dict makes FastAPI build a response
+    # field at start-up (and import pydantic.v1 to check its kind), in every cold start.
+    async def metadata(request: Request) -> Response:
+        return JSONResponse(gateway.protected_resource_metadata(_base_url(request)))
 
     for path in METADATA_PATHS:
         app.add_api_route(path, metadata, methods=["GET"])
