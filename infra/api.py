@@ -1,4 +1,5 @@
-"""API: the public HTTPS front of the gateway's SnapStart alias, an HTTP API or a REST API.
+"""API: the public HTTPS front of the gateway's SnapStart alias: an HTTP API, the same behind
+CloudFront + WAF, or a REST API.
 
 Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
 RFC 9728 protected-resource metadata, the web console under `/console`, and what other constructs
@@ -7,9 +8,11 @@ bearer tokens) so it can answer with MCP's error shapes. Access logs without the
 header, stage-wide throttling as a coarse guard, an optional custom domain, and an X-Ray sampling
 rule for the requests the API starts.
 
-Which API (docs/infra.md, "The API bill"): an HTTP API ($1.00 per million requests) unless the
-environment puts a WAF in front (prod by default), which only a REST API ($3.50) can carry
-directly; that REST API also keeps execution logs and X-Ray at the stage.
+Which API (docs/infra.md, "The API bill"): an HTTP API ($1.00 per million requests); with a WAF
+(prod by default) the HTTP API behind a CloudFront distribution carrying a CLOUDFRONT-scope web
+ACL (+ $1.00 per million for CloudFront), whose secret origin header the gateway checks so the
+execute-api URL cannot bypass the WAF; or, with `api=rest`, a REST API ($3.50) with a regional
+web ACL on its stage, which also keeps execution logs and X-Ray at the stage.
 """
 
 from __future__ import annotations
