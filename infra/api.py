@@ -54,6 +54,13 @@ from shared.auth.origin import ORIGIN_HEADER
 from shared.config.names import Env
 
 STAGE: Final = "v1"
+# Behind CloudFront: the console's paths, whose requests carry the viewer's host forward.
+CONSOLE_PATHS: Final = "/console*"
+FORWARD_HOST_JS: Final = """function handler(event) {
+  var request = event.request;
+  request.headers['x-forwarded-host'] = { value: request.headers.host.value };
+  return request;
+}"""
 # Days in each log retention the environments use (infra.config), for the edge log bucket.
 _DAYS: Final = {logs.RetentionDays.TWO_WEEKS: 14, logs.RetentionDays.SIX_MONTHS: 180}
 # CloudFront-scope web ACLs (and the certificates CloudFront serves) exist only in us-east-1.
@@ -340,19 +347,28 @@ class Api(Construct):
             self,
             "Distribution",
             comment=f"{config.stack_name} MCP endpoint",
-            default_behavior=cloudfront.BehaviorOptions(
-                origin=origin,
-                # A redirect would drop a POST's body: plain http is refused outright.
-                viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-                allowed_methods=cloudfront.AllowedMethods.ALLOW_ALL,
-                # Every answer is a team's own: nothing is cached. With caching disabled the
-                # documented way to forward Authorization is an AllViewer origin request
-                # policy (an origin request policy naming it is refused); minus Host, which
-                # must stay the API's own for API Gateway to route the request.
-                cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
-                origin_request_policy=cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-                compress=False,
-            ),
+            default_behavior=_edge_behavior(origin),
+            # The web console compares a form post's Origin with the host it was served from,
+            # and the Host CloudFront forwards is the API's own: a viewer-request function
+            # passes the viewer's host on as X-Forwarded-Host ($0.10 per million, console
+            # requests only: MCP calls never run it).
+            additional_behaviors={
+                CONSOLE_PATHS: _edge_behavior(
+                    origin,
+                    functions=[
+                        cloudfront.FunctionAssociation(
+                            event_type=cloudfront.FunctionEventType.VIEWER_REQUEST,
+                            function=cloudfront.Function(
+                                self,
+                                "ForwardHost",
+                                code=cloudfront.FunctionCode.from_inline(FORWARD_HOST_JS),
+                                runtime=cloudfront.FunctionRuntime.JS_2_0,
+                                comment="viewer host as X-Forwarded-Host (the console)",
+                            ),
+                        )
+                    ],
+                )
+            },
             web_acl_id=acl_arn,
             domain_names=[domain] if domain else None,
             certificate=(
@@ -649,6 +665,26 @@ class Api(Construct):
                 "AmazonAPIGatewayPushToCloudWatchLogs"
             ],
         )
+
+
+def _edge_behavior(
+    origin: cloudfront.IOrigin,
+    functions: Sequence[cloudfront.FunctionAssociation] | None = None,
+) -> cloudfront.BehaviorOptions:
+    return cloudfront.BehaviorOptions(
+        origin=origin,
+        # A redirect would drop a POST's body: plain http is refused outright.
+        viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        allowed_methods=cloudfront.AllowedMethods.ALLOW_ALL,
+        # Every answer is a team's own: nothing is cached. With caching disabled the
+        # documented way to forward Authorization is an AllViewer origin request policy (an
+        # origin request policy naming it is refused); minus Host, which must stay the API's
+        # own for API Gateway to route the request.
+        cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
+        origin_request_policy=cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        compress=False,
+        function_associations=list(functions) if functions else None,
+    )
 
 
 def _visibility(metric: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:

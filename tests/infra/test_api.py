@@ -5,6 +5,8 @@ logging, throttling, domain, WAF, X-Ray sampling, and what every function logs."
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from aws_cdk import App, Environment, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 
-from infra.api import EDGE_REGION, STAGE, XRAY_FIXED_RATE, Api
+from infra.api import CONSOLE_PATHS, EDGE_REGION, FORWARD_HOST_JS, STAGE, XRAY_FIXED_RATE, Api
 from infra.config import ConfigError, DeployConfig
 from infra.nag import add_checks
 from shared.auth.origin import ORIGIN_HEADER
@@ -386,7 +388,25 @@ def test_cloudfront_forwards_everything_to_the_http_api_and_caches_nothing(prod:
     assert behavior["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
     assert set(behavior["AllowedMethods"]) >= {"GET", "POST", "DELETE", "OPTIONS"}
     assert behavior["ViewerProtocolPolicy"] == "https-only"
-    assert "CacheBehaviors" not in config  # one behavior: every route, metadata included
+    assert "FunctionAssociations" not in behavior  # MCP calls run no edge function
+    # The console's paths: the same forwarding, plus the viewer's host as X-Forwarded-Host.
+    (console,) = config["CacheBehaviors"]
+    assert console["PathPattern"] == CONSOLE_PATHS
+    for key in ("CachePolicyId", "OriginRequestPolicyId", "ViewerProtocolPolicy"):
+        assert console[key] == behavior[key], key
+    (association,) = console["FunctionAssociations"]
+    assert association["EventType"] == "viewer-request"
+    function_id = association["FunctionARN"]["Fn::GetAtt"][0]
+    assert prod.resources[function_id]["Properties"]["FunctionCode"] == FORWARD_HOST_JS
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (the CDK CLI's runtime)")
+def test_the_console_function_forwards_the_viewers_host() -> None:
+    event = {"request": {"headers": {"host": {"value": "mcp.example.com"}}}}
+    script = f"{FORWARD_HOST_JS}\nconsole.log(JSON.stringify(handler({json.dumps(event)})));"
+    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True)
+    headers = json.loads(out.stdout)["headers"]
+    assert headers["x-forwarded-host"] == {"value": "mcp.example.com"}
 
 
 def test_cloudfront_serves_the_custom_domain_with_tls_1_2_and_logs_without_headers(
