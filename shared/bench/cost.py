@@ -282,13 +282,23 @@ def _tool_groups() -> tuple[str, ...]:
     return tuple(names.TOOL_GROUPS)
 
 
-def synthesize(environment: str) -> dict[str, Any]:
-    """The stack's template for `environment`, as `cdk synth` builds it (no bundling)."""
+# What is priced: each environment as it deploys, and prod's REST API alternative (`api=rest`,
+# the regional WAF on the stage) beside its default CloudFront front, in the same run.
+VARIANTS: Final[Mapping[str, Mapping[str, str]]] = {
+    "dev": {"env": "dev"},
+    "prod": {"env": "prod"},
+    "prod_rest": {"env": "prod", "api": "rest"},
+}
+
+
+def synthesize(environment: str, **extra: str) -> dict[str, Any]:
+    """The stack's template for `environment` (plus `extra` context), as `cdk synth` builds it
+    (no bundling)."""
     from infra.app import build_app
 
     root = Path(__file__).resolve().parents[2]
     base = json.loads((root / "cdk.json").read_text())["context"]
-    context = {**base, "bundle": "false", "env": environment, "developer": "bench"}
+    context = {**base, "bundle": "false", "env": environment, "developer": "bench", **extra}
     with tempfile.TemporaryDirectory(prefix="cairn-bench-cost-") as outdir:
         app, stack = build_app(context, outdir=outdir)
         assembly = app.synth()
@@ -728,8 +738,14 @@ def run(calls: int, rate: float, progress: bool = True) -> dict[str, Any]:
         if progress:
             print(text, file=sys.stderr, flush=True)
 
-    note("synthesizing dev and prod (bundle=false)…")
-    deployments = {env: deployment_from_template(env, synthesize(env)) for env in ("dev", "prod")}
+    note(f"synthesizing {', '.join(VARIANTS)} (bundle=false)…")
+    deployments = {
+        name: deployment_from_template(
+            context["env"],
+            synthesize(context["env"], **{k: v for k, v in context.items() if k != "env"}),
+        )
+        for name, context in VARIANTS.items()
+    }
     note(f"measuring {calls} warm calls per operation through the gateway and group handlers…")
     measured = measure(calls, levels=("DEBUG", "INFO", "WARN"))
     figures: dict[str, Any] = {
