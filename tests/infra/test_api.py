@@ -469,8 +469,7 @@ def test_the_origin_header_is_a_generated_secret_only_cloudfront_and_the_gateway
     assert public == "https://mcp.example.com"
 
 
-def test_a_cloudfront_front_without_a_domain_uses_the_distributions_own(dev: Synth) -> None:
-    # Dev's HTTP API advertises execute-api; only the CloudFront front has a distribution URL.
+def test_dev_advertises_execute_api_and_has_no_origin_secret(dev: Synth) -> None:
     assert ".execute-api." in json.dumps(
         dev.resources[dev.functions()["gateway"]]["Properties"]["Environment"]["Variables"][
             names.Env.PUBLIC_URL
@@ -521,3 +520,23 @@ def test_an_existing_cloudfront_acl_lets_the_stack_live_in_any_region() -> None:
 
 def test_the_rest_option_is_still_nag_clean(rest: Synth) -> None:
     assert nag_findings(rest.stack) == []
+
+
+def test_a_cloudfront_front_in_us_east_1_without_a_domain_serves_the_distributions_own() -> None:
+    stack, api = _api_in(EDGE_REGION, waf=True)
+    template = Template.from_stack(stack).to_json()
+    ((acl_id, acl),) = [
+        (k, r) for k, r in template["Resources"].items() if r["Type"] == "AWS::WAFv2::WebACL"
+    ]
+    assert acl["Properties"]["Scope"] == "CLOUDFRONT"
+    assert "CloudFrontWafRegion" not in template.get("Rules", {})  # the region is known
+    (distribution_id,) = [
+        k for k, r in template["Resources"].items() if r["Type"] == "AWS::CloudFront::Distribution"
+    ]
+    assert stack.resolve(api.mcp_url) == {
+        "Fn::Join": ["", ["https://", {"Fn::GetAtt": [distribution_id, "DomainName"]}, "/mcp"]]
+    }
+    config = template["Resources"][distribution_id]["Properties"]["DistributionConfig"]
+    assert config["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
+    assert "Aliases" not in config
+    assert [f for f in nag_findings(stack) if not f.startswith("/Edge/Gateway/")] == []
