@@ -53,10 +53,11 @@ def test_every_table_has_pitr_ttl_and_server_side_encryption(synth: Synth, spec)
     assert props["SSESpecification"]["SSEEnabled"] is True
 
 
-def test_only_the_memories_table_streams_new_and_old_images(dev: Synth) -> None:
+def test_only_the_memories_and_coordination_tables_stream_new_and_old_images(dev: Synth) -> None:
+    # memories: the curator; coordination: the domain event publisher (its event log is the outbox)
     for spec in ALL_TABLES:
         stream = _table(dev, spec.logical_id)["Properties"].get("StreamSpecification")
-        if spec.logical_id == names.TABLE_MEMORIES:
+        if spec.logical_id in (names.TABLE_MEMORIES, names.TABLE_COORDINATION):
             assert stream == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
         else:
             assert stream is None
@@ -97,7 +98,8 @@ def test_artifacts_bucket_is_encrypted_versioned_private_logged_and_expiring(syn
 
 def test_every_bucket_refuses_plain_http(synth: Synth) -> None:
     buckets = synth.of_type("AWS::S3::Bucket")
-    assert len(buckets) == 2  # artifacts + its access logs
+    # artifacts + its access logs, and with api=cloudfront (prod) the distribution's standard logs
+    assert len(buckets) == (3 if synth.stack.config.api == "cloudfront" else 2)
     for logical_id in buckets:
         synth.template.has_resource_properties(
             "AWS::S3::BucketPolicy",
@@ -122,8 +124,10 @@ def test_every_bucket_refuses_plain_http(synth: Synth) -> None:
 
 
 def test_the_token_pepper_is_a_generated_secret(synth: Synth) -> None:
-    # The pepper and the knowledge group's GitHub webhook secrets (infra/knowledge.py).
-    synth.template.resource_count_is("AWS::SecretsManager::Secret", 2)
+    # The pepper and the knowledge group's GitHub webhook secrets (infra/knowledge.py), and in
+    # prod (api=cloudfront) the origin header CloudFront adds (infra/api.py).
+    expected = 3 if synth.stack.config.api == "cloudfront" else 2
+    synth.template.resource_count_is("AWS::SecretsManager::Secret", expected)
     synth.template.has_resource_properties(
         "AWS::SecretsManager::Secret",
         {"GenerateSecretString": Match.object_like({"PasswordLength": 64})},
