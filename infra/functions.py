@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.bundling import BUNDLE_RUNTIME, LAMBDA_ARCHITECTURE, Bundles
+from infra.bundling import BUNDLE_RUNTIME, LAMBDA_ARCHITECTURE, RUNTIME_ENVIRONMENT, Bundles
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.nag import XRAY_REASON, XRAY_WILDCARD, arn_token, suppress
@@ -486,6 +486,7 @@ class Functions(Construct):
                 Env.POWERTOOLS_METRICS_NAMESPACE: names.SERVICE,
                 Env.LOG_LEVEL: "INFO",
                 TRACER_CAPTURE_RESPONSE: "false",
+                **RUNTIME_ENVIRONMENT,
                 **environment,
             },
         )

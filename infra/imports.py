@@ -182,5 +182,13 @@ def lambda_environment(catalog: Path | None = None) -> dict[str, str]:
         for key, value in os.environ.items()
         if not key.startswith(("CAIRN_", "AWS_", "POWERTOOLS_", "PYTHON"))
     }
+    from infra.bundling import RUNTIME_ENVIRONMENT
+
     extra = {CATALOG_FILE_ENV: str(catalog)} if catalog else {}
-    return {**kept, **LAMBDA_ENVIRONMENT, **extra, "PYTHONPATH": str(ROOT)}
+    return {
+        **kept,
+        **LAMBDA_ENVIRONMENT,
+        **RUNTIME_ENVIRONMENT,
+        **extra,
+        "PYTHONPATH": str(ROOT),
+    }

@@ -13,6 +13,7 @@ from infra.bundling import (
     BUNDLE_RUNTIME,
     FUNCTION_PACKAGES,
     LOCAL_ONLY_PACKAGES,
+    RUNTIME_ENVIRONMENT,
     UNUSED_DEPENDENCIES,
     Bundles,
     build,
@@ -94,8 +95,12 @@ def test_functions_with_the_same_packages_share_one_asset() -> None:
 
 def test_every_bundled_function_runs_the_bundle_runtime(dev: Synth) -> None:
     for function, logical_id in dev.functions().items():
-        runtime = dev.resources[logical_id]["Properties"]["Runtime"]
-        assert runtime == BUNDLE_RUNTIME.name, function
+        properties = dev.resources[logical_id]["Properties"]
+        assert properties["Runtime"] == BUNDLE_RUNTIME.name, function
+        # ... and starts without pydantic's plugin scan, as the measurements assume.
+        variables = properties["Environment"]["Variables"]
+        assert variables["PYDANTIC_DISABLE_PLUGINS"] == "__all__", function
+    assert RUNTIME_ENVIRONMENT == {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
 
 
 _PROBE = (
