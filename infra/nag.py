@@ -46,3 +46,16 @@ def arn_token(resource: IConstruct, suffix: str = "") -> str:
     cfn = resource if isinstance(resource, CfnResource) else resource.node.default_child
     assert isinstance(cfn, CfnResource), f"{resource.node.path} has no CloudFormation resource"
     return f"Resource::<{Stack.of(cfn).get_logical_id(cfn)}.Arn>{suffix}"
+
+
+def nag_resource(stack: Stack, arn: str) -> str:
+    """How cdk-nag names `arn` in an IAM5 finding: `Resource::` + the ARN with each `Ref` as
+    `<Name>`. A synth with a concrete account or region (the CDK CLI's environment, so every
+    deploy) resolves some of them to literals, so the name is computed, never written out."""
+    resolved = stack.resolve(arn)
+    if isinstance(resolved, str):
+        return f"Resource::{resolved}"
+    parts = resolved["Fn::Join"][1]
+    return "Resource::" + "".join(
+        part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts
+    )

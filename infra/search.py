@@ -32,7 +32,7 @@ from constructs import Construct
 
 from infra.bundling import LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME
 from infra.config import DeployConfig
-from infra.nag import suppress
+from infra.nag import nag_resource, suppress
 from shared.config.settings import Settings
 from shared.search.adapters.opensearch import (
     index_template_body,
@@ -385,7 +385,7 @@ class Search(Construct):
                 "IAM5",
                 "Team indexes are named at run time (a hash of the team); the grant is the "
                 "index paths of this one domain, HTTP methods only.",
-                [_nag_resource(Stack.of(self), indexes)],
+                [nag_resource(Stack.of(self), indexes)],
             )
         provider.add_to_principal_policy(
             iam.PolicyStatement(actions=list(TEMPLATE_ACTIONS), resources=[template])
@@ -438,16 +438,3 @@ class Search(Construct):
             role=role,
             log_group=log_group,
         )
-
-
-def _nag_resource(stack: Stack, arn: str) -> str:
-    """How cdk-nag names `arn` in an IAM5 finding: `Resource::` + the ARN with each `Ref` as
-    `<Name>`. A synth with a concrete account or region (the CDK CLI's environment) resolves
-    some of them to literals, so the name is computed, never written out."""
-    resolved = stack.resolve(arn)
-    if isinstance(resolved, str):
-        return f"Resource::{resolved}"
-    parts = resolved["Fn::Join"][1]
-    return "Resource::" + "".join(
-        part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts
-    )

@@ -12,7 +12,7 @@ from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
 from infra.config import DeployConfig
-from infra.nag import suppress
+from infra.nag import nag_resource, suppress
 from shared.config.names import Env
 from shared.sync.schedules import SCHEDULE_PREFIX
 
@@ -94,10 +94,7 @@ class Sync(Construct):
             "IAM5",
             "Team schedules are named sync-<team> at run time; the grant covers only that "
             "prefix in this stack's sync schedule group.",
-            [
-                "Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
-                f"schedule/{self.schedule_group_name}/{SCHEDULE_PREFIX}*"
-            ],
+            [nag_resource(Stack.of(self), schedules)],
         )
         # A run that fails is recorded failed and started again by its caller or the next
         # schedule: Lambda's own retries of an asynchronous invoke would only find it finished.

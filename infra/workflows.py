@@ -37,7 +37,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.config import DeployConfig
-from infra.nag import XRAY_REASON, suppress
+from infra.nag import XRAY_REASON, nag_resource, suppress
 from shared.config.names import Env
 
 DISPATCH_MAX_RECEIVES: Final = 5
@@ -250,10 +250,7 @@ class Workflows(Construct):
             "IAM5",
             "Schedules are created per workflow at run time inside the stack's workflow "
             "schedule group: <group>/* is the narrowest form of their names.",
-            [
-                "Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
-                f"schedule/{self.schedule_group_name}/*"
-            ],
+            [nag_resource(Stack.of(self), group_schedules)],
         )
 
     def _grant_run(self, function: lambda_.Function) -> None:
@@ -301,10 +298,8 @@ class Workflows(Construct):
             "support only Resource '*'.",
             [
                 "Resource::*",
-                f"Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
-                f"stateMachine:{self.machine_prefix}-*",
-                f"Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
-                f"execution:{self.machine_prefix}-*:*",
+                nag_resource(Stack.of(self), machines),
+                nag_resource(Stack.of(self), executions),
             ],
         )
 

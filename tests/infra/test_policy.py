@@ -225,3 +225,19 @@ def test_cfn_lint_passes_on_the_synthesized_templates(dev: Synth, prod: Synth) -
         timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_cdk_nag_is_clean_when_the_cli_fixes_the_account_and_region(
+    env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `cdk synth` / `cdk deploy` pass the caller's account and region, which resolves
+    # `AWS::Region` / `AWS::AccountId` in ARNs to literals: a suppression that spells them as
+    # `<AWS::Region>` no longer matches its finding and the deploy fails on nag.
+    monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "123456789012")
+    monkeypatch.setenv("CDK_DEFAULT_REGION", "us-east-1")
+    from tests.infra.support import synthesize
+
+    synth = synthesize(tmp_path, env=env)
+    assert synth.stack.region == "us-east-1"
+    assert nag_findings(synth.stack) == []
