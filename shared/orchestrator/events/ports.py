@@ -20,8 +20,14 @@ def expires_at(event: Event) -> datetime:
 class EventLog(Protocol):
     """Events of one team at a time, oldest first."""
 
-    def append(self, team: str, event: Event) -> None:
-        """Add `event` (its id is new); it is kept `RETENTION` after `published_at`."""
+    def append(self, team: str, event: Event, *, durable: bool = True) -> None:
+        """Add `event` (its id is new); it is kept `RETENTION` after `published_at`.
+
+        `durable=False` (cairn's own domain events, recorded after the change they report)
+        returns without waiting for the disk where a store syncs in groups (SQLite): the append
+        is as atomic and survives a crash of the process, and the next durable write's sync
+        covers it; only a power cut within those milliseconds could drop it. A DynamoDB put is
+        durable either way."""
         ...
 
     def read_after(

@@ -47,6 +47,14 @@ def test_an_appended_event_reads_back_whole(log: EventLog) -> None:
     assert log.read_after("alpha", LONG_AGO, None, 10) == [appended]
 
 
+def test_an_append_that_does_not_wait_for_the_disk_is_read_like_any_other(
+    log: EventLog,
+) -> None:
+    log.append("alpha", event(1), durable=False)
+    log.append("alpha", event(2))
+    assert ids(log.read_after("alpha", LONG_AGO, None, 10)) == ["evt-0001", "evt-0002"]
+
+
 def test_events_read_oldest_first_then_by_id(log: EventLog) -> None:
     log.append("alpha", event(3))
     log.append("alpha", event(1))

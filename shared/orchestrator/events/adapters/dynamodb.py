@@ -35,7 +35,8 @@ class DynamoEventLog:
         self._table = table
         self._clock = clock
 
-    def append(self, team: str, event: Event) -> None:
+    def append(self, team: str, event: Event, *, durable: bool = True) -> None:
+        del durable  # a put is durable when DynamoDB acknowledges it
         self._table.put_item(
             Item={
                 "pk": team_pk(team),

@@ -61,9 +61,9 @@ class SqliteEventLog:
         self._clock = clock
         db.migrate(MIGRATIONS)
 
-    def append(self, team: str, event: Event) -> None:
+    def append(self, team: str, event: Event, *, durable: bool = True) -> None:
         oldest_kept = datetime.fromtimestamp(self._clock(), tz=UTC) - RETENTION
-        with self._db.write() as tx:
+        with self._db.write(durable=durable) as tx:
             tx.execute(
                 "DELETE FROM events WHERE team = ? AND published_at < ?",
                 (team, sortable(oldest_kept)),
