@@ -43,6 +43,10 @@ class TokenRecord(BaseModel):
 class TokenRequest(BaseModel):
     """What `cairn tokens create` asks for."""
 
+    # A misspelt field (`rate_limit=` for `rate_limit_per_minute=`) is an error naming it, not
+    # a token silently issued with the default.
+    model_config = ConfigDict(extra="forbid")
+
     team: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     name: str = Field(min_length=1, max_length=128)
     scopes: tuple[str, ...] = Field(min_length=1)
