@@ -282,24 +282,32 @@ class Api(Construct):
         apigwv2.ApiMapping(
             self, "DomainMapping", api=self.http_api, domain_name=domain, stage=self.http_stage
         )
-        if config.hosted_zone_id and config.hosted_zone_name:
-            zone = route53.HostedZone.from_hosted_zone_attributes(
-                self,
-                "Zone",
-                hosted_zone_id=config.hosted_zone_id,
-                zone_name=config.hosted_zone_name,
-            )
-            route53.ARecord(
-                self,
-                "DomainAlias",
-                zone=zone,
-                record_name=config.domain_name,
-                target=route53.RecordTarget.from_alias(
-                    targets.ApiGatewayv2DomainProperties(
-                        domain.regional_domain_name, domain.regional_hosted_zone_id
-                    )
-                ),
-            )
+        self._alias(
+            config.domain_name,
+            targets.ApiGatewayv2DomainProperties(
+                domain.regional_domain_name, domain.regional_hosted_zone_id
+            ),
+        )
+
+    def _alias(self, domain_name: str, target: route53.IAliasRecordTarget) -> None:
+        """An alias record of `domain_name` to the API's front, in the configured hosted zone
+        (none without one: the domain's DNS is then the operator's)."""
+        config = self._config
+        if not (config.hosted_zone_id and config.hosted_zone_name):
+            return
+        zone = route53.HostedZone.from_hosted_zone_attributes(
+            self,
+            "Zone",
+            hosted_zone_id=config.hosted_zone_id,
+            zone_name=config.hosted_zone_name,
+        )
+        route53.ARecord(
+            self,
+            "DomainAlias",
+            zone=zone,
+            record_name=domain_name,
+            target=route53.RecordTarget.from_alias(target),
+        )
 
     def _build_cloudfront(self) -> cloudfront.Distribution:
         """CloudFront with the WAF in front of the HTTP API, and the API closed to the rest.
@@ -385,20 +393,8 @@ class Api(Construct):
             log_file_prefix="cloudfront/",
             log_includes_cookies=False,
         )
-        if domain and config.hosted_zone_id and config.hosted_zone_name:
-            zone = route53.HostedZone.from_hosted_zone_attributes(
-                self,
-                "Zone",
-                hosted_zone_id=config.hosted_zone_id,
-                zone_name=config.hosted_zone_name,
-            )
-            route53.ARecord(
-                self,
-                "DomainAlias",
-                zone=zone,
-                record_name=domain,
-                target=route53.RecordTarget.from_alias(targets.CloudFrontTarget(distribution)),
-            )
+        if domain:
+            self._alias(domain, targets.CloudFrontTarget(distribution))
         self._suppress_edge(distribution, custom_certificate=domain is not None)
         return distribution
 
@@ -538,20 +534,7 @@ class Api(Construct):
             endpoint_type=apigw.EndpointType.REGIONAL,
             security_policy=apigw.SecurityPolicy.TLS_1_2,
         )
-        if config.hosted_zone_id and config.hosted_zone_name:
-            zone = route53.HostedZone.from_hosted_zone_attributes(
-                self,
-                "Zone",
-                hosted_zone_id=config.hosted_zone_id,
-                zone_name=config.hosted_zone_name,
-            )
-            route53.ARecord(
-                self,
-                "DomainAlias",
-                zone=zone,
-                record_name=config.domain_name,
-                target=route53.RecordTarget.from_alias(targets.ApiGatewayDomain(domain)),
-            )
+        self._alias(config.domain_name, targets.ApiGatewayDomain(domain))
 
     def _build_waf(self) -> None:
         assert self.rest_api is not None
