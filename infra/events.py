@@ -27,12 +27,12 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.nag import suppress
+from infra.queues import dead_letter_queue
 from shared.config import names
 from shared.config.names import Env
 from shared.domain_events.models import RESERVED_PREFIX, SOURCE
@@ -68,19 +68,11 @@ class DomainEventBus(Construct):
         self.publisher = publisher
         publisher.add_environment(Env.EVENT_BUS_NAME, self.bus.event_bus_name)
         self.bus.grant_put_events_to(publisher)
-        self.dead_letter_queue = sqs.Queue(
+        self.dead_letter_queue = dead_letter_queue(
             self,
             "PublisherDeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
             removal_policy=config.removal_policy,
-        )
-        suppress(
-            self.dead_letter_queue,
-            "SQS3",
-            "This queue is the on-failure destination (dead-letter queue) of the event "
-            "publisher's stream mapping.",
+            holds="the event publisher's stream mapping (its on-failure destination)",
         )
         publisher.add_event_source(
             sources.DynamoEventSource(

@@ -34,6 +34,7 @@ from constructs import Construct
 from infra.api import Api
 from infra.config import DeployConfig
 from infra.nag import arn_token, suppress
+from infra.queues import dead_letter_queue
 from infra.sync import Sync
 from shared.config import names
 
@@ -62,19 +63,12 @@ class Knowledge(Construct):
         producers: Sequence[lambda_.Function] = (),
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue = sqs.Queue(
+        self.dead_letter_queue = dead_letter_queue(
             self,
             "EnrichmentDeadLetters",
-            fifo=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
             removal_policy=config.removal_policy,
-        )
-        suppress(
-            self.dead_letter_queue,
-            "SQS3",
-            "This queue is the dead-letter queue of the knowledge enrichment queue.",
+            holds="the knowledge enrichment queue",
+            fifo=True,
         )
         self.queue = sqs.Queue(
             self,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -33,6 +33,7 @@ from infra.config import DeployConfig
 from infra.data import Data
 from infra.functions import CURATOR
 from infra.nag import suppress
+from infra.queues import dead_letter_queue
 from shared.config import names
 from shared.config.names import Env
 
@@ -132,18 +133,9 @@ class Workers(Construct):
         )
 
     def _dead_letter_queue(self, worker: str) -> sqs.Queue:
-        queue = sqs.Queue(
+        return dead_letter_queue(
             self,
             f"{worker.capitalize()}DeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
             removal_policy=self._config.removal_policy,
+            holds=f"the {worker}'s stream mapping (its on-failure destination)",
         )
-        suppress(
-            queue,
-            "SQS3",
-            f"This queue is the on-failure destination (dead-letter queue) of the {worker}'s "
-            "stream mapping.",
-        )
-        return queue

@@ -38,6 +38,7 @@ from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.nag import XRAY_REASON, nag_resource, suppress
+from infra.queues import dead_letter_queue
 from shared.config.names import Env
 
 DISPATCH_MAX_RECEIVES: Final = 5
@@ -81,18 +82,11 @@ class Workflows(Construct):
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
-        self.dead_letter_queue = sqs.Queue(
+        self.dead_letter_queue = dead_letter_queue(
             self,
             "DispatchDeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
             removal_policy=config.removal_policy,
-        )
-        suppress(
-            self.dead_letter_queue,
-            "SQS3",
-            "This queue is the dead-letter queue of the step-dispatch queue.",
+            holds="the step-dispatch queue",
         )
         self.dispatch_queue = sqs.Queue(
             self,
