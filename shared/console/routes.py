@@ -16,11 +16,11 @@ from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
-from starlette.concurrency import run_in_threadpool
 
 from shared.console import security, views
 from shared.console.client import ConsoleError, SignedOut, ToolClient
 from shared.console.oauth import FLOW_COOKIE, FLOW_MAX_AGE, ConsoleOAuth, SignInFailed
+from shared.protocol.blocking import run_blocking
 from shared.protocol.gateway import McpGateway
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
 
     async def call(client: ToolClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         # Tool calls block on I/O (the stores, Lambda Invoke): keep the event loop free.
-        return await run_in_threadpool(client.call, tool, arguments)
+        return await run_blocking(client.call, tool, arguments)
 
     async def signed_in(request: Request, page: Page) -> Response:
         secret = request.cookies.get(security.SESSION_COOKIE)
@@ -153,7 +153,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         client = _client(gateway, request, secret)
         tools: frozenset[str] = frozenset()
         try:
-            tools = await run_in_threadpool(client.callable_tools)
+            tools = await run_blocking(client.callable_tools)
             return await page(request, client, tools)
         except SignedOut:
             return _clear_session(_redirect("login?expired=1"))
@@ -195,7 +195,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         except SignedOut:
             return _clear_session(_redirect("login?expired=1"))
         except ConsoleError as exc:
-            tools = await run_in_threadpool(client.callable_tools)
+            tools = await run_blocking(client.callable_tools)
             back = _first(form, "back") or "review"
             return _render(
                 "error.html",
@@ -260,7 +260,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         client = _client(gateway, request, secret)
         try:
             # tools/list authenticates the token exactly as an MCP client's first call does.
-            await run_in_threadpool(client.callable_tools)
+            await run_blocking(client.callable_tools)
         except ConsoleError:
             return _login_failed(request, nonce, "That token was not accepted.")
         return _signed_in_as(
@@ -308,14 +308,14 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         if params.get("error"):
             return _login_failed(request, nonce, "The sign-in was not completed.")
         try:
-            token, lifetime = await run_in_threadpool(
+            token, lifetime = await run_blocking(
                 oauth.finish,
                 request.cookies.get(FLOW_COOKIE),
                 params.get("state"),
                 params.get("code"),
             )
             # The gateway verifies the token as it would for an MCP client's first call.
-            await run_in_threadpool(_client(gateway, request, token).callable_tools)
+            await run_blocking(_client(gateway, request, token).callable_tools)
         except SignInFailed as exc:
             return _login_failed(request, nonce, f"Sign-in failed: {exc}.")
         except ConsoleError:
@@ -339,7 +339,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
     @router.get("/review")
     async def review(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
-            queue = await run_in_threadpool(views.review_queue, client, tools)
+            queue = await run_blocking(views.review_queue, client, tools)
             return _render(
                 "review.html", **page_context(request, client, tools), queue=queue, page="review"
             )
@@ -415,7 +415,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             search = views.MemorySearch.from_query(request.query_params)
             try:
-                found = await run_in_threadpool(views.browse, client, search)
+                found = await run_blocking(views.browse, client, search)
                 error = None
             except SignedOut:
                 raise
@@ -437,7 +437,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
     async def memory(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             memory_id = request.query_params.get("id", "")
-            chain = await run_in_threadpool(views.version_chain, client, memory_id)
+            chain = await run_blocking(views.version_chain, client, memory_id)
             return _render(
                 "memory.html",
                 200 if chain else 404,
@@ -454,7 +454,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
     @router.get("/work")
     async def work(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
-            overview = await run_in_threadpool(views.work_overview, client, tools)
+            overview = await run_blocking(views.work_overview, client, tools)
             return _render(
                 "work.html", **page_context(request, client, tools), work=overview, page="work"
             )

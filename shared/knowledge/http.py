@@ -22,11 +22,11 @@ from collections.abc import Callable
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from shared.auth.errors import InvalidToken, RateLimited
 from shared.auth.principal import Principal
 from shared.auth.service import TokenService
+from shared.protocol.blocking import run_blocking
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.validation import describe_validation_error
 
@@ -62,7 +62,7 @@ def knowledge_router(
     async def ingest(request: Request) -> Response:
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
         try:
-            principal = await run_in_threadpool(
+            principal = await run_blocking(
                 tokens.authenticate_and_limit,
                 credential.strip() if scheme.lower() == "bearer" else None,
             )
@@ -92,7 +92,7 @@ def knowledge_router(
             principal=principal,
             request_id=uuid.uuid4().hex,
         )
-        return _reply(await run_in_threadpool(invoke, envelope))
+        return _reply(await run_blocking(invoke, envelope))
 
     @router.post(GITHUB_HOOK_PATH)
     async def github(request: Request) -> Response:
@@ -126,7 +126,7 @@ def knowledge_router(
             principal=principal,
             request_id=uuid.uuid4().hex,
         )
-        return _reply(await run_in_threadpool(invoke, envelope))
+        return _reply(await run_blocking(invoke, envelope))
 
     return router
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from shared.console import console_router
 from shared.console.oauth import ConsoleOAuth
-from shared.observability import logger, running_in_lambda
+from shared.observability import logger
 from shared.protocol import jsonrpc
+from shared.protocol.blocking import run_blocking
 from shared.protocol.gateway import HttpReply, McpGateway
 from shared.protocol.json_input import surrogate_problem
 from shared.protocol.jsonrpc import RpcError
@@ -64,31 +64,20 @@ def create_app(
     *,
     title: str = "cairn",
     console_oauth: ConsoleOAuth | None = None,
-    offload: bool | None = None,
 ) -> FastAPI:
     """Routes: POST /mcp (GET and DELETE answer 405), and the RFC 9728 metadata document.
 
-    `offload` runs each MCP request in a worker thread (default: everywhere but Lambda).
+    Each MCP request runs through `run_blocking`: in a worker thread under uvicorn, inline in
+    Lambda (no thread per invocation).
     """
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
-    # Under uvicorn tool calls block on I/O (DynamoDB, the index): keep the event loop free for
-    # the other connections. A Lambda container serves one request at a time, and under Mangum
-    # every invocation is a new root task, so anyio stops its worker thread when the invocation
-    # ends: offloading there started a new thread per request (`cairn bench cost` counted 41 in
-    # 41 calls) for an event loop nobody else was waiting on.
-    threaded = not running_in_lambda() if offload is None else offload
 
     @app.post(MCP_PATH)
     async def mcp_post(request: Request) -> Response:
         body = await request.body()
         headers = {k.lower(): v for k, v in request.headers.items()}
         try:
-            if threaded:
-                reply = await run_in_threadpool(
-                    gateway.handle_post, body, headers, _base_url(request)
-                )
-            else:
-                reply = gateway.handle_post(body, headers, _base_url(request))
+            reply = await run_blocking(gateway.handle_post, body, headers, _base_url(request))
         except Exception:
             logger.exception("request failed outside the gateway's error model")
             return _internal_error(None)

@@ -7,7 +7,8 @@ import ast
 from pathlib import Path
 
 CONSOLE = Path(__file__).resolve().parents[2] / "shared" / "console"
-ALLOWED_SHARED = ("shared.console", "shared.protocol.gateway")
+# The gateway, and the routes' way to run a blocking call (transport, no domain or store).
+ALLOWED_SHARED = ("shared.console", "shared.protocol.gateway", "shared.protocol.blocking")
 
 
 def _imports(path: Path) -> list[str]:
