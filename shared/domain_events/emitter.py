@@ -1,8 +1,11 @@
-"""What the services call after a change committed: `DomainEvents.emit(team, kind, actor, …)`.
+"""What the services use to make domain events: `DomainEvents.event(team, kind, actor, …)`.
 
-A service emits only after its write succeeded, so a failed call emits nothing. If the sink
-fails after that, the change stands (the caller's call succeeded): the failure is logged with
-the event's kind and ids, and the call is not failed for it (docs/events.md, "Delivery").
+A service builds the events of a change before making it and passes them to the store method
+that makes it (`events=[…]`): the store writes them in the same transaction (the outbox,
+`adapters.outbox`), so a refused or failed change records nothing and a stored change always
+has its events. `emit` (through the sink, after the change) remains for a change no store
+transaction carries; if its sink fails, the failure is logged with the event's kind and ids
+and the call is not failed for it (docs/events.md).
 """
 
 from __future__ import annotations
@@ -32,15 +35,22 @@ class DomainEvents:
         self._sink: DomainEventSink = sink if sink is not None else _Discard()
         self._clock = clock
 
-    def emit(self, team: str, kind: Kind, actor: str, /, **fields: FieldValue) -> None:
-        """Record one event of `team` caused by `actor`; never raises."""
-        event = DomainEvent(
+    def event(self, team: str, kind: Kind, actor: str, /, **fields: FieldValue) -> DomainEvent:
+        """One event of `team` caused by `actor`, not recorded: a service hands it to the
+        store method that makes the change (`events=[…]`), which writes it in the change's
+        own transaction (`adapters.outbox`): stored exactly when the change is."""
+        return DomainEvent(
             kind=kind,
             team=team,
             time=datetime.fromtimestamp(self._clock(), tz=UTC),
             actor=actor,
             fields=fields,
         )
+
+    def emit(self, team: str, kind: Kind, actor: str, /, **fields: FieldValue) -> None:
+        """Record one event of `team` caused by `actor` through the sink, after its change
+        (not atomic with it: only for a change no store transaction carries); never raises."""
+        event = self.event(team, kind, actor, **fields)
         try:
             self._sink.emit([event])
         except Exception:

@@ -7,12 +7,25 @@ bus from the coordination table's stream, so no group function calls EventBridge
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared import runtime
+from shared.config import names
 from shared.domain_events.adapters.event_log import EventLogSink
 from shared.domain_events.emitter import DomainEvents
 from shared.orchestrator.events.wiring import build_event_log
+
+if TYPE_CHECKING:
+    from shared.domain_events.adapters.outbox import DynamoOutbox
 
 
 @runtime.cached
 def build_domain_events() -> DomainEvents:
     return DomainEvents(EventLogSink(build_event_log()))
+
+
+def build_dynamo_outbox() -> DynamoOutbox:
+    """What a DynamoDB store writes a change's events with: the coordination table's log."""
+    from shared.domain_events.adapters.outbox import DynamoOutbox
+
+    return DynamoOutbox(runtime.table(names.TABLE_COORDINATION))

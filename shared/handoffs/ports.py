@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from shared.domain_events.models import DomainEvent
 from shared.handoffs.models import Claim, Handoff
 from shared.storage.pages import Page
 
@@ -29,15 +31,25 @@ class OpenHandoffFilter:
 
 
 class HandoffStore(Protocol):
-    """Handoffs of one team at a time; a claim is one conditional write."""
+    """Handoffs of one team at a time; a claim is one conditional write.
 
-    def create(self, team: str, handoff: Handoff) -> None:
+    `events` are the change's domain events, written to the team's event log in the change's
+    own transaction: none when it is refused, always when it is stored."""
+
+    def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         """Insert a new handoff (ids are random: an existing id is a bug, never overwritten)."""
         ...
 
     def get(self, team: str, handoff_id: str) -> Handoff | None: ...
 
-    def claim(self, team: str, handoff_id: str, claim: Claim) -> Handoff:
+    def claim(
+        self,
+        team: str,
+        handoff_id: str,
+        claim: Claim,
+        *,
+        events: Sequence[DomainEvent] = (),
+    ) -> Handoff:
         """Mark an open handoff claimed: `UnknownHandoff` or `AlreadyClaimed` when it is not."""
         ...
 

@@ -68,10 +68,10 @@ class HandoffService:
             created_at=self._now(),
             status="open",
         )
-        self._store.create(principal.team, handoff)
-        self._events.emit(
+        stored = self._events.event(
             principal.team, Kind.HANDOFF_STORED, principal.actor, handoff_id=handoff.id
         )
+        self._store.create(principal.team, handoff, events=[stored])
         return handoff.summary()
 
     def list_open(
@@ -116,14 +116,27 @@ class HandoffService:
             cwd=claiming_cwd,
             claimed_at=self._now(),
         )
+        unknown = NotFound(
+            f"`handoff_id`: no handoff with id {handoff_id!r} in your team; use an id "
+            "from list_handoffs",
+            field="handoff_id",
+        )
+        # Read first: the claim's event names the handoff's author, and is written in the
+        # claim's own transaction (the store's condition, still open, decides the race).
+        current = self._store.get(principal.team, handoff_id)
+        if current is None:
+            raise unknown
+        event = self._events.event(
+            principal.team,
+            Kind.HANDOFF_CLAIMED,
+            principal.actor,
+            handoff_id=current.id,
+            created_by=current.created_by,
+        )
         try:
-            claimed = self._store.claim(principal.team, handoff_id, claim)
+            claimed = self._store.claim(principal.team, handoff_id, claim, events=[event])
         except UnknownHandoff as exc:
-            raise NotFound(
-                f"`handoff_id`: no handoff with id {handoff_id!r} in your team; use an id "
-                "from list_handoffs",
-                field="handoff_id",
-            ) from exc
+            raise unknown from exc
         except AlreadyClaimed as exc:
             holder = exc.claim.model_dump(mode="json") if exc.claim else {}
             who = (
@@ -137,11 +150,4 @@ class HandoffService:
                 field="handoff_id",
                 holder=holder,
             ) from exc
-        self._events.emit(
-            principal.team,
-            Kind.HANDOFF_CLAIMED,
-            principal.actor,
-            handoff_id=claimed.id,
-            created_by=claimed.created_by,
-        )
         return claimed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
-from shared.domain_events.wiring import build_domain_events
+from shared.domain_events.wiring import build_domain_events, build_dynamo_outbox
 from shared.handoffs.ports import HandoffStore
 from shared.handoffs.service import HandoffService
 
@@ -16,7 +16,7 @@ def build_handoff_store() -> HandoffStore:
         return SqliteHandoffStore(runtime.database())
     from shared.handoffs.adapters.dynamodb import DynamoHandoffStore
 
-    return DynamoHandoffStore(runtime.table(names.TABLE_HANDOFFS))
+    return DynamoHandoffStore(runtime.table(names.TABLE_HANDOFFS), build_dynamo_outbox())
 
 
 @runtime.cached

@@ -2,16 +2,22 @@
 
 While a handoff is unclaimed its item carries `open_pk` (= the team's key), so the `open_by_team`
 index holds exactly the open handoffs of each team, newest first by `created_at`; the claim
-removes the attribute in the same conditional write that records the claim.
+removes the attribute in the same conditional write that records the claim. With domain
+events, the write and the events' log items are one `TransactWriteItems` (`DynamoOutbox`, the
+log in the coordination table); a claim then reads the handoff back (a transaction returns
+no item).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from shared.config.tables import OPEN_HANDOFFS_INDEX
+from shared.domain_events.adapters.outbox import DynamoOutbox
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
@@ -33,10 +39,11 @@ def _handoff(item: dict[str, Any]) -> Handoff:
 class DynamoHandoffStore:
     """`HandoffStore` on the handoffs table (see `shared.config.tables.HANDOFFS`)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, outbox: DynamoOutbox) -> None:
         self._table = table
+        self._outbox = outbox
 
-    def create(self, team: str, handoff: Handoff) -> None:
+    def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         item: dict[str, Any] = {
             "pk": team_pk(team),
             "sk": _sk(handoff.id),
@@ -45,7 +52,20 @@ class DynamoHandoffStore:
             **handoff.model_dump(mode="json", exclude_none=True),
         }
         check_item_size(item, "document_md")
-        put_if(self._table, item, "attribute_not_exists(pk)")
+        if not events:
+            put_if(self._table, item, "attribute_not_exists(pk)")
+            return
+        self._outbox.write(
+            team,
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            events,
+        )
 
     def get(self, team: str, handoff_id: str) -> Handoff | None:
         item = self._table.get_item(
@@ -53,20 +73,44 @@ class DynamoHandoffStore:
         ).get("Item")
         return _handoff(item) if item else None
 
-    def claim(self, team: str, handoff_id: str, claim: Claim) -> Handoff:
+    def claim(
+        self,
+        team: str,
+        handoff_id: str,
+        claim: Claim,
+        *,
+        events: Sequence[DomainEvent] = (),
+    ) -> Handoff:
+        key = {"pk": team_pk(team), "sk": _sk(handoff_id)}
+        update = "SET #status = :claimed, #claim = :claim REMOVE open_pk"
+        condition = "attribute_exists(pk) AND #status = :open"
+        names = {"#status": "status", "#claim": "claim"}
+        values = {
+            ":claimed": "claimed",
+            ":open": "open",
+            ":claim": claim.model_dump(mode="json", exclude_none=True),
+        }
         try:
-            item = update_if(
-                self._table,
-                {"pk": team_pk(team), "sk": _sk(handoff_id)},
-                "SET #status = :claimed, #claim = :claim REMOVE open_pk",
-                "attribute_exists(pk) AND #status = :open",
-                names={"#status": "status", "#claim": "claim"},
-                values={
-                    ":claimed": "claimed",
-                    ":open": "open",
-                    ":claim": claim.model_dump(mode="json", exclude_none=True),
-                },
-            )
+            if events:
+                self._outbox.write(
+                    team,
+                    {
+                        "Update": {
+                            "TableName": self._table.name,
+                            "Key": key,
+                            "UpdateExpression": update,
+                            "ConditionExpression": condition,
+                            "ExpressionAttributeNames": names,
+                            "ExpressionAttributeValues": values,
+                        }
+                    },
+                    events,
+                )
+                claimed = self.get(team, handoff_id)
+                if claimed is None:  # handoffs are never deleted
+                    raise UnknownHandoff(handoff_id)
+                return claimed
+            item = update_if(self._table, key, update, condition, names=names, values=values)
         except ConditionLost as lost:
             # The loser learns who holds the claim from the same call: no second read.
             if lost.item is None:

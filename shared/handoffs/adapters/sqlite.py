@@ -8,9 +8,12 @@ winner's claim in the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
@@ -42,11 +45,13 @@ def _handoff(row: Any) -> Handoff:
 class SqliteHandoffStore:
     """`HandoffStore` on the embedded database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
+        self._clock = clock  # only the event log's lazy expiry reads it
         db.migrate(MIGRATIONS)
+        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
-    def create(self, team: str, handoff: Handoff) -> None:
+    def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a handoff stored here can be stored in AWS too.
         check_item_size(handoff.model_dump(mode="json", exclude_none=True), "document_md")
         with self._db.write() as tx:
@@ -55,6 +60,7 @@ class SqliteHandoffStore:
                 " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 self._row(team, handoff),
             )
+            append_events(tx, team, events, self._clock())
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import handoff items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -95,7 +101,14 @@ class SqliteHandoffStore:
         )
         return _handoff(row) if row else None
 
-    def claim(self, team: str, handoff_id: str, claim: Claim) -> Handoff:
+    def claim(
+        self,
+        team: str,
+        handoff_id: str,
+        claim: Claim,
+        *,
+        events: Sequence[DomainEvent] = (),
+    ) -> Handoff:
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT record, status FROM handoffs WHERE team = ? AND id = ?",
@@ -112,6 +125,7 @@ class SqliteHandoffStore:
             ).rowcount
             if updated != 1:
                 raise AlreadyClaimed(current.claim)
+            append_events(tx, team, events, self._clock())
         return claimed
 
     def list_open(

@@ -4,15 +4,20 @@ The store enforces each transition's condition (the fence, the status, the lease
 write that makes the change; when the condition does not hold it raises, carrying the task as it
 was, so the caller learns who holds it without a second read. Whether a lease has run out is
 decided from the moment the caller passes in: the store keeps no clock of its own.
+
+`events` (create, claim, finish) are the change's domain events: written to the team's event
+log in the same transaction as the change, so a refused transition writes none and a stored
+one always has them (`shared.domain_events.adapters.outbox`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from shared.domain_events.models import DomainEvent
 from shared.orchestrator.tasks.models import Task
 from shared.storage.pages import Page
 
@@ -38,7 +43,7 @@ class TaskFilter:
 class TaskStore(Protocol):
     """Tasks of one team at a time; every transition is one conditional write."""
 
-    def create(self, team: str, task: Task) -> None:
+    def create(self, team: str, task: Task, *, events: Sequence[DomainEvent] = ()) -> None:
         """Insert a new task (ids are random: an existing id is a bug, never overwritten)."""
         ...
 
@@ -52,6 +57,8 @@ class TaskStore(Protocol):
         claimed_at: datetime,
         lease_until: datetime,
         expected_fence: int,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         """Give `holder` a lease on the task and add one to its fence.
 
@@ -80,6 +87,8 @@ class TaskStore(Protocol):
         status: FinalStatus,
         outcome: dict[str, Any],
         at: datetime,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         """Close `holder`'s claimed or running task with `status` and the `outcome` fields.
 

@@ -108,8 +108,8 @@ class TaskService:
             updated_at=now,
             **fields,
         )
-        self._store.create(team, task)
-        self._events.emit(team, Kind.TASK_CREATED, principal.actor, **task_fields(task))
+        created = self._events.event(team, Kind.TASK_CREATED, principal.actor, **task_fields(task))
+        self._store.create(team, task, events=[created])
         return task
 
     def delegate(
@@ -186,24 +186,37 @@ class TaskService:
             )
         self._check_capacity(principal, now)
         expires = now + timedelta(seconds=LEASE_SECONDS)
+        # The events are written with the claim, in its transaction: the store's condition
+        # (this fence, and the task pending or its lease run out) is what they describe.
+        events = []
+        if task.status != "pending":
+            # The claim takes over a lease that ran out: expiry is decided when the task is
+            # next claimed (there is no reaper), so the requeue is recorded with that claim,
+            # just before it.
+            events.append(
+                self._events.event(
+                    team,
+                    Kind.TASK_REQUEUED,
+                    principal.actor,
+                    **task_fields(task),
+                    previous_holder=task.claimed_by,
+                )
+            )
+        events.append(
+            self._events.event(
+                team,
+                Kind.TASK_CLAIMED,
+                principal.actor,
+                **task_fields(task.model_copy(update={"status": "claimed"})),
+                fence=task.fence + 1,
+            )
+        )
         try:
-            claimed = self._store.claim(team, task_id, principal.actor, now, expires, task.fence)
+            claimed = self._store.claim(
+                team, task_id, principal.actor, now, expires, task.fence, events=events
+            )
         except ClaimLost as lost:
             raise self._claim_lost(task_id, lost.current) from lost
-        if task.status != "pending":
-            # The claim took over a lease that ran out: expiry is decided when the task is
-            # next claimed (there is no reaper), so the requeue is recorded here, before the
-            # new claim.
-            self._events.emit(
-                team,
-                Kind.TASK_REQUEUED,
-                principal.actor,
-                **task_fields(task),
-                previous_holder=task.claimed_by,
-            )
-        self._events.emit(
-            team, Kind.TASK_CLAIMED, principal.actor, **task_fields(claimed), fence=claimed.fence
-        )
         return claimed
 
     def start(self, principal: Principal, task_id: str) -> None:
@@ -222,18 +235,25 @@ class TaskService:
         task = self._store.get(team, task_id)
         if task is None:
             raise _no_task(task_id)
-        try:
-            finished = self._store.finish(
-                team, task_id, principal.actor, task.fence, status, outcome, self._now()
-            )
-        except ClaimNotHeld as lost:
-            raise self._not_yours(task_id, principal, lost.current, _VERB[status]) from lost
-        self._events.emit(
+        event = self._events.event(
             team,
             Kind.TASK_COMPLETED if status == "completed" else Kind.TASK_FAILED,
             principal.actor,
-            **task_fields(finished),
+            **task_fields(task.model_copy(update={"status": status})),
         )
+        try:
+            finished = self._store.finish(
+                team,
+                task_id,
+                principal.actor,
+                task.fence,
+                status,
+                outcome,
+                self._now(),
+                events=[event],
+            )
+        except ClaimNotHeld as lost:
+            raise self._not_yours(task_id, principal, lost.current, _VERB[status]) from lost
         for listener in self._finish_listeners:
             try:
                 listener(team, finished)

@@ -28,6 +28,20 @@ if TYPE_CHECKING:
 _AFTER_ALL_IDS = "~"  # sorts after every event id: events at `since` itself are excluded
 
 
+def event_item(team: str, event: Event) -> dict[str, Any]:
+    """The log's item for `event` (also what a store's transaction puts as its outbox)."""
+    return {
+        "pk": team_pk(team),
+        "sk": f"EVENT#{sortable(event.published_at)}#{event.event_id}",
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "payload": to_dynamo(event.payload, "payload"),
+        "published_by": event.published_by,
+        "published_at": event.published_at.isoformat(),
+        TTL_ATTRIBUTE: int(expires_at(event).timestamp()),
+    }
+
+
 class DynamoEventLog:
     """`EventLog` on the coordination table (see `shared.config.tables.COORDINATION`)."""
 
@@ -37,18 +51,7 @@ class DynamoEventLog:
 
     def append(self, team: str, event: Event, *, durable: bool = True) -> None:
         del durable  # a put is durable when DynamoDB acknowledges it
-        self._table.put_item(
-            Item={
-                "pk": team_pk(team),
-                "sk": f"EVENT#{sortable(event.published_at)}#{event.event_id}",
-                "event_id": event.event_id,
-                "event_type": event.event_type,
-                "payload": to_dynamo(event.payload, "payload"),
-                "published_by": event.published_by,
-                "published_at": event.published_at.isoformat(),
-                TTL_ATTRIBUTE: int(expires_at(event).timestamp()),
-            }
-        )
+        self._table.put_item(Item=event_item(team, event))
 
     def read_after(
         self, team: str, since: datetime, event_type: str | None, limit: int

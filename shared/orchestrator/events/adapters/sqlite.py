@@ -7,6 +7,7 @@ rows, and each append deletes the team's expired ones (lazily, as DynamoDB's TTL
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -53,6 +54,19 @@ def _row(team: str, event: Event, expires_epoch: int) -> tuple[Any, ...]:
     )
 
 
+def append_in(tx: sqlite3.Connection, team: str, event: Event, now: float) -> None:
+    """Append `event` inside the open write transaction `tx` (the log's own appends, and a
+    store's outbox: the event commits or rolls back with the change it reports), dropping the
+    team's expired events as it goes."""
+    oldest_kept = datetime.fromtimestamp(now, tz=UTC) - RETENTION
+    tx.execute(
+        "DELETE FROM events WHERE team = ? AND published_at < ?", (team, sortable(oldest_kept))
+    )
+    inserted = tx.execute(_INSERT, _row(team, event, int(expires_at(event).timestamp()))).rowcount
+    if inserted != 1:  # ids are random: a repeat is a bug, never an overwrite
+        raise ValueError(f"event {event.event_id} already exists")
+
+
 class SqliteEventLog:
     """`EventLog` on the embedded database."""
 
@@ -62,17 +76,8 @@ class SqliteEventLog:
         db.migrate(MIGRATIONS)
 
     def append(self, team: str, event: Event, *, durable: bool = True) -> None:
-        oldest_kept = datetime.fromtimestamp(self._clock(), tz=UTC) - RETENTION
         with self._db.write(durable=durable) as tx:
-            tx.execute(
-                "DELETE FROM events WHERE team = ? AND published_at < ?",
-                (team, sortable(oldest_kept)),
-            )
-            inserted = tx.execute(
-                _INSERT, _row(team, event, int(expires_at(event).timestamp()))
-            ).rowcount
-            if inserted != 1:  # ids are random: a repeat is a bug, never an overwrite
-                raise ValueError(f"event {event.event_id} already exists")
+            append_in(tx, team, event, self._clock())
 
     def read_after(
         self, team: str, since: datetime, event_type: str | None, limit: int

@@ -5,17 +5,21 @@ An open task (pending, claimed, running) also carries `queue_pk` / `queue_sk`, s
 in the same write. A claimed or running task carries `lease_epoch` (its lease's end in whole
 seconds), which the conditions compare. Every state change is one conditional `UpdateItem`
 (`update_if`); a loser gets the item as it was and learns why it lost without a second read.
+A change with domain events is one `TransactWriteItems` of the same update and the events' log
+items (`DynamoOutbox`), then a consistent read of the task (a transaction returns no item).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
 from shared.config.tables import OPEN_TASKS_INDEX
+from shared.domain_events.adapters.outbox import DynamoOutbox
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
@@ -60,8 +64,10 @@ class DynamoTaskStore:
 
     def __init__(self, table: Table) -> None:
         self._table = table
+        # The event log lives in this same table.
+        self._outbox = DynamoOutbox(table)
 
-    def create(self, team: str, task: Task) -> None:
+    def create(self, team: str, task: Task, *, events: Sequence[DomainEvent] = ()) -> None:
         item = {
             "pk": team_pk(team),
             "sk": _sk(task.id),
@@ -71,7 +77,20 @@ class DynamoTaskStore:
             **to_dynamo(task.model_dump(mode="json", exclude_none=True), "input_data"),
         }
         check_item_size(item, "input_data")
-        put_if(self._table, item, "attribute_not_exists(pk)")
+        if not events:
+            put_if(self._table, item, "attribute_not_exists(pk)")
+            return
+        self._outbox.write(
+            team,
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            events,
+        )
 
     def get(self, team: str, task_id: str) -> Task | None:
         item = self._table.get_item(
@@ -89,8 +108,10 @@ class DynamoTaskStore:
         lost: type[TaskConflict],
         *,
         close: bool = False,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
-        """SET `changes` under `condition` (one write); `close` also takes it off the queue.
+        """SET `changes` under `condition` (one write, with `events` when given); `close` also
+        takes it off the queue.
 
         `condition` names attributes as `#name` and values as `:name` (given in `values`).
         """
@@ -107,6 +128,29 @@ class DynamoTaskStore:
             expression += " REMOVE queue_pk, queue_sk"
         attribute_values = {f":set_{k}": to_dynamo(v) for k, v in changes.items()}
         attribute_values.update({k: to_dynamo(v) for k, v in values.items()})
+        key = {"pk": team_pk(team), "sk": _sk(task_id)}
+        if events:
+            try:
+                self._outbox.write(
+                    team,
+                    {
+                        "Update": {
+                            "TableName": self._table.name,
+                            "Key": key,
+                            "UpdateExpression": expression,
+                            "ConditionExpression": condition,
+                            "ExpressionAttributeNames": names,
+                            "ExpressionAttributeValues": attribute_values,
+                        }
+                    },
+                    events,
+                )
+            except ConditionLost as failed:
+                raise lost(_task(failed.item) if failed.item else None) from failed
+            written = self.get(team, task_id)
+            if written is None:  # tasks are never deleted
+                raise lost(None)
+            return written
         try:
             item = update_if(
                 self._table,
@@ -128,6 +172,8 @@ class DynamoTaskStore:
         claimed_at: datetime,
         lease_until: datetime,
         expected_fence: int,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         return self._update(
             team,
@@ -145,6 +191,7 @@ class DynamoTaskStore:
             "((#status = :claimed OR #status = :running) AND #lease_epoch <= :now))",
             {":fence": expected_fence, ":now": _epoch(claimed_at), **_OPEN_VALUES},
             ClaimLost,
+            events=events,
         )
 
     def start(
@@ -174,6 +221,8 @@ class DynamoTaskStore:
         status: FinalStatus,
         outcome: dict[str, Any],
         at: datetime,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         changes = {k: v for k, v in outcome.items() if v is not None}
         changes.update(status=status, finished_at=at.isoformat(), updated_at=at.isoformat())
@@ -185,6 +234,7 @@ class DynamoTaskStore:
             {":me": holder, ":fence": fence, ":claimed": "claimed", ":running": "running"},
             ClaimNotHeld,
             close=True,
+            events=events,
         )
 
     def cancel(self, team: str, task_id: str, reason: str | None, at: datetime) -> Task:

@@ -9,10 +9,13 @@ the DynamoDB item keeps it, so a lease runs out at the same second on both adapt
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import Task
@@ -95,16 +98,19 @@ def _row(team: str, task: Task, lease_epoch: int | None) -> tuple[Any, ...]:
 class SqliteTaskStore:
     """`TaskStore` on the embedded database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
+        self._clock = clock  # only the event log's lazy expiry reads it
         db.migrate(MIGRATIONS)
+        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
-    def create(self, team: str, task: Task) -> None:
+    def create(self, team: str, task: Task, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a task stored here can be stored in AWS too.
         check_item_size(task.model_dump(mode="json", exclude_none=True), "input_data")
         lease_epoch = _epoch(task.lease_expires_at) if task.lease_expires_at else None
         with self._db.write() as tx:
             tx.execute(_INSERT, _row(team, task, lease_epoch))
+            append_events(tx, team, events, self._clock())
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import task items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -145,9 +151,11 @@ class SqliteTaskStore:
         lost: type[TaskConflict],
         *,
         lease_epoch: int | None = None,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         """Apply `changes` to the task if `condition` (SQL over its columns) holds, in one write
-        transaction; `lost(current)` when it does not. `lease_epoch` replaces the lease column."""
+        transaction with `events`; `lost(current)` when it does not (nothing is written).
+        `lease_epoch` replaces the lease column."""
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT record FROM tasks WHERE team = ? AND id = ?", (team, task_id)
@@ -176,6 +184,7 @@ class SqliteTaskStore:
             ).rowcount
             if updated != 1:
                 raise lost(current)
+            append_events(tx, team, events, self._clock())
         return changed
 
     def claim(
@@ -186,6 +195,8 @@ class SqliteTaskStore:
         claimed_at: datetime,
         lease_until: datetime,
         expected_fence: int,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         return self._transition(
             team,
@@ -202,6 +213,7 @@ class SqliteTaskStore:
             (expected_fence, _epoch(claimed_at)),
             ClaimLost,
             lease_epoch=_epoch(lease_until),
+            events=events,
         )
 
     def start(
@@ -231,6 +243,8 @@ class SqliteTaskStore:
         status: FinalStatus,
         outcome: dict[str, Any],
         at: datetime,
+        *,
+        events: Sequence[DomainEvent] = (),
     ) -> Task:
         changes = {k: v for k, v in outcome.items() if v is not None}
         changes.update(status=status, finished_at=at, updated_at=at)
@@ -241,6 +255,7 @@ class SqliteTaskStore:
             f"claimed_by = ? AND fence = ? AND {_HELD}",
             (holder, fence),
             ClaimNotHeld,
+            events=events,
         )
 
     def cancel(self, team: str, task_id: str, reason: str | None, at: datetime) -> Task:
