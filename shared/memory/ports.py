@@ -24,6 +24,12 @@ class MemoryStore(Protocol):
         """The memory under `key` (an engram's key when `wallet` is given); None once expired."""
         ...
 
+    def get_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
+        """The memory `key` names (an engram's key when `wallet` is given), in one read: the
+        key and the record are kept together by every write. None when the key is free or its
+        memory has expired; an inactive memory is returned as stored (the caller frees its key)."""
+        ...
+
     def create(self, team: str, memory: Memory) -> None:
         """Insert a new memory and its key alias in one transaction; `KeyTaken` if a live
         memory holds the key (an expired holder's alias is taken over)."""

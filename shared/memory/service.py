@@ -467,19 +467,14 @@ class MemoryService:
             self._detection.submit(team, memory.id)
 
     def _live_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
-        memory_id = self._store.id_for_key(team, key, wallet)
-        if memory_id is None:
-            return None
-        memory = self._store.get(team, memory_id)
+        # One read: the store keeps the key and its memory's record together.
+        memory = self._store.get_by_key(team, key, wallet)
         if memory is None:
-            # The record went (TTL collects record and alias separately, or a delete raced a
-            # write): a dangling alias would block the key for good, so it goes too.
-            self._store.drop_alias(team, key, wallet, memory_id)
             return None
         if not memory.active:
-            # A key names its active version only; a retracted memory's alias may linger
-            # where dropping it was a separate write (DynamoDB): it frees the key too.
-            self._store.drop_alias(team, key, wallet, memory_id)
+            # A key names its active version only; a key created with an inactive memory (a
+            # proposal) frees itself on sight.
+            self._store.drop_alias(team, key, wallet, memory.id)
             return None
         return self._live(team, memory)
 

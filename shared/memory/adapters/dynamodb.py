@@ -1,6 +1,13 @@
 """Memories in DynamoDB: the record under `MEMORY#<id>`, a key alias under `KEY#<key>` (a
 `memory_put` key, unique per team) or `ENGRAM#<wallet>#<key>` (an engram key, unique per wallet).
 
+The alias carries a copy of its active memory's record beside `memory_id`, so `memory_get` by
+key is one GetItem. Every write of a keyed memory writes its alias in the same transaction: the
+new copy while the memory is active and the alias names it (or none exists), a delete of the
+alias when it leaves the active states. When the alias names another memory that half is
+dropped and the record is written alone. An alias written before aliases carried their record
+(only `memory_id`) is still read, with a second GetItem, until its memory's next write.
+
 A memory with `expires_at` carries the TTL attribute, and so does its alias. DynamoDB's TTL
 collects items hours to days late, so expiry is decided at read time: an expired record is
 never returned by `get`, an expired alias never by `id_for_key`, and `create` takes over an
@@ -67,9 +74,9 @@ def _item(team: str, memory: Memory) -> dict[str, Any]:
 
 
 def _alias(team: str, memory: Memory) -> dict[str, Any]:
-    alias: dict[str, Any] = {"pk": team_pk(team), "sk": _alias_sk(memory), "memory_id": memory.id}
-    if memory.expires_at is not None:
-        alias[TTL_ATTRIBUTE] = _epoch(memory.expires_at)
+    """The key's alias: names the memory and carries its record (see the module docstring)."""
+    alias = {**_item(team, memory), "sk": _alias_sk(memory), "memory_id": memory.id}
+    check_item_size(alias, "content")
     return alias
 
 
@@ -84,6 +91,14 @@ def _alias_expired(alias: dict[str, Any]) -> bool:
     # passed it, the same test `create`'s condition makes, so reads and writes agree.
     ttl = alias.get(TTL_ATTRIBUTE)
     return ttl is not None and int(ttl) < _now_epoch()
+
+
+def _cancellations(exc: ClientError) -> list[str]:
+    """Per item of a cancelled transaction, why: `None` (fine) or `ConditionalCheckFailed` ..."""
+    if exc.response["Error"]["Code"] != "TransactionCanceledException":
+        raise exc
+    reasons: list[dict[str, Any]] = exc.response.get("CancellationReasons", [])  # type: ignore[assignment]
+    return [str(reason.get("Code", "None")) for reason in reasons]
 
 
 def _status_condition(expected: frozenset[str]) -> tuple[str, dict[str, Any]]:
@@ -121,6 +136,21 @@ class DynamoMemoryStore:
             return None
         return str(item["memory_id"])
 
+    def get_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
+        alias = self._table.get_item(
+            Key={"pk": team_pk(team), "sk": _key_sk(key, wallet)}, ConsistentRead=True
+        ).get("Item")
+        if not alias or _alias_expired(alias):
+            return None
+        if "id" not in alias:
+            # Written before aliases carried the record: read it by id, once more.
+            stored = self.get(team, str(alias["memory_id"]))
+            if stored is None:  # the record went (TTL, a raced delete): a dangling alias
+                self.drop_alias(team, key, wallet, str(alias["memory_id"]))
+            return stored
+        memory = _memory(alias)
+        return None if memory.is_expired(datetime.now(UTC)) else memory
+
     def create(self, team: str, memory: Memory) -> None:
         puts: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}
@@ -147,12 +177,63 @@ class DynamoMemoryStore:
             raise
 
     def replace(self, team: str, memory: Memory) -> None:
-        try:
-            put_if(self._table, _item(team, memory), "attribute_exists(pk)")
-        except ConditionLost as exc:
-            raise MemoryGone(memory.id) from exc
-        if memory.key is not None:
-            self._table.put_item(Item=_alias(team, memory))
+        if memory.key is None:
+            try:
+                put_if(self._table, _item(team, memory), "attribute_exists(pk)")
+            except ConditionLost as exc:
+                raise MemoryGone(memory.id) from exc
+            return
+        record = {
+            "Put": {
+                "TableName": self._table.name,
+                "Item": _item(team, memory),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        }
+        if not self._transact([record], [self._alias_write(team, memory)]):
+            raise MemoryGone(memory.id)
+
+    def _alias_write(self, team: str, memory: Memory) -> dict[str, Any]:
+        """The alias's half of a write of keyed `memory`: while it is active, the alias gets its
+        new copy (when the alias names it, or is missing); else the alias goes (when it names
+        it). A key that moved on to another memory is left alone (`_transact` drops the half)."""
+        if memory.active:
+            return {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": _alias(team, memory),
+                    "ConditionExpression": "attribute_not_exists(pk) OR memory_id = :id",
+                    "ExpressionAttributeValues": {":id": memory.id},
+                }
+            }
+        return {
+            "Delete": {
+                "TableName": self._table.name,
+                "Key": {"pk": team_pk(team), "sk": _alias_sk(memory)},
+                "ConditionExpression": "memory_id = :id",
+                "ExpressionAttributeValues": {":id": memory.id},
+            }
+        }
+
+    def _transact(self, required: list[dict[str, Any]], optional: list[dict[str, Any]]) -> bool:
+        """One transaction of `required` and `optional` writes; an optional write whose
+        condition fails is left out and the rest retried. False when a required write's
+        condition failed (nothing written)."""
+        while True:
+            try:
+                self._table.meta.client.transact_write_items(
+                    TransactItems=[*required, *optional]  # type: ignore[list-item]
+                )
+            except ClientError as exc:
+                reasons = _cancellations(exc)
+                failed = {n for n, code in enumerate(reasons) if code == "ConditionalCheckFailed"}
+                if not failed or any(n < len(required) for n in failed):
+                    if failed:
+                        return False
+                    raise  # a conflict with another transaction, a throttle ...
+                optional = [w for n, w in enumerate(optional, len(required)) if n not in failed]
+                continue
+            return True
 
     def delete(self, team: str, memory: Memory) -> None:
         deletes: list[dict[str, Any]] = [
@@ -194,13 +275,42 @@ class DynamoMemoryStore:
             return  # the key moved on to another memory (or is gone): nothing to drop
 
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
+        append = "SET flags = list_append(if_not_exists(flags, :none), :flag)"
+        values = {":none": [], ":flag": [flag.model_dump(mode="json")]}
+        current = self._stored(team, memory_id)
+        if current is not None and current.key is not None and current.active:
+            # The alias's copy gets the flag in the same transaction (atomic appends to both,
+            # so concurrent flags land in one order on each); the reply is read back after.
+            record = {
+                "Update": {
+                    "TableName": self._table.name,
+                    "Key": {"pk": team_pk(team), "sk": _memory_sk(memory_id)},
+                    "UpdateExpression": append,
+                    "ConditionExpression": "attribute_exists(pk)",
+                    "ExpressionAttributeValues": values,
+                }
+            }
+            alias = {
+                "Update": {
+                    "TableName": self._table.name,
+                    "Key": {"pk": team_pk(team), "sk": _alias_sk(current)},
+                    "UpdateExpression": append,
+                    # Only an alias carrying the record (an old one would read it by id).
+                    "ConditionExpression": "memory_id = :id AND attribute_exists(#id)",
+                    "ExpressionAttributeNames": {"#id": "id"},
+                    "ExpressionAttributeValues": {**values, ":id": memory_id},
+                }
+            }
+            if not self._transact([record], [alias]):
+                return None
+            return self._stored(team, memory_id)
         try:
             updated = update_if(
                 self._table,
                 {"pk": team_pk(team), "sk": _memory_sk(memory_id)},
-                "SET flags = list_append(if_not_exists(flags, :none), :flag)",
+                append,
                 "attribute_exists(pk)",
-                values={":none": [], ":flag": [flag.model_dump(mode="json")]},
+                values=values,
             )
         except ConditionLost:
             return None
@@ -208,20 +318,31 @@ class DynamoMemoryStore:
 
     def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
         condition, values = _status_condition(expected)
-        try:
-            put_if(
-                self._table,
-                _item(team, memory),
-                condition,
-                names={"#status": "status"},
-                values=values,
-            )
-        except ConditionLost as exc:
-            raise StateChanged(_memory(exc.item) if exc.item else None) from exc
-        if memory.key is not None and not memory.active:
-            # A separate conditional delete: the alias may already point at a newer memory;
-            # readers also treat an alias to an inactive memory as free (service._live_by_key).
-            self.drop_alias(team, memory.key, memory.wallet_address, memory.id)
+        if memory.key is None:
+            try:
+                put_if(
+                    self._table,
+                    _item(team, memory),
+                    condition,
+                    names={"#status": "status"},
+                    values=values,
+                )
+            except ConditionLost as exc:
+                raise StateChanged(_memory(exc.item) if exc.item else None) from exc
+            return
+        record = {
+            "Put": {
+                "TableName": self._table.name,
+                "Item": _item(team, memory),
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": values,
+            }
+        }
+        # The alias's copy changes with the record, or goes with a memory leaving the active
+        # states (a retracted key is free), in the same transaction.
+        if not self._transact([record], [self._alias_write(team, memory)]):
+            raise StateChanged(self._stored(team, memory.id))
 
     def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
         condition, values = _status_condition(expected)
@@ -245,13 +366,13 @@ class DynamoMemoryStore:
         ]
         if new.key is not None:
             writes.append({"Put": {"TableName": self._table.name, "Item": _alias(team, new)}})
-        try:
-            # The old version closes and the new one appears together or not at all.
-            self._table.meta.client.transact_write_items(TransactItems=writes)  # type: ignore[arg-type]
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            raise StateChanged(self._stored(team, old.id)) from exc
+        optional: list[dict[str, Any]] = []
+        if old.key is not None and (new.key is None or _alias_sk(old) != _alias_sk(new)):
+            # The old key's alias carries the old (now closed) copy: it goes, if still its.
+            optional.append(self._alias_write(team, old))
+        # The old version closes and the new one appears together or not at all.
+        if not self._transact(writes, optional):
+            raise StateChanged(self._stored(team, old.id))
 
     def _stored(self, team: str, memory_id: str) -> Memory | None:
         item = self._table.get_item(

@@ -1,14 +1,18 @@
-"""Memories in the embedded database: one row per memory (the record as JSON beside the columns
-reads select on) and one row per key alias.
+"""Memories in the embedded database: one row per memory, the record as JSON beside the columns
+reads select on.
 
-An alias lives in a namespace: `KEY` for a `memory_put` key (unique per team) or
+The row that holds a key carries it in `alias_namespace` and `alias_key`, under a unique index:
+`memory_get` by key is one indexed lookup, and key and record change in the same row, so they
+cannot disagree. A namespace is `KEY` for a `memory_put` key (unique per team) or
 `ENGRAM#<wallet>` for an engram key (unique per wallet) — the same two namespaces as the
-DynamoDB sort keys. `create` checks and takes the alias inside one `BEGIN IMMEDIATE`
-transaction, so two writers of one key can never both win, in this process or another.
+DynamoDB sort keys. `create` checks and takes the key inside one `BEGIN IMMEDIATE`
+transaction, so two writers of one key can never both win, in this process or another. A
+memory leaving the active states gives its key up (the columns are cleared).
 
 Expiry is decided at read time (`expires_at <= now`): an expired memory is never returned by
-`get`, its alias never by `id_for_key`; `create` takes over an expired alias and deletes the
-expired record it pointed at in the same transaction.
+`get`, nor by key; `create` takes over an expired holder's key and deletes its record in the
+same transaction. (Versions before migration 3 kept the keys in a `memory_aliases` table; the
+migration moves each onto the row it named.)
 """
 
 from __future__ import annotations
@@ -58,6 +62,23 @@ MIGRATIONS = (
             " PRIMARY KEY (team, id))",
         ),
     ),
+    Migration(
+        "memories",
+        3,
+        (
+            # The key moves onto the row of the memory it names: a get by key is one lookup of
+            # the unique index, and no write can leave key and record apart. An alias whose
+            # memory is gone (it could only dangle) is dropped with the table.
+            "ALTER TABLE memories ADD COLUMN alias_namespace TEXT",
+            "ALTER TABLE memories ADD COLUMN alias_key TEXT",
+            "UPDATE memories SET (alias_namespace, alias_key) = ("
+            " SELECT a.namespace, a.key FROM memory_aliases a"
+            " WHERE a.team = memories.team AND a.memory_id = memories.id LIMIT 1)",
+            "CREATE UNIQUE INDEX memories_by_key ON memories (team, alias_namespace, alias_key)"
+            " WHERE alias_key IS NOT NULL",
+            "DROP TABLE memory_aliases",
+        ),
+    ),
 )
 
 TEAM_KEYS = "KEY"
@@ -88,9 +109,11 @@ def _memory(row: Any) -> Memory:
 
 
 def _insert(tx: sqlite3.Connection, team: str, memory: Memory) -> None:
+    """Insert `memory`, holding its key (the caller has freed the key first)."""
     tx.execute(
-        "INSERT OR REPLACE INTO memories (team, id, expires_at, updated_at, status, record)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO memories"
+        " (team, id, expires_at, updated_at, status, record, alias_namespace, alias_key)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             team,
             memory.id,
@@ -98,7 +121,39 @@ def _insert(tx: sqlite3.Connection, team: str, memory: Memory) -> None:
             sortable(memory.updated_at),
             memory.status,
             _record(memory),
+            _namespace(memory.wallet_address) if memory.key is not None else None,
+            memory.key,
         ),
+    )
+
+
+def _free_key(tx: sqlite3.Connection, team: str, memory: Memory) -> None:
+    """Take `memory`'s key from whichever other memory holds it."""
+    tx.execute(
+        "UPDATE memories SET alias_namespace = NULL, alias_key = NULL"
+        " WHERE team = ? AND alias_namespace = ? AND alias_key = ? AND id != ?",
+        (team, _namespace(memory.wallet_address), memory.key, memory.id),
+    )
+
+
+def _settle_key(tx: sqlite3.Connection, team: str, memory: Memory) -> None:
+    """After a write of keyed `memory`: an active one holds its key unless another memory
+    does; an inactive one gives it up."""
+    if memory.key is None:
+        return
+    if not memory.active:
+        tx.execute(
+            "UPDATE memories SET alias_namespace = NULL, alias_key = NULL"
+            " WHERE team = ? AND id = ?",
+            (team, memory.id),
+        )
+        return
+    namespace = _namespace(memory.wallet_address)
+    tx.execute(
+        "UPDATE memories SET alias_namespace = ?, alias_key = ? WHERE team = ? AND id = ?"
+        " AND NOT EXISTS (SELECT 1 FROM memories WHERE team = ? AND alias_namespace = ?"
+        " AND alias_key = ? AND id != ?)",
+        (namespace, memory.key, team, memory.id, team, namespace, memory.key, memory.id),
     )
 
 
@@ -151,73 +206,61 @@ class SqliteMemoryStore:
         row = (
             self._db.connection()
             .execute(
-                "SELECT memory_id FROM memory_aliases WHERE team = ? AND namespace = ?"
-                " AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                "SELECT id FROM memories WHERE team = ? AND alias_namespace = ?"
+                " AND alias_key = ? AND (expires_at IS NULL OR expires_at > ?)",
                 (team, _namespace(wallet), key, _now()),
             )
             .fetchone()
         )
-        return str(row["memory_id"]) if row else None
+        return str(row["id"]) if row else None
+
+    def get_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT record FROM memories WHERE team = ? AND alias_namespace = ?"
+                " AND alias_key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                (team, _namespace(wallet), key, _now()),
+            )
+            .fetchone()
+        )
+        return _memory(row) if row else None
 
     def create(self, team: str, memory: Memory) -> None:
         now = _now()
         with self._db.write() as tx:
             if memory.key is not None:
-                namespace = _namespace(memory.wallet_address)
                 holder = tx.execute(
-                    "SELECT memory_id, expires_at FROM memory_aliases"
-                    " WHERE team = ? AND namespace = ? AND key = ?",
-                    (team, namespace, memory.key),
+                    "SELECT id, expires_at FROM memories"
+                    " WHERE team = ? AND alias_namespace = ? AND alias_key = ?",
+                    (team, _namespace(memory.wallet_address), memory.key),
                 ).fetchone()
                 if holder is not None:
                     if holder["expires_at"] is None or holder["expires_at"] > now:
                         raise KeyTaken(memory.key)
-                    # Expired: the key is free; its old record goes with the alias.
+                    # Expired: the key is free; its old record goes.
                     tx.execute(
-                        "DELETE FROM memories WHERE team = ? AND id = ? AND expires_at <= ?",
-                        (team, holder["memory_id"], now),
+                        "DELETE FROM memories WHERE team = ? AND id = ?", (team, holder["id"])
                     )
-                tx.execute(
-                    "INSERT OR REPLACE INTO memory_aliases"
-                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
-                    (team, namespace, memory.key, memory.id, _expiry(memory)),
-                )
             _insert(tx, team, memory)
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
             if _update(tx, team, memory) != 1:
                 raise MemoryGone(memory.id)
-            if memory.key is not None:
-                tx.execute(
-                    "INSERT OR REPLACE INTO memory_aliases"
-                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
-                    (
-                        team,
-                        _namespace(memory.wallet_address),
-                        memory.key,
-                        memory.id,
-                        _expiry(memory),
-                    ),
-                )
+            _settle_key(tx, team, memory)
 
     def delete(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
+            # The key goes with the row (a key that moved on is another row's).
             tx.execute("DELETE FROM memories WHERE team = ? AND id = ?", (team, memory.id))
-            if memory.key is not None:
-                # Only while the alias still points here: the key may belong to a newer memory.
-                tx.execute(
-                    "DELETE FROM memory_aliases"
-                    " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
-                    (team, _namespace(memory.wallet_address), memory.key, memory.id),
-                )
 
     def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
         with self._db.write() as tx:
             tx.execute(
-                "DELETE FROM memory_aliases"
-                " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
-                (team, _namespace(wallet), key, memory_id),
+                "UPDATE memories SET alias_namespace = NULL, alias_key = NULL"
+                " WHERE team = ? AND id = ? AND alias_namespace = ? AND alias_key = ?",
+                (team, memory_id, _namespace(wallet), key),
             )
 
     def add_flag(self, team: str, memory_id: str, flag: MemoryFlag) -> Memory | None:
@@ -241,25 +284,16 @@ class SqliteMemoryStore:
         with self._db.write() as tx:
             _expect(tx, team, memory.id, expected)
             _update(tx, team, memory)
-            if memory.key is not None and not memory.active:
-                # Only while the alias still points here: the key may have moved on.
-                tx.execute(
-                    "DELETE FROM memory_aliases"
-                    " WHERE team = ? AND namespace = ? AND key = ? AND memory_id = ?",
-                    (team, _namespace(memory.wallet_address), memory.key, memory.id),
-                )
+            _settle_key(tx, team, memory)
 
     def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
         with self._db.write() as tx:
             _expect(tx, team, old.id, expected)
             _update(tx, team, old)
-            _insert(tx, team, new)
+            _settle_key(tx, team, old)
             if new.key is not None:
-                tx.execute(
-                    "INSERT OR REPLACE INTO memory_aliases"
-                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
-                    (team, _namespace(new.wallet_address), new.key, new.id, _expiry(new)),
-                )
+                _free_key(tx, team, new)  # the new version takes the key over
+            _insert(tx, team, new)
 
     def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
         marks = ", ".join("?" for _ in statuses)
@@ -344,17 +378,12 @@ class SqliteMemoryStore:
                 owner = memories.get((team, memory_id))
                 if owner is None or owner.key is None:
                     continue
-                # The alias's namespace and key are the record's own (a wallet could hold '#').
+                # The alias's namespace and key are the record's own (a wallet could hold '#');
+                # a key some row holds already (an earlier import) stays with it.
                 tx.execute(
-                    "INSERT OR IGNORE INTO memory_aliases"
-                    " (team, namespace, key, memory_id, expires_at) VALUES (?, ?, ?, ?, ?)",
-                    (
-                        team,
-                        _namespace(owner.wallet_address),
-                        owner.key,
-                        memory_id,
-                        _expiry(owner),
-                    ),
+                    "UPDATE OR IGNORE memories SET alias_namespace = ?, alias_key = ?"
+                    " WHERE team = ? AND id = ? AND alias_key IS NULL",
+                    (_namespace(owner.wallet_address), owner.key, team, memory_id),
                 )
                 imported += 1
         return imported
