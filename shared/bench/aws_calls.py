@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+# The operations that read items (the rest write: the rate limiter's slice reservations).
+READ_OPERATIONS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"})
+
 
 def _count(args: argparse.Namespace) -> dict[str, Any]:
     import boto3
@@ -91,8 +94,10 @@ def _count(args: argparse.Namespace) -> dict[str, Any]:
             for _ in range(args.calls):
                 post(method, params)
             total = sum(calls.values())
+            reads = sum(n for op, n in calls.items() if op in READ_OPERATIONS)
             results[name] = {
                 "dynamodb_calls_per_request": round(total / args.calls, 3),
+                "dynamodb_reads_per_request": round(reads / args.calls, 3),
                 "by_operation": {op: round(n / args.calls, 3) for op, n in sorted(calls.items())},
             }
         runtime.configure(Settings())
