@@ -55,9 +55,10 @@ MIGRATIONS = (
 
 
 def project_of(event: Event) -> tuple[str, str] | None:
-    """(git_repo, cwd_root) of an event with a place; browser events have none."""
+    """(git_repo, cwd_root) of an event with a place; browser events have none, and a probe
+    event counts for none (seed 003: probes never appear in any tool, list_projects included)."""
     root = event.repo_root or event.cwd
-    if event.source == "browser" or not (root or event.git_repo):
+    if event.source == "browser" or event.probe_tag is not None or not (root or event.git_repo):
         return None
     return event.git_repo or "", root or ""
 
