@@ -119,24 +119,45 @@ class CostService:
         return cost
 
     def _check_budget(self, principal: Principal, record: CostRecord) -> None:
-        """`Budget Exceeded` when this report takes the team's spend over the budget period
-        across the limit: once per crossing, not for every report after it. (Two reports
-        racing across it may both see the crossing: consumers de-duplicate on the period.)"""
+        """`Budget Exceeded` exactly once per crossing of the team's budget.
+
+        After recording its report, each report reads the period's spend (a consistent read:
+        of reports racing each other, the last to read sees them all). Over the limit, it
+        marks the team over that budget (team + period + limit) until the moment the spend
+        would fall back to the limit as its oldest reports leave the window: one conditional
+        write that carries the event when it starts a crossing, and only moves that moment
+        later when the crossing is already marked. So racing reports send one event, a
+        report while over sends none, and a spend that fell back and rises again is a new
+        crossing (docs/events.md)."""
         limit = self._budget_usd
         if limit is None or record.cost_usd <= 0:
             return
-        spent = sum(r.cost_usd for r in self.records(principal, BUDGET_PERIOD))
-        if spent > limit >= spent - record.cost_usd:
-            self._events.emit(
-                principal.team,
-                Kind.BUDGET_EXCEEDED,
-                principal.actor,
-                period=BUDGET_PERIOD,
-                limit_usd=limit,
-                spent_usd=round(spent, 6),
-                agent_id=record.agent_id,
-                workflow_id=record.workflow_id,
-            )
+        now = self._now()
+        window = PERIODS[BUDGET_PERIOD]
+        assert window is not None
+        records = self._ledger.reports_since(principal.team, now - window)
+        spent = sum(r.cost_usd for r in records)
+        if spent <= limit:
+            return
+        over_until, remaining = now + window, spent
+        for oldest in records:
+            remaining -= oldest.cost_usd
+            if remaining <= limit:
+                over_until = oldest.reported_at + window
+                break
+        exceeded = self._events.event(
+            principal.team,
+            Kind.BUDGET_EXCEEDED,
+            principal.actor,
+            period=BUDGET_PERIOD,
+            limit_usd=limit,
+            spent_usd=round(spent, 6),
+            agent_id=record.agent_id,
+            workflow_id=record.workflow_id,
+        )
+        self._ledger.mark_over_budget(
+            principal.team, f"{BUDGET_PERIOD}:{limit}", now, over_until, events=[exceeded]
+        )
 
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
         """The team's reports of the period ending now, oldest first."""

@@ -4,10 +4,13 @@ report time that period sums select on."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import from_dynamo
 from shared.orchestrator.costs.models import CostRecord
 from shared.storage.sqlite import Database, Migration, from_json, to_json
@@ -27,6 +30,16 @@ MIGRATIONS = (
             "CREATE INDEX costs_by_time ON costs (team, reported_at, id)",
         ),
     ),
+    Migration(
+        "costs",
+        2,
+        (
+            # One row per team and budget (period and limit): the crossing it is in, if any.
+            "CREATE TABLE budget_crossings ("
+            " team TEXT NOT NULL, budget TEXT NOT NULL, crossed_at TEXT NOT NULL,"
+            " over_until TEXT NOT NULL, PRIMARY KEY (team, budget))",
+        ),
+    ),
 )
 
 _INSERT = "INSERT OR IGNORE INTO costs (team, id, reported_at, record) VALUES (?, ?, ?, ?)"
@@ -44,9 +57,11 @@ def _row(team: str, report_id: str, report: CostRecord) -> tuple[Any, ...]:
 class SqliteCostLedger:
     """`CostLedger` on the embedded database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
+        self._clock = clock  # only the event log's lazy expiry reads it
         db.migrate(MIGRATIONS)
+        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
     def record(self, team: str, report: CostRecord) -> None:
         report_id = f"{sortable(report.reported_at)}#{secrets.token_hex(6)}"
@@ -54,6 +69,37 @@ class SqliteCostLedger:
             inserted = tx.execute(_INSERT, _row(team, report_id, report)).rowcount
             if inserted != 1:  # 48 random bits within one microsecond: never, short of a bug
                 raise ValueError(f"cost report {report_id} already exists")
+
+    def mark_over_budget(
+        self,
+        team: str,
+        budget: str,
+        at: datetime,
+        over_until: datetime,
+        *,
+        events: Sequence[DomainEvent] = (),
+    ) -> bool:
+        # BEGIN IMMEDIATE: the read and the write below are one step for every writer.
+        with self._db.write() as tx:
+            row = tx.execute(
+                "SELECT over_until FROM budget_crossings WHERE team = ? AND budget = ?",
+                (team, budget),
+            ).fetchone()
+            if row is not None and row["over_until"] > sortable(at):
+                tx.execute(
+                    "UPDATE budget_crossings SET over_until = ?"
+                    " WHERE team = ? AND budget = ? AND over_until < ?",
+                    (sortable(over_until), team, budget, sortable(over_until)),
+                )
+                return False
+            tx.execute(
+                "INSERT INTO budget_crossings (team, budget, crossed_at, over_until)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (team, budget) DO UPDATE SET"
+                " crossed_at = excluded.crossed_at, over_until = excluded.over_until",
+                (team, budget, sortable(at), sortable(over_until)),
+            )
+            append_events(tx, team, events, self._clock())
+        return True
 
     def reports_since(self, team: str, since: datetime | None) -> list[CostRecord]:
         rows = (
