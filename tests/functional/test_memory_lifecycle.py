@@ -4,15 +4,55 @@ surfaces (memory_get, recall, memory_search, search, engrams) honouring the stat
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import runtime
+from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
+from shared.config.tables import create_tables
 from shared.memory.wiring import build_detection_queue, build_detector
-from tests.functional.conftest import Harness
+from shared.protocol.gateway import GatewayConfig, McpGateway
+from shared.tools.groups import load_catalog, load_groups
+from shared.tools.invoker import InProcessInvoker
+from tests.functional.conftest import PEPPER, Harness
 
 V1 = "2026-01-01T00:00:00+00:00"
 V2 = "2026-06-01T00:00:00+00:00"
+
+
+@pytest.fixture(params=["dynamodb", "sqlite"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
+    """The gateway in-process on the store named by the parameter: the lifecycle's state lives
+    in each adapter (history, status, conditional transitions), so the bi-temporal and
+    visibility tests run on both."""
+    settings = Settings(
+        environment="test", token_pepper=PEPPER, data_dir=tmp_path, storage=request.param
+    )
+
+    def harness() -> Harness:
+        runtime.configure(settings)
+        invoker = InProcessInvoker(load_groups(), threading.RLock())
+        tokens = build_token_service(settings)
+        gateway = McpGateway(
+            load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
+        )
+        return Harness(gateway, tokens)
+
+    if request.param == "sqlite":
+        yield harness()
+    else:
+        with mock_aws():
+            create_tables(boto3.client("dynamodb", region_name=settings.region))
+            yield harness()
+    runtime.configure(Settings())
 
 
 def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -195,8 +235,9 @@ def test_supersede_writes_a_linked_version_and_closes_the_old_window(harness: Ha
 
 
 def test_as_of_and_known_at_over_a_written_superseded_then_retracted_memory(
-    harness: Harness,
+    stores: Harness,
 ) -> None:
+    harness = stores
     token = harness.token()
     a = write(harness, token, "The office is in Berlin.", subject="office", valid_from=V1)
     b = ok(
@@ -249,7 +290,8 @@ def test_as_of_and_known_at_over_a_written_superseded_then_retracted_memory(
     assert set(everything) == {a["id"], b["id"]}
 
 
-def test_a_proposal_is_invisible_until_approved(harness: Harness) -> None:
+def test_a_proposal_is_invisible_until_approved(stores: Harness) -> None:
+    harness = stores
     author = harness.token(scopes=("memory",), agent_id="writer")
     reader = harness.token(scopes=("memory", "search"), agent_id="reader")
     reviewer = harness.token(scopes=("memory", "memory.review"), agent_id="lead")
@@ -274,6 +316,7 @@ def test_a_proposal_is_invisible_until_approved(harness: Harness) -> None:
         )
 
     assert not visible_to_reader()
+    assert query_ids(harness, author) == []  # its author sees it only when asking for it
     # Its author and reviewers can find it to decide on it.
     assert query_ids(harness, author, status=["proposed"]) == [proposal["id"]]
     assert query_ids(harness, reviewer, status=["proposed"]) == [proposal["id"]]
@@ -290,6 +333,11 @@ def test_a_proposal_is_invisible_until_approved(harness: Harness) -> None:
     assert visible_to_reader()
     recalled = ok(harness, reader, "recall", {"query": "Acme renewal"})["memories"]
     assert recalled[0]["body"] == "Customer Acme renews in March."
+    filed = ok(harness, reader, "memory_get", {"id": proposal["id"]})["memory"]
+    assert [(e["action"], e["by"], e.get("note")) for e in filed["history"]] == [
+        ("proposed", "writer", None),
+        ("approved", "lead", "confirmed"),
+    ]
 
 
 def test_a_rejected_proposal_stays_invisible(harness: Harness) -> None:
@@ -314,6 +362,37 @@ def test_a_rejected_proposal_stays_invisible(harness: Harness) -> None:
     assert again["results"][0]["decided"] is False
     assert again["results"][0]["status"] == "rejected"
     assert ok(harness, author, "recall", {"query": "wifi password"})["memories"] == []
+
+
+def test_one_review_decides_several_proposals_and_reports_each(harness: Harness) -> None:
+    author = harness.token(scopes=("memory",), agent_id="writer")
+    reviewer = harness.token(scopes=("memory", "memory.review"), agent_id="lead")
+    first, second = (
+        ok(harness, author, "memory_propose", {"content": text, "subject": "holidays"})["memory"]
+        for text in ("The office closes on 24 December.", "The office closes on 31 December.")
+    )
+
+    decided = ok(
+        harness,
+        reviewer,
+        "memory_review",
+        {
+            "ids": [first["id"], second["id"], "mem_unknown"],
+            "decision": "reject",
+            "note": "HR has not confirmed",
+        },
+    )["results"]
+
+    assert [(r["id"], r["decided"], r["status"]) for r in decided] == [
+        (first["id"], True, "rejected"),
+        (second["id"], True, "rejected"),
+        ("mem_unknown", False, None),
+    ]
+    for proposal in (first, second):
+        stored = ok(harness, reviewer, "memory_get", {"id": proposal["id"]})["memory"]
+        assert stored["status"] == "rejected"
+        assert stored["history"][-1]["note"] == "HR has not confirmed"
+    assert query_ids(harness, reviewer, subject="holidays") == []
 
 
 def test_reviewing_needs_the_memory_review_scope(harness: Harness) -> None:
@@ -389,7 +468,29 @@ def test_every_tool_is_confined_to_the_token_team(harness: Harness) -> None:
         == 404
     )
     assert ok(harness, beta, "memory_get", {"id": other["id"]})["memory"] is None
-    assert ok(harness, beta, "memory_write", {"content": "beta's own"})["memory"]
+    theirs = ok(harness, beta, "memory_write", {"content": "Deploys are frozen on Fridays."})
+    their_proposal = ok(harness, beta, "memory_propose", {"content": "Beta secret plan."})
+    drain()
+    # What beta writes or proposes stays beta's: alpha neither sees nor decides it, and beta's
+    # identical copy of alpha's memory is no duplicate of it.
+    alpha_sees = query_ids(harness, alpha, status=["active", "proposed"], query="deploys frozen")
+    assert theirs["memory"]["id"] not in alpha_sees
+    assert their_proposal["memory"]["id"] not in query_ids(harness, alpha, status=["proposed"])
+    assert (
+        ok(
+            harness,
+            alpha,
+            "memory_review",
+            {"ids": [their_proposal["memory"]["id"]], "decision": "approve"},
+        )["results"][0]["status"]
+        is None
+    )
+    assert ok(harness, alpha, "memory_get", {"id": theirs["memory"]["id"]})["memory"] is None
+    assert all(
+        theirs["memory"]["id"] not in item["finding"]["members"]
+        for item in ok(harness, alpha, "duplicates_list", {"status": "all"})["items"]
+    )
+    assert ok(harness, beta, "duplicates_list", {"status": "all"})["items"] == []
     # alpha's records are untouched by beta's attempts.
     assert {mine["id"], other["id"], dup["id"]} <= set(query_ids(harness, alpha))
     cursor = ok(harness, alpha, "memory_query", {"limit": 1})["next_cursor"]
@@ -584,3 +685,117 @@ def test_keyed_memories_are_checked_for_conflicts_like_the_stream_does(harness: 
     assert [sorted(i["finding"]["members"]) for i in items] == [
         sorted([a["memory"]["id"], b["memory"]["id"]])
     ]
+
+
+def test_every_surface_reads_the_newest_version_after_a_supersession(stores: Harness) -> None:
+    harness = stores
+    token = harness.token()
+    old = ok(
+        harness,
+        token,
+        "memory_put",
+        {"key": "build-runner", "content": "CI builds run on the Jenkins runner."},
+    )["memory"]
+    middle = ok(
+        harness,
+        token,
+        "memory_supersede",
+        {"id": old["id"], "content": "CI builds run on the Buildkite runner."},
+    )["memory"]
+    new = ok(
+        harness,
+        token,
+        "memory_supersede",
+        {"id": middle["id"], "content": "CI builds run on the GitHub Actions runner."},
+    )["memory"]
+    drain()
+
+    assert ok(harness, token, "memory_get", {"key": "build-runner"})["memory"]["id"] == new["id"]
+    recalled = ok(harness, token, "recall", {"query": "CI builds runner", "include_ids": True})
+    assert [m["id"] for m in recalled["memories"]] == [new["id"]]
+    searched = ok(harness, token, "memory_search", {"query": "CI builds runner"})["results"]
+    assert [h["id"] for h in searched] == [new["id"]]
+    found = ok(harness, token, "search", {"query": "CI builds runner", "types": ["memory"]})
+    assert [h["entity_id"] for h in found["results"]] == [new["id"]]
+    assert query_ids(harness, token) == [new["id"]]
+    # Versions of one chain never conflict with each other.
+    assert ok(harness, token, "conflicts_list", {"status": "all"})["items"] == []
+    # The whole chain, oldest first, from any of its versions.
+    for member in (old, middle, new):
+        chain = ok(harness, token, "memory_query", {"versions_of": member["id"]})["memories"]
+        assert [m["id"] for m in chain] == [old["id"], middle["id"], new["id"]]
+        assert [m.get("status", "filed") for m in chain] == ["superseded", "superseded", "filed"]
+    assert chain[0]["superseded_by"] == chain[1]["id"]
+    assert chain[1]["supersedes"] == old["id"]
+    assert chain[0]["valid_to"] == chain[1]["valid_from"]
+    assert chain[1]["valid_to"] == chain[2]["valid_from"]
+
+
+def test_a_near_identical_pair_is_a_duplicate_and_a_cluster_can_be_dismissed(
+    harness: Harness,
+) -> None:
+    token = harness.token()
+    a = write(harness, token, "Every pull request needs two approving reviews before merge.")
+    b = write(harness, token, "Every pull request needs two approving reviews before merging.")
+    drain()
+
+    (cluster,) = ok(harness, token, "duplicates_list", {})["items"]
+    assert sorted(cluster["finding"]["members"]) == sorted([a["id"], b["id"]])
+
+    dismissed = ok(
+        harness,
+        token,
+        "duplicate_resolve",
+        {"id": cluster["finding"]["id"], "action": "dismiss", "note": "both wordings are used"},
+    )
+
+    assert dismissed["finding"]["status"] == "dismissed"
+    assert dismissed["finding"]["resolution"]["note"] == "both wordings are used"
+    assert set(query_ids(harness, token)) == {a["id"], b["id"]}  # both stay, untouched
+    assert ok(harness, token, "duplicates_list", {})["items"] == []
+    assert ok(harness, token, "duplicates_list", {"status": "dismissed"})["items"]
+    # A replay of detection does not reopen a dismissed cluster.
+    assert build_detector().detect("alpha", b["id"]) == []
+    assert ok(harness, token, "duplicates_list", {})["items"] == []
+
+
+EXPECTED_ANNOTATIONS = {
+    # tool: (readOnlyHint, destructiveHint, idempotentHint)
+    "memory_write": (False, False, False),
+    "memory_propose": (False, False, False),
+    "memory_query": (True, False, True),
+    "memory_retract": (False, True, True),
+    "memory_supersede": (False, True, False),
+    "memory_review": (False, False, True),
+    "conflicts_list": (True, False, True),
+    "conflict_resolve": (False, True, False),
+    "duplicates_list": (True, False, True),
+    "duplicate_resolve": (False, True, False),
+}
+
+
+def test_each_advanced_memory_tool_is_annotated_for_what_it_does(harness: Harness) -> None:
+    token = harness.token(scopes=("memory", "memory.review"))
+    tools: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        listed = harness.post(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, token
+        ).body
+        assert listed is not None
+        tools.update({t["name"]: t for t in listed["result"]["tools"]})
+        cursor = listed["result"].get("nextCursor")
+        if not cursor:
+            break
+
+    actual = {
+        name: (
+            tools[name]["annotations"]["readOnlyHint"],
+            tools[name]["annotations"]["destructiveHint"],
+            tools[name]["annotations"]["idempotentHint"],
+        )
+        for name in EXPECTED_ANNOTATIONS
+    }
+    assert actual == EXPECTED_ANNOTATIONS
+    assert all(tools[name]["annotations"]["openWorldHint"] is False for name in actual)
