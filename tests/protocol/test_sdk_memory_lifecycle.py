@@ -132,6 +132,12 @@ def test_the_ten_advanced_memory_tools_through_the_sdk_client(server: LocalServe
             hits = await _call(
                 client, "search", {"query": "gateway port 8443", "types": ["memory"]}
             )
-            assert all(h.get("id") != moved["memory"]["id"] for h in hits["results"])
+            # `search` names a hit by `entity_id` (an `id` key would make this vacuous).
+            assert all("entity_id" in h for h in hits["results"])
+            assert moved["memory"]["id"] not in {h["entity_id"] for h in hits["results"]}
+            recalled = await _call(
+                client, "recall", {"query": "gateway port 8443", "include_ids": True}
+            )
+            assert moved["memory"]["id"] not in {m["id"] for m in recalled["memories"]}
 
     anyio.run(main)
