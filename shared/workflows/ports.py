@@ -3,9 +3,11 @@ state machines that drive executions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from shared.domain_events.models import DomainEvent
 from shared.orchestrator.tasks.models import Task
 from shared.storage.pages import Page
 from shared.workflows.models import Execution, Workflow, WorkflowDefinition
@@ -31,13 +33,20 @@ class WorkflowStore(Protocol):
         """The team's workflows, newest first (then by id)."""
         ...
 
-    def create_execution(self, team: str, execution: Execution) -> None: ...
+    def create_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
+        """Insert a new execution with its domain `events` (one transaction: the outbox)."""
+        ...
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None: ...
 
-    def save_execution(self, team: str, execution: Execution) -> None:
-        """Write `execution` if the stored revision is `execution.revision - 1`; `StaleWrite`
-        otherwise (someone else advanced it: read again and redo the change)."""
+    def save_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
+        """Write `execution` if the stored revision is `execution.revision - 1`, with its
+        domain `events` in the same transaction; `StaleWrite` otherwise, and no event
+        (someone else advanced it: read again and redo the change)."""
         ...
 
     def open_executions(self, team: str | None = None) -> list[tuple[str, Execution]]:
@@ -50,7 +59,7 @@ class StepTasks(Protocol):
     """The part of the task store a workflow uses (`shared.orchestrator.tasks.ports.TaskStore`
     satisfies it): steps are ordinary tasks, so the lease and requeue stay the tasks'."""
 
-    def create(self, team: str, task: Task) -> None: ...
+    def create(self, team: str, task: Task, *, events: Sequence[DomainEvent] = ()) -> None: ...
 
     def get(self, team: str, task_id: str) -> Task | None: ...
 

@@ -249,8 +249,10 @@ class WorkflowService:
                 team, workflow, workflow.definition
             )
             workflow = workflow.model_copy(update={"state_machine_arn": arn})
-        self._store.create_execution(team, execution)
-        self._events.emit(team, Kind.WORKFLOW_STARTED, started_by, **_execution_fields(execution))
+        started = self._events.event(
+            team, Kind.WORKFLOW_STARTED, started_by, **_execution_fields(execution)
+        )
+        self._store.create_execution(team, execution, events=[started])
         updated = workflow.model_copy(
             update={
                 "current_execution_id": execution.id,
@@ -651,19 +653,23 @@ class WorkflowService:
             if not decide(execution, fx):
                 return False
             execution.revision += 1
-            try:
-                self._store.save_execution(team, execution)
-            except StaleWrite:
-                continue
+            ended = []
             if execution.status != before and execution.status in _END_EVENTS:
                 # The engine ends an execution (its last step, a failed step, a cancel): the
-                # event's actor is who started it; a cancel's caller is in its `error`.
-                self._events.emit(
-                    team,
-                    _END_EVENTS[execution.status],
-                    execution.started_by,
-                    **_execution_fields(execution),
+                # event's actor is who started it; a cancel's caller is in its `error`. It is
+                # written with the execution's own write (a stale write writes neither).
+                ended.append(
+                    self._events.event(
+                        team,
+                        _END_EVENTS[execution.status],
+                        execution.started_by,
+                        **_execution_fields(execution),
+                    )
                 )
+            try:
+                self._store.save_execution(team, execution, events=ended)
+            except StaleWrite:
+                continue
             self._apply(team, fx)
             return True
         raise Conflict(f"execution {execution_id!r} is changing too fast; retry")
@@ -684,8 +690,10 @@ class WorkflowService:
 
     def _create_task(self, team: str, task: Task) -> None:
         if self._tasks.get(team, task.id) is None:
-            self._tasks.create(team, task)
-            self._events.emit(team, Kind.TASK_CREATED, task.created_by, **task_fields(task))
+            created = self._events.event(
+                team, Kind.TASK_CREATED, task.created_by, **task_fields(task)
+            )
+            self._tasks.create(team, task, events=[created])
 
     def _workflow(self, team: str, workflow_id: str) -> Workflow:
         workflow = self._store.get(team, workflow_id)

@@ -10,12 +10,15 @@ creation time, so `WF#` items read newest first.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from shared.domain_events.adapters.outbox import DynamoOutbox
+from shared.domain_events.models import DomainEvent
 from shared.storage.dynamo import ConditionLost, put_if, query_all, query_page, team_pk
 from shared.storage.pages import Page
 from shared.storage.times import sortable
@@ -43,6 +46,29 @@ class DynamoWorkflowStore:
 
     def __init__(self, table: Table) -> None:
         self._table = table
+        # The event log lives in this same table.
+        self._outbox = DynamoOutbox(table)
+
+    def _put_if(
+        self,
+        team: str,
+        item: dict[str, Any],
+        condition: str,
+        events: Sequence[DomainEvent],
+        values: dict[str, Any] | None = None,
+    ) -> None:
+        """A conditional put, with its domain events in one transaction when there are any."""
+        if not events:
+            put_if(self._table, item, condition, values=values)
+            return
+        put: dict[str, Any] = {
+            "TableName": self._table.name,
+            "Item": item,
+            "ConditionExpression": condition,
+        }
+        if values:
+            put["ExpressionAttributeValues"] = values
+        self._outbox.write(team, {"Put": put}, events)
 
     def _workflow_item(self, team: str, workflow: Workflow) -> dict[str, Any]:
         return {
@@ -119,9 +145,11 @@ class DynamoWorkflowStore:
             ConsistentRead=True,
         )
 
-    def create_execution(self, team: str, execution: Execution) -> None:
-        put_if(
-            self._table,
+    def create_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
+        self._put_if(
+            team,
             {
                 "pk": team_pk(team),
                 "sk": f"WFX#{execution.id}",
@@ -131,6 +159,7 @@ class DynamoWorkflowStore:
                 "record": _record(execution),
             },
             "attribute_not_exists(pk)",
+            events,
         )
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None:
@@ -139,10 +168,12 @@ class DynamoWorkflowStore:
         ).get("Item")
         return _execution(item) if item else None
 
-    def save_execution(self, team: str, execution: Execution) -> None:
+    def save_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
         try:
-            put_if(
-                self._table,
+            self._put_if(
+                team,
                 {
                     "pk": team_pk(team),
                     "sk": f"WFX#{execution.id}",
@@ -152,6 +183,7 @@ class DynamoWorkflowStore:
                     "record": _record(execution),
                 },
                 "revision = :previous",
+                events,
                 values={":previous": execution.revision - 1},
             )
         except ConditionLost as lost:

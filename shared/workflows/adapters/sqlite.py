@@ -4,9 +4,13 @@ count decides a race (inside `BEGIN IMMEDIATE`, so across threads and processes)
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.models import DomainEvent
 from shared.storage.pages import Page, decode_cursor, encode_cursor
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
@@ -43,9 +47,11 @@ def _json(model: Workflow | Execution) -> str:
 class SqliteWorkflowStore:
     """`WorkflowStore` on the embedded database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
+        self._clock = clock  # only the event log's lazy expiry reads it
         db.migrate(MIGRATIONS)
+        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
     def create(self, team: str, workflow: Workflow) -> None:
         with self._db.write() as tx:
@@ -122,7 +128,9 @@ class SqliteWorkflowStore:
             found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
         )
 
-    def create_execution(self, team: str, execution: Execution) -> None:
+    def create_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO workflow_executions (team, id, workflow_id, status, revision, record)"
@@ -136,6 +144,7 @@ class SqliteWorkflowStore:
                     _json(execution),
                 ),
             )
+            append_events(tx, team, events, self._clock())
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None:
         row = (
@@ -148,7 +157,9 @@ class SqliteWorkflowStore:
         )
         return Execution.model_validate(from_json(row["record"])) if row else None
 
-    def save_execution(self, team: str, execution: Execution) -> None:
+    def save_execution(
+        self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
+    ) -> None:
         with self._db.write() as tx:
             changed = tx.execute(
                 "UPDATE workflow_executions SET status = ?, revision = ?, record = ?"
@@ -164,6 +175,7 @@ class SqliteWorkflowStore:
             ).rowcount
             if changed != 1:
                 raise StaleWrite(execution.id)
+            append_events(tx, team, events, self._clock())
 
     def open_executions(self, team: str | None = None) -> list[tuple[str, Execution]]:
         query = "SELECT team, record FROM workflow_executions WHERE status IN ('running', 'paused')"

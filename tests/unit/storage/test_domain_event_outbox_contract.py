@@ -198,3 +198,35 @@ def test_a_lost_or_unknown_handoff_claim_writes_no_event(
             events=[event(Kind.HANDOFF_CLAIMED, handoff_id="hof_0404")],
         )
     assert logged(log) == []
+
+
+# ---------------------------------------------------------------- workflow executions
+
+
+def test_an_execution_start_and_end_have_their_events_and_a_stale_write_none(
+    backend: Backend, log: EventLog
+) -> None:
+    from shared.workflows.ports import StaleWrite
+    from shared.workflows.wiring import build_workflow_store
+    from tests.unit.storage.test_workflow_store_contract import execution
+
+    store = build_workflow_store()
+    started = event(Kind.WORKFLOW_STARTED, execution_id="wfx_0001")
+    store.create_execution("alpha", execution(1), events=[started])
+    stored = store.get_execution("alpha", "wfx_0001")
+    assert stored is not None
+    ended = event(Kind.WORKFLOW_SUCCEEDED, execution_id="wfx_0001")
+    stored.status = "completed"
+    stored.revision += 1
+    store.save_execution("alpha", stored, events=[ended])
+    # A writer that read the execution before that write loses, and records nothing.
+    stale = execution(1)
+    stale.status = "cancelled"
+    stale.revision = 1
+    with pytest.raises(StaleWrite):
+        store.save_execution(
+            "alpha", stale, events=[event(Kind.WORKFLOW_CANCELLED, execution_id="wfx_0001")]
+        )
+    assert sorted(logged(log)) == sorted(
+        [("cairn.workflow.started", started.id), ("cairn.workflow.succeeded", ended.id)]
+    )
