@@ -129,6 +129,7 @@ class Env:
     STORAGE: Final = "CAIRN_STORAGE"  # dynamodb (AWS) | sqlite (the embedded default)
     # Local embedded default.
     PORT: Final = "CAIRN_PORT"
+    THREADS: Final = "CAIRN_THREADS"  # worker threads for tool calls (`cairn serve --threads`)
     DATA_DIR: Final = "CAIRN_DATA_DIR"
     DEV_TOKEN: Final = "CAIRN_DEV_TOKEN"
     # Read by Powertools itself (Logger, Metrics) in every deployed function.
