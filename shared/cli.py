@@ -20,7 +20,13 @@ def _stderr(message: str) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from shared.local.server import serve
 
-    return serve()
+    return serve(threads=args.threads)
+
+
+def _positive_int(raw: str) -> int:
+    if not raw.isdigit() or int(raw) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {raw!r})")
+    return int(raw)
 
 
 def _token_request_body(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the local server (SQLite + embedded index)")
+    serve.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help=f"worker threads for tool calls (default: ${names.Env.THREADS}, else 8)",
+    )
     serve.set_defaults(run=_serve)
 
     tokens = commands.add_parser(
