@@ -140,7 +140,8 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
     "handoffs": _BASE,
     # A finished task is recorded as a knowledge event, which indexes it for search.
     "orchestrator": _BASE | _CRON | _SEARCH,
-    "workflows": _BASE | _CRON,
+    # An ended workflow is recorded as a knowledge event too (a cancel runs here).
+    "workflows": _BASE | _CRON | _SEARCH,
     "curator": _BASE | _SEARCH,
     "sync_runner": _BASE | _SEARCH | _CRON,
     "knowledge_enricher": _BASE | _SEARCH,

@@ -91,7 +91,11 @@ class CairnStack(Stack):
             api=self.api,
             sync=self.sync,
             table=self.data.table(names.TABLE_KNOWLEDGE),
-            producers=[self.functions.groups[names.GROUP_ORCHESTRATOR]],
+            # Finished tasks (orchestrator) and ended workflows (a cancel runs in workflows).
+            producers=[
+                self.functions.groups[names.GROUP_ORCHESTRATOR],
+                self.functions.groups[names.GROUP_WORKFLOWS],
+            ],
         )
         self.observability = Observability(
             self,

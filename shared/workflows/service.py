@@ -61,6 +61,9 @@ from shared.workflows.ports import (
 from shared.workflows.triggers import RATE, check_trigger
 
 logger = logging.getLogger("cairn.workflows")
+# Called with (team, the ended execution, its workflow's name) once an execution completes,
+# fails or is cancelled.
+EndListener = Callable[[str, Execution, str], None]
 
 MAX_WRITE_ATTEMPTS = 20
 # An execution is one record (a DynamoDB item holds 400 KB): its definition, its start inputs
@@ -117,6 +120,15 @@ class WorkflowService:
         self._schedules = schedules
         self._clock = clock
         self._events = events or DomainEvents()
+        self._end_listeners: list[EndListener] = []
+
+    def on_end(self, listener: EndListener) -> None:
+        """Call `listener(team, execution, workflow name)` once an execution ends.
+
+        The knowledge group uses it to capture workflow completions as `workflow` events. A
+        listener that raises is logged and skipped: the execution has ended regardless.
+        """
+        self._end_listeners.append(listener)
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -670,9 +682,24 @@ class WorkflowService:
                 self._store.save_execution(team, execution, events=ended)
             except StaleWrite:
                 continue
+            if ended:
+                self._ended(team, execution)
             self._apply(team, fx)
             return True
         raise Conflict(f"execution {execution_id!r} is changing too fast; retry")
+
+    def _ended(self, team: str, execution: Execution) -> None:
+        if not self._end_listeners:
+            return
+        workflow = self._store.get(team, execution.workflow_id)
+        name = workflow.name if workflow else execution.workflow_id
+        for listener in self._end_listeners:
+            try:
+                listener(team, execution, name)
+            except Exception:
+                logger.exception(
+                    "a workflow end listener failed", extra={"execution_id": execution.id}
+                )
 
     def _apply(self, team: str, fx: _Effects) -> None:
         for task in fx.create:

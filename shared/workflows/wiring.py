@@ -12,6 +12,7 @@ from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.tasks.wiring import build_task_store
+from shared.workflows.models import Execution
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
 from shared.workflows.service import WorkflowService
 
@@ -66,10 +67,34 @@ def own_function_arn() -> str:
 
 @runtime.cached
 def build_workflow_service() -> WorkflowService:
-    return WorkflowService(
+    service = WorkflowService(
         build_workflow_store(),
         build_task_store(),
         build_state_machines(),
         schedules=build_schedules(),
         events=build_domain_events(),
+    )
+    service.on_end(_record_knowledge_event)
+    return service
+
+
+def _record_knowledge_event(team: str, execution: Execution, name: str) -> None:
+    """An ended execution becomes a `workflow` event of the team's knowledge (seed 003), in
+    the same session as its steps' task events (the workflow id)."""
+    from shared.knowledge.wiring import record_workflow_event
+
+    steps = execution.steps.values()
+    done = sum(1 for s in steps if s.status == "completed")
+    summary = f"Workflow '{name}' {execution.status}: {done} of {len(steps)} steps completed"
+    if execution.error:
+        summary += f"; {execution.error}"
+    ended = execution.ended_at or execution.started_at
+    record_workflow_event(
+        team,
+        event_id=f"workflow-{execution.id}-{execution.status}",
+        timestamp_ms=int(ended.timestamp() * 1000),
+        summary=summary,
+        status=execution.status,
+        workflow_id=execution.workflow_id,
+        kind="workflow",
     )

@@ -80,8 +80,10 @@ def test_only_the_knowledge_functions_send_to_the_queue_and_read_the_webhook_sec
     assert "sqs:SendMessage" in synth.actions_on(group, queue)
     assert "secretsmanager:GetSecretValue" in synth.actions_on(group, secret)
     for other in (*names.TOOL_GROUPS, GATEWAY):
-        if other not in (group, names.GROUP_ORCHESTRATOR):  # see the orchestrator's test
+        producer = other in (names.GROUP_ORCHESTRATOR, names.GROUP_WORKFLOWS)
+        if other != group and not producer:  # producers: see their own test
             assert "sqs:SendMessage" not in synth.actions_on(other, queue), other
+        if other != group:
             assert not synth.actions_on(other, secret), other
     assert _env(synth, group)[ENV_QUEUE_URL] == {"Ref": queue}
     assert _env(synth, group)[ENV_WEBHOOK_SECRET_ARN] == {"Ref": secret}
@@ -129,13 +131,15 @@ def test_the_ci_pull_runs_on_a_schedule_in_the_sync_group(synth: Synth) -> None:
     assert schedule["Target"]["Arn"] == {"Fn::GetAtt": [worker, "Arn"]}
 
 
+@pytest.mark.parametrize("producer", [names.GROUP_ORCHESTRATOR, names.GROUP_WORKFLOWS])
 def test_the_orchestrator_may_write_events_and_queue_them_but_not_read_knowledge(
-    synth: Synth,
+    synth: Synth, producer: str
 ) -> None:
+    # Finished tasks (orchestrator) and ended workflows (workflows: a cancel) become events.
     knowledge = synth.logical_id(synth.stack.data.table(names.TABLE_KNOWLEDGE))
     queue = synth.logical_id(synth.stack.knowledge.queue)
-    actions = synth.actions_on(names.GROUP_ORCHESTRATOR, knowledge)
+    actions = synth.actions_on(producer, knowledge)
     assert "dynamodb:PutItem" in actions
     assert not {a for a in actions if a in ("dynamodb:Query", "dynamodb:Scan", "dynamodb:GetItem")}
-    assert "sqs:SendMessage" in synth.actions_on(names.GROUP_ORCHESTRATOR, queue)
-    assert _env(synth, names.GROUP_ORCHESTRATOR)[ENV_QUEUE_URL] == {"Ref": queue}
+    assert "sqs:SendMessage" in synth.actions_on(producer, queue)
+    assert _env(synth, producer)[ENV_QUEUE_URL] == {"Ref": queue}

@@ -221,11 +221,14 @@ def test_branch_is_exact_and_ignored_for_browser_events(loaded: tuple[Knowledge,
 def test_a_teams_ci_runs_and_lessons_stay_in_that_team(knowledge: Knowledge) -> None:
     # Given a failed run recorded for team alpha, twice (a graduated lesson)
     payload = json.loads((FIXTURES / "workflow_job_failure.json").read_text())
+    runs = []
     for run_id in (1, 2):
         payload["workflow_job"]["run_id"] = run_id
-        run = run_from_webhook("workflow_job", payload)
-        assert run is not None
-        knowledge.service.record_ci_run("alpha", run)
+        found = run_from_webhook("workflow_job", payload)
+        assert found is not None
+        runs.append(found)
+        knowledge.service.record_ci_run("alpha", found)
+    run = runs[-1]
     alpha, beta = knowledge.token("alpha"), knowledge.token("beta")
     assert knowledge.ok(alpha, "get_ci_status", {"repo": "acme/billing"}) != {}
     assert len(knowledge.ok(alpha, "get_lessons", {})) == 1
