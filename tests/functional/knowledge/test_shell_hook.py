@@ -77,3 +77,102 @@ def test_each_command_is_recorded_once_with_its_exit_code(tmp_path: Path) -> Non
     assert ends == sorted(ends)
     assert started <= ends[0] <= int(time.time() * 1000)
     assert all(int(r["--duration-ms"]) >= 0 for r in recorded)
+
+
+def test_a_slow_or_hanging_sender_never_delays_the_prompt(tmp_path: Path) -> None:
+    # Given a `cairn` that takes 4 s per command (a slow network, a cold Python)
+    recorded = tmp_path / "slow.txt"
+    slow = tmp_path / "slow-cairn"
+    slow.write_text(f'#!/bin/sh\nsleep 4\nprintf "%s\\n" "$*" >> "{recorded}"\n')
+    slow.chmod(0o755)
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "TERM": "dumb",
+    }
+    previous = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
+    try:
+        capture.install("bash", str(slow), home=tmp_path)
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_CONFIG_HOME")
+        else:
+            os.environ["XDG_CONFIG_HOME"] = previous
+    # When three commands are typed, then the shell is done long before one send would be
+    started = time.monotonic()
+    subprocess.run(
+        ["bash", "-i"],
+        input="true\ntrue\ntrue\nexit\n",
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert elapsed < 3.0, f"the prompt waited for the hook ({elapsed:.1f} s)"
+    # and each command is still handed over, in the background
+    deadline = time.time() + 15
+    while time.time() < deadline and (
+        not recorded.exists() or len(recorded.read_text().splitlines()) < 3
+    ):
+        time.sleep(0.2)
+    assert len(recorded.read_text().splitlines()) == 3
+
+
+def test_record_queues_while_offline_and_a_later_send_delivers_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import http.server
+    import json
+    import socket
+    import threading
+
+    from shared.cli import build_parser
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    with socket.socket() as probe:  # a port nothing listens on: the endpoint is offline
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    capture.save_config(capture.CaptureConfig(url=f"http://127.0.0.1:{port}", token="t"))
+
+    def record(command: str) -> int:
+        args = build_parser().parse_args(["capture", "record", "--cwd", str(tmp_path), command])
+        code: int = args.run(args)
+        return code
+
+    assert record("make build") in (0, 1)  # never an exception, whatever the network
+    assert record("make test") in (0, 1)
+    assert capture.Queue(capture.queue_path()).size() == 2
+    # The endpoint comes up: the next flush delivers the queue, and empties it.
+    received: list[dict[str, object]] = []
+
+    class Ingest(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append({"auth": self.headers["Authorization"], **json.loads(body)})
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = http.server.HTTPServer(("127.0.0.1", port), Ingest)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        args = build_parser().parse_args(["capture", "flush"])
+        assert args.run(args) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [r["auth"] for r in received] == ["Bearer t"]
+    events = received[0]["events"]
+    assert isinstance(events, list)
+    assert [e["command"] for e in events] == ["make build", "make test"]
+    assert capture.Queue(capture.queue_path()).size() == 0
