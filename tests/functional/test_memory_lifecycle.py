@@ -528,6 +528,29 @@ def test_a_conflict_is_found_and_resolved_by_keeping_one(harness: Harness) -> No
     assert again["status"] == 409
 
 
+def test_a_conflict_is_found_by_subject_or_key_where_the_wording_alone_is_too_far(
+    harness: Harness,
+) -> None:
+    token = harness.token()
+    allowed = "Production releases are allowed on Fridays."
+    refused = "Nobody ships to prod at the end of the week, never."  # MiniLM cosine 0.43
+    # Lexically far apart and about different subjects: not a conflict.
+    write(harness, token, allowed, subject="release policy")
+    write(harness, token, refused, subject="weekend staffing")
+    drain()
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+
+    # The same claims about one subject — named by a memory_write subject on one side and a
+    # memory_put key on the other — are.
+    by_subject = write(harness, token, allowed, subject="Friday deploys")
+    by_key = ok(harness, token, "memory_put", {"key": "friday-deploys", "content": refused})
+    drain()
+
+    (item,) = ok(harness, token, "conflicts_list", {})["items"]
+    assert sorted(item["finding"]["members"]) == sorted([by_subject["id"], by_key["memory"]["id"]])
+    assert item["finding"]["topic"] == "friday deploys"
+
+
 def test_a_conflict_merged_into_a_new_version_or_marked_both_valid(harness: Harness) -> None:
     token = harness.token()
     a = write(harness, token, "The on-call rotation changes on Monday.", subject="on-call")
