@@ -639,6 +639,14 @@ def test_a_replayed_detection_changes_nothing(harness: Harness) -> None:
 
     assert replay == []
     assert ok(harness, token, "conflicts_list", {"status": "all"})["items"] == before
+    # Retracting a member settles the conflict: no longer listed as open, no longer resolvable.
+    (finding,) = [item["finding"] for item in before]
+    ok(harness, token, "memory_retract", {"id": a["id"], "reason": "Node 18 is gone"})
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+    settled = failed(
+        harness, token, "conflict_resolve", {"id": finding["id"], "action": "both_valid"}
+    )
+    assert settled["status"] == 409
 
 
 def test_engrams_honour_retraction(harness: Harness) -> None:
