@@ -165,8 +165,9 @@ def test_memory_query_filters_and_pages(harness: Harness) -> None:
 
 
 def test_a_retracted_memory_leaves_every_surface_but_keeps_its_history(
-    harness: Harness,
+    stores: Harness,
 ) -> None:
+    harness = stores
     token = harness.token()
     memory = write(harness, token, "The staging cluster runs on Kubernetes 1.21.", subject="k8s")
     assert ok(harness, token, "get", {"entity_id": memory["id"]})["entity"] is not None
