@@ -407,17 +407,17 @@ class Detector:
                     similarity=round(cosine, 4),
                     signals=list(verdict.signals),
                 )
-                if self._findings.add(team, finding):
+                # Written with the finding, only if it is new: detecting it again (a
+                # replayed stream record) adds nothing, so it is announced once.
+                detected = self._events.event(
+                    team,
+                    Kind.MEMORY_CONFLICT_DETECTED,
+                    CURATOR_ACTOR,
+                    finding_id=finding.id,
+                    memory_ids=finding.members,
+                )
+                if self._findings.add(team, finding, events=[detected]):
                     added.append(finding)
-                    # Only a newly recorded conflict: detecting it again (a replayed stream
-                    # record) adds nothing, so it is announced once.
-                    self._events.emit(
-                        team,
-                        Kind.MEMORY_CONFLICT_DETECTED,
-                        CURATOR_ACTOR,
-                        finding_id=finding.id,
-                        memory_ids=finding.members,
-                    )
         if duplicates:
             members = sorted([memory.id, *duplicates])
             cluster = Finding(

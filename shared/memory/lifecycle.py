@@ -134,14 +134,14 @@ class Lifecycle:
     def propose(self, principal: Principal, **claim: Any) -> Memory:
         """A proposal: stored, never indexed, invisible to recall and search until approved."""
         memory = self._new(principal, "proposed", "proposed", **claim)
-        self._store.create(principal.team, memory)
-        self._events.emit(
+        awaiting = self._events.event(
             principal.team,
             Kind.MEMORY_PROPOSAL_AWAITING_REVIEW,
             principal.actor,
             memory_id=memory.id,
             memory_kind=memory.kind,
         )
+        self._store.create(principal.team, memory, events=[awaiting])
         return memory
 
     def _new(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from shared.domain_events.models import DomainEvent
 from shared.memory.models import Finding, Memory, MemoryFlag
 
 
@@ -30,9 +31,10 @@ class MemoryStore(Protocol):
         memory has expired; an inactive memory is returned as stored (the caller frees its key)."""
         ...
 
-    def create(self, team: str, memory: Memory) -> None:
-        """Insert a new memory and its key alias in one transaction; `KeyTaken` if a live
-        memory holds the key (an expired holder's alias is taken over)."""
+    def create(self, team: str, memory: Memory, *, events: Sequence[DomainEvent] = ()) -> None:
+        """Insert a new memory and its key alias in one transaction, with its domain `events`
+        (the outbox); `KeyTaken` if a live memory holds the key (an expired holder's alias is
+        taken over), and then no event."""
         ...
 
     def replace(self, team: str, memory: Memory) -> None:
@@ -81,8 +83,9 @@ class FindingStore(Protocol):
     """The curator's findings (conflicts, duplicate clusters), always scoped by team. A
     finding's id is derived from its kind and members, so detecting it again adds nothing."""
 
-    def add(self, team: str, finding: Finding) -> bool:
-        """Store a new finding; False (and nothing written) when its id exists already."""
+    def add(self, team: str, finding: Finding, *, events: Sequence[DomainEvent] = ()) -> bool:
+        """Store a new finding with its domain `events` in one transaction; False (and
+        nothing written, no event either) when its id exists already."""
         ...
 
     def get(self, team: str, finding_id: str) -> Finding | None: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared import runtime
 from shared.config import names
-from shared.domain_events.wiring import build_domain_events
+from shared.domain_events.wiring import build_domain_events, build_dynamo_outbox
 from shared.memory.curator import Curator, InlineCuration
 from shared.memory.detection import BackgroundDetection, Detector
 from shared.memory.ports import FindingStore, MemoryStore
@@ -21,7 +21,7 @@ def build_memory_store() -> MemoryStore:
         return SqliteMemoryStore(runtime.database())
     from shared.memory.adapters.dynamodb import DynamoMemoryStore
 
-    return DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES))
+    return DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES), build_dynamo_outbox())
 
 
 def build_finding_store() -> FindingStore:
@@ -32,7 +32,7 @@ def build_finding_store() -> FindingStore:
         return SqliteFindingStore(runtime.database())
     from shared.memory.adapters.dynamodb import DynamoFindingStore
 
-    return DynamoFindingStore(runtime.table(names.TABLE_MEMORIES))
+    return DynamoFindingStore(runtime.table(names.TABLE_MEMORIES), build_dynamo_outbox())
 
 
 @runtime.cached

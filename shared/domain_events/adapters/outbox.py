@@ -77,6 +77,22 @@ class DynamoOutbox:
         self._client = log.meta.client
         self._sleep = sleep
 
+    def items(self, team: str, events: Sequence[DomainEvent]) -> list[dict[str, Any]]:
+        """The `TransactWriteItems` elements that put `events` into the log: for a store
+        whose change is a transaction already (a memory and its key alias)."""
+        _same_team(team, events)
+        return [
+            {
+                "Put": {
+                    "TableName": self._log.name,
+                    "Item": event_item(team, as_log_event(event)),
+                    # Ids are random: a repeat is a bug, never an overwrite.
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+            for event in events
+        ]
+
     def write(
         self,
         team: str,
@@ -86,21 +102,9 @@ class DynamoOutbox:
         """`change` is one `TransactWriteItems` element (`{"Update": {...}}` or `{"Put": …}`,
         with `TableName` and its `ConditionExpression`); `ConditionLost(old item)` when that
         condition does not hold, and then no event is written either."""
-        _same_team(team, events)
         operation = dict(next(iter(change.values())))
         operation["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        items: list[Any] = [{next(iter(change)): operation}]
-        for event in events:
-            items.append(
-                {
-                    "Put": {
-                        "TableName": self._log.name,
-                        "Item": event_item(team, as_log_event(event)),
-                        # Ids are random: a repeat is a bug, never an overwrite.
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                }
-            )
+        items: list[Any] = [{next(iter(change)): operation}, *self.items(team, events)]
         for attempt in range(CONFLICT_ATTEMPTS):
             try:
                 # A token per attempt: the SDK's own retries of one attempt (a timeout after

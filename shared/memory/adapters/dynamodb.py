@@ -16,7 +16,7 @@ expired alias (the old record is left to TTL).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,8 @@ from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
+from shared.domain_events.adapters.outbox import DynamoOutbox
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
@@ -114,8 +116,11 @@ def _status_condition(expected: frozenset[str]) -> tuple[str, dict[str, Any]]:
 class DynamoMemoryStore:
     """`MemoryStore` on the memories table (see `shared.config.tables.MEMORIES`)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, outbox: DynamoOutbox | None = None) -> None:
         self._table = table
+        # Where a change's domain events go (the coordination table's log); only the
+        # writes given events need it.
+        self._outbox = outbox
 
     def get(self, team: str, memory_id: str) -> Memory | None:
         response = self._table.get_item(
@@ -151,7 +156,7 @@ class DynamoMemoryStore:
         memory = _memory(alias)
         return None if memory.is_expired(datetime.now(UTC)) else memory
 
-    def create(self, team: str, memory: Memory) -> None:
+    def create(self, team: str, memory: Memory, *, events: Sequence[DomainEvent] = ()) -> None:
         puts: list[dict[str, Any]] = [
             {"Put": {"TableName": self._table.name, "Item": _item(team, memory)}}
         ]
@@ -168,6 +173,9 @@ class DynamoMemoryStore:
                     }
                 }
             )
+        if events:
+            # The outbox: the events are in the log exactly when the memory is stored.
+            puts += _outbox(self._outbox).items(team, events)
         try:
             # The record and its key alias are written together or not at all.
             self._table.meta.client.transact_write_items(TransactItems=puts)  # type: ignore[arg-type]
@@ -406,12 +414,21 @@ class DynamoMemoryStore:
             yield _memory(item)
 
 
+def _outbox(outbox: DynamoOutbox | None) -> DynamoOutbox:
+    if outbox is None:
+        raise ValueError("domain events given to a store built without an outbox")
+    return outbox
+
+
 class DynamoFindingStore:
     """`FindingStore` in the memories table: one item per finding under `FINDING#<id>` (the
     curator's stream filter only passes `MEMORY#` items, so findings never re-trigger it)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, outbox: DynamoOutbox | None = None) -> None:
         self._table = table
+        # Where a change's domain events go (the coordination table's log); only the
+        # writes given events need it.
+        self._outbox = outbox
 
     def _item(self, team: str, finding: Finding) -> dict[str, Any]:
         return {
@@ -421,9 +438,22 @@ class DynamoFindingStore:
             **to_dynamo(finding.model_dump(mode="json", exclude_none=True)),
         }
 
-    def add(self, team: str, finding: Finding) -> bool:
+    def add(self, team: str, finding: Finding, *, events: Sequence[DomainEvent] = ()) -> bool:
         try:
-            put_if(self._table, self._item(team, finding), "attribute_not_exists(pk)")
+            if events:
+                _outbox(self._outbox).write(
+                    team,
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": self._item(team, finding),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    events,
+                )
+            else:
+                put_if(self._table, self._item(team, finding), "attribute_not_exists(pk)")
         except ConditionLost:
             return False
         return True

@@ -18,10 +18,13 @@ migration moves each onto the row it named.)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
@@ -226,8 +229,10 @@ class SqliteMemoryStore:
         )
         return _memory(row) if row else None
 
-    def create(self, team: str, memory: Memory) -> None:
+    def create(self, team: str, memory: Memory, *, events: Sequence[DomainEvent] = ()) -> None:
         now = _now()
+        if events:
+            self._db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with the memory
         with self._db.write() as tx:
             if memory.key is not None:
                 holder = tx.execute(
@@ -243,6 +248,7 @@ class SqliteMemoryStore:
                         "DELETE FROM memories WHERE team = ? AND id = ?", (team, holder["id"])
                     )
             _insert(tx, team, memory)
+            append_events(tx, team, events, time.time())
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
@@ -396,13 +402,17 @@ class SqliteFindingStore:
         self._db = db
         db.migrate(MIGRATIONS)
 
-    def add(self, team: str, finding: Finding) -> bool:
+    def add(self, team: str, finding: Finding, *, events: Sequence[DomainEvent] = ()) -> bool:
+        if events:
+            self._db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with the finding
         with self._db.write() as tx:
             added = tx.execute(
                 "INSERT OR IGNORE INTO memory_findings (team, id, status, record)"
                 " VALUES (?, ?, ?, ?)",
                 (team, finding.id, finding.status, _finding_record(finding)),
             ).rowcount
+            if added == 1:
+                append_events(tx, team, events, time.time())
         return added == 1
 
     def get(self, team: str, finding_id: str) -> Finding | None:

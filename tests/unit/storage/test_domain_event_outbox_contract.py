@@ -230,3 +230,39 @@ def test_an_execution_start_and_end_have_their_events_and_a_stale_write_none(
     assert sorted(logged(log)) == sorted(
         [("cairn.workflow.started", started.id), ("cairn.workflow.succeeded", ended.id)]
     )
+
+
+# ---------------------------------------------------------------- memories and findings
+
+
+def test_a_proposal_has_its_event_and_a_taken_key_writes_none(
+    backend: Backend, log: EventLog
+) -> None:
+    from shared.memory.ports import KeyTaken
+    from shared.memory.wiring import build_memory_store
+    from tests.unit.storage.test_memory_store_contract import memory
+
+    store = build_memory_store()
+    awaiting = event(Kind.MEMORY_PROPOSAL_AWAITING_REVIEW, memory_id="mem_0001")
+    store.create("alpha", memory(1, key="k"), events=[awaiting])
+    with pytest.raises(KeyTaken):
+        store.create(
+            "alpha",
+            memory(2, key="k"),
+            events=[event(Kind.MEMORY_PROPOSAL_AWAITING_REVIEW, memory_id="mem_0002")],
+        )
+    assert logged(log) == [("cairn.memory.proposal_awaiting_review", awaiting.id)]
+
+
+def test_a_new_finding_has_its_event_and_a_repeat_writes_none(
+    backend: Backend, log: EventLog
+) -> None:
+    from shared.memory.wiring import build_finding_store
+    from tests.unit.storage.test_memory_store_contract import finding
+
+    store = build_finding_store()
+    detected = event(Kind.MEMORY_CONFLICT_DETECTED, finding_id="fnd_0001")
+    assert store.add("alpha", finding(1), events=[detected])
+    again = event(Kind.MEMORY_CONFLICT_DETECTED, finding_id="fnd_0001")
+    assert not store.add("alpha", finding(1), events=[again])  # a replayed stream record
+    assert logged(log) == [("cairn.memory.conflict_detected", detected.id)]
