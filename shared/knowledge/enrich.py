@@ -107,13 +107,63 @@ def _words(command: str) -> list[str]:
         return command.split()
 
 
+def segments(command: str) -> list[str]:
+    """The simple commands of a command line: split at `;`, `&&`, `||`, `|` and `&` outside
+    quotes (not at a redirection's `&`).
+
+    A quoted `;` is an argument (`python -c "import sys; sys.exit(3)"` is one command, not a
+    program named `sys.exit(3)"`).
+
+    >>> segments("make test && python -c 'a; b' | tee log")
+    ['make test', "python -c 'a; b'", 'tee log']
+    """
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(command):
+        char = command[index]
+        if quote:
+            if char == "\\" and quote == '"' and index + 1 < len(command):
+                current.append(command[index : index + 2])
+                index += 2
+                continue
+            quote = "" if char == quote else quote
+        elif char == "\\" and index + 1 < len(command):
+            current.append(command[index : index + 2])
+            index += 2
+            continue
+        elif char in "'\"":
+            quote = char
+        elif char in ";|&":
+            double = command[index : index + 2] in ("&&", "||")
+            # A lone `&` ends a background command, unless it is a redirection (2>&1, &>f).
+            redirect = (
+                char == "&"
+                and not double
+                and (
+                    command[index - 1 : index] in ("<", ">")
+                    or command[index + 1 : index + 2] == ">"
+                )
+            )
+            if not redirect:
+                parts.append("".join(current))
+                current = []
+                index += 2 if double else 1
+                continue
+        current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
 def command_word(command: str) -> str:
     """The program a command runs: env assignments and wrappers (sudo, time…) skipped.
 
     >>> command_word("AWS_PROFILE=x sudo /usr/bin/aws s3 ls")
     'aws'
     """
-    for word in _words(command.split("|", 1)[0]):
+    for word in _words((segments(command) or [""])[0]):
         if _ASSIGNMENT.match(word) or word in _WRAPPERS or word.startswith("-"):
             continue
         return posixpath.basename(word)
@@ -173,7 +223,7 @@ def entities_of(event: Event) -> list[EntitySighting]:
     texts: list[str] = []
     if event.command:
         texts.append(event.command)
-        for segment in re.split(r"&&|\|\||;|\|", event.command):
+        for segment in segments(event.command):
             if word := command_word(segment):
                 add("tool", word, word.lower())
             words = _words(segment)
@@ -229,9 +279,7 @@ def entities_of(event: Event) -> list[EntitySighting]:
 
 def _intent_words(event: Event) -> list[str]:
     if event.command:
-        return [command_word(s) for s in re.split(r"&&|\|\||;|\|", event.command)] + _words(
-            event.command
-        )[:6]
+        return [command_word(s) for s in segments(event.command)] + _words(event.command)[:6]
     return (event.summary_text or event.title or "").split()[:40] + list(event.tool_calls)
 
 

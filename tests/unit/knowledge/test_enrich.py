@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from shared.knowledge.adapters.sqlite import SqliteKnowledgeStores
-from shared.knowledge.enrich import SESSION_GAP_MS, Enricher, command_word, entities_of
+from shared.knowledge.enrich import (
+    SESSION_GAP_MS,
+    Enricher,
+    command_word,
+    entities_of,
+    segments,
+)
 from shared.knowledge.models import Event, KnowledgeNode
 from shared.knowledge.ports import ChatModel, ModelUnavailable
 from shared.storage.sqlite import Database
@@ -119,3 +125,16 @@ def test_a_configured_model_rewrites_the_summary_and_a_failing_one_keeps_the_dra
     (node,) = enrich.enrich("t", ["e1"])
     assert node.enriched_by == by
     assert node.summary == (summary or "Ran 1 command in app: `make build`")
+
+
+def test_a_quoted_separator_does_not_make_a_tool() -> None:
+    event = Event(
+        id="q",
+        source="shell",
+        timestamp=T0,
+        command="""python3 -c "import sys; sys.exit(3)" && echo 'a | b' | tee out.log & wait""",
+        cwd="/src/app",
+    )
+    tools = {s.canonical for s in entities_of(event) if s.type == "tool"}
+    assert tools == {"python3", "echo", "tee", "wait"}
+    assert segments("cmd 2>&1 | grep x; ls &> log") == ["cmd 2>&1", "grep x", "ls &> log"]
