@@ -87,7 +87,7 @@ class Deployment:
     """The billable shape of one synthesized environment."""
 
     environment: str
-    api: str  # "rest" or "http"
+    api: str  # "rest", "http" or "url" (a Lambda function URL: no API Gateway)
     gateway_memory_mb: int
     group_memory_mb: int
     xray_reservoir: int  # traces per second recorded before the rate applies
@@ -141,9 +141,10 @@ def cost_per_million(
     )
     api = prices["api_gateway"]
     items = {
-        "api_gateway": api["rest_per_million"]
-        if deployment.api == "rest"
-        else api["http_per_million"],
+        # A function URL has no charge of its own (the Lambda invocation is billed below).
+        "api_gateway": {"rest": api["rest_per_million"], "http": api["http_per_million"]}.get(
+            deployment.api, 0.0
+        ),
         "lambda_requests": (1 + profile.group_share) * lam["requests_per_million"],
         "lambda_duration": gb_seconds * MILLION * lam["gb_second"],
         "dynamodb": profile.read_units * prices["dynamodb_on_demand"]["read_units_per_million"]
@@ -210,8 +211,10 @@ def deployment_from_template(environment: str, template: Mapping[str, Any]) -> D
         api = "rest"
     elif any(p.get("ProtocolType") == "HTTP" for p in of_type("AWS::ApiGatewayV2::Api")):
         api = "http"
+    elif of_type("AWS::Lambda::Url"):
+        api = "url"
     else:
-        raise ValueError("the template has neither a REST API nor an HTTP API")
+        raise ValueError("the template has no REST API, HTTP API or function URL")
     rules = of_type("AWS::XRay::SamplingRule")
     reservoir, rate = XRAY_DEFAULT
     if rules:
@@ -282,11 +285,13 @@ def _tool_groups() -> tuple[str, ...]:
     return tuple(names.TOOL_GROUPS)
 
 
-# What is priced: each environment as it deploys, and prod's REST API alternative (`api=rest`,
-# the regional WAF on the stage) beside its default CloudFront front, in the same run.
+# What is priced: each environment as it deploys, and prod's alternatives beside its default
+# (CloudFront to the gateway's function URL) in the same run: the HTTP API behind CloudFront
+# (`api=cloudfront`) and the REST API with the regional WAF on its stage (`api=rest`).
 VARIANTS: Final[Mapping[str, Mapping[str, str]]] = {
     "dev": {"env": "dev"},
     "prod": {"env": "prod"},
+    "prod_cloudfront_http": {"env": "prod", "api": "cloudfront"},
     "prod_rest": {"env": "prod", "api": "rest"},
 }
 

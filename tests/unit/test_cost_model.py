@@ -116,6 +116,38 @@ def test_an_http_api_behind_cloudfront_and_its_waf_costs_all_three_per_request()
     assert items["total"] == pytest.approx(1.0 + 1.0 + 0.6 + 0.2 + 0.25)
 
 
+def test_cloudfront_to_a_function_url_pays_no_api_gateway() -> None:
+    call = CallProfile(0, 0, 0, 0, 0, 0)
+    prices = {**PRICES, "cloudfront": {"https_requests_per_million": 1.0}}
+
+    items = cost_per_million(
+        call, _deployment(api="url", waf_rules=3, cloudfront=True), prices, calls_per_second=10
+    )
+
+    # CloudFront $1 + WAF $0.6 and no API Gateway: $1.6 against $2.6 through an HTTP API.
+    assert (items["api_gateway"], items["cloudfront"], items["waf"]) == (0.0, 1.0, 0.6)
+    assert items["total"] == pytest.approx(1.0 + 0.6 + 0.2 + 0.25)
+
+
+def test_the_template_reader_knows_a_function_url_front() -> None:
+    template = {
+        "Resources": {
+            "Gw": _function("gateway", 1024, {}),
+            "Mem": _function("memory", 512, {}),
+            "Url": {"Type": "AWS::Lambda::Url", "Properties": {"AuthType": "NONE"}},
+            "Cdn": {"Type": "AWS::CloudFront::Distribution", "Properties": {}},
+        }
+    }
+
+    deployment = deployment_from_template("prod", template)
+
+    assert (deployment.api, deployment.cloudfront, deployment.access_log_bytes) == (
+        "url",
+        True,
+        0,
+    )
+
+
 def test_the_reservoir_traces_every_call_below_its_rate_and_the_rate_above_it() -> None:
     rule = _deployment(xray_reservoir=1, xray_rate=0.05)
 
