@@ -541,7 +541,9 @@ def _extractive(question: str, pairs: Sequence[tuple[KnowledgeNode, float]]) -> 
     chosen: list[str] = []
     seen: set[str] = set()
     for _, number, sentence in candidates:
-        if sentence in seen:
+        # A sentence already quoted whole, or as part of a longer one, adds nothing (a node's
+        # summary opens its embed text, so its first sentence is in both).
+        if any(sentence in quoted or quoted in sentence for quoted in seen):
             continue
         seen.add(sentence)
         short = sentence if len(sentence) <= 300 else sentence[:299] + "…"

@@ -256,3 +256,26 @@ def test_ask_in_another_team_cites_nothing_of_this_one(knowledge: Knowledge) -> 
     answer = knowledge.ok(beta, "ask", {"question": "terraform apply zzalphaonly"})
     assert "zzalphaonly" not in answer.replace("for: terraform apply zzalphaonly", "")
     assert answer.endswith("Sources:\n(none)\n")
+
+
+def test_an_extractive_answer_quotes_no_sentence_twice(knowledge: Knowledge) -> None:
+    token = knowledge.token()
+    commands = ["cd /src/payments", "make refund-ledger", "pytest tests/test_refunds.py -q"]
+    events = [
+        {
+            "id": f"r{i}",
+            "source": "shell",
+            "timestamp": NOW_MS - 60_000 + i * 1_000,
+            "command": command,
+            "exit_code": 1 if i == 2 else 0,
+            "cwd": "/src/payments",
+        }
+        for i, command in enumerate(commands)
+    ]
+    knowledge.ingest(token, events)
+    answer = knowledge.ok(token, "ask", {"question": "what failed in the refund ledger work?"})
+    body = answer.split("\n\nSources:\n", 1)[0]
+    quoted = [line[2:].rsplit(" [", 1)[0] for line in body.splitlines() if line.startswith("- ")]
+    assert quoted
+    repeated = [(a, b) for a in quoted for b in quoted if a is not b and a in b]
+    assert repeated == []
