@@ -101,7 +101,9 @@ def event_result(event: Event) -> EventResult:
     """Seed 003's per-source projection of an event into the common envelope."""
     if event.source == "shell":
         summary = event.command or ""
-        detail = f"exit={event.exit_code} duration={event.duration_ms or 0}ms"
+        # An event sent without its exit code says so, as workflow events say status=unknown.
+        code = "unknown" if event.exit_code is None else event.exit_code
+        detail = f"exit={code} duration={event.duration_ms or 0}ms"
     elif event.source == "claude":
         summary = event.summary_text or ""
         detail = f"messages={event.message_count or 0} tools={len(event.tool_calls)}"
@@ -216,8 +218,8 @@ class KnowledgeService:
         limit: int = 20,
     ) -> list[EventResult]:
         """Raw events matching every filter, newest first."""
-        wanted = self._filters(since, project, "" if source == "all" else source, branch)
-        check_source(source, allow_all=True)
+        # `all` is valid here (and named by the error): checked before the common filters.
+        wanted = self._filters(since, project, check_source(source, allow_all=True), branch)
         needle = query.lower()
         found: list[EventResult] = []
         for event in self._events.recent(principal.team, since_ms=wanted.since_ms):

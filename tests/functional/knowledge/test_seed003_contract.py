@@ -279,3 +279,16 @@ def test_an_extractive_answer_quotes_no_sentence_twice(knowledge: Knowledge) -> 
     assert quoted
     repeated = [(a, b) for a in quoted for b in quoted if a is not b and a in b]
     assert repeated == []
+
+
+def test_search_events_names_all_among_its_sources_and_an_unknown_exit_code(
+    knowledge: Knowledge,
+) -> None:
+    token = knowledge.token()
+    bad = knowledge.call(token, "search_events", {"source": "irc"})
+    assert bad["isError"] is True
+    assert "'all'" in bad["content"][0]["text"]
+    event = {"id": "n1", "source": "shell", "timestamp": NOW_MS - 5, "command": "make"}
+    knowledge.ingest(token, [event])
+    (shown,) = knowledge.ok(token, "search_events", {"source": "all"})
+    assert shown["detail"] == "exit=unknown duration=0ms"
