@@ -40,7 +40,7 @@ from shared.protocol.wiring import build_gateway
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
 from shared.workflows.local import WorkflowWorker
-from shared.workflows.wiring import build_workflow_service
+from shared.workflows.wiring import build_schedule_teams, build_workflow_service
 
 if TYPE_CHECKING:
     from shared.connectors.local_files import ProgressCallback
@@ -143,8 +143,8 @@ class LocalRuntime:
         self.app.include_router(knowledge_router(self.tokens, local_invoke))
         self.app.include_router(self._admin_router())
         self.app.add_api_route("/healthz", self.health, methods=["GET"])
-        # Workflows: resume what a restart interrupted, time steps out, fire rate schedules.
-        self.workflow_worker = WorkflowWorker(build_workflow_service(), [names.LOCAL_TEAM])
+        # Workflows: resume what a restart interrupted, time steps out, fire every team's schedules.
+        self.workflow_worker = WorkflowWorker(build_workflow_service(), build_schedule_teams())
         self.workflow_worker.start()
         # Teams' sync schedules (sync_schedule_set) fire here; it stops before the database closes.
         from shared.sync.local import start_local_scheduler

@@ -7,6 +7,7 @@ Functions; otherwise (the embedded default, the tests) the service drives them i
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from shared import runtime
 from shared.config import names
@@ -63,6 +64,14 @@ def own_function_arn() -> str:
     if not arn:
         raise RuntimeError("schedules are created from the workflows function only")
     return arn
+
+
+def build_schedule_teams() -> Callable[[], list[str]]:
+    """The embedded default's worker: the teams whose schedules it fires (all that have one).
+    Only the local server calls this; in AWS EventBridge Scheduler fires each schedule."""
+    from shared.workflows.adapters.sqlite import SqliteWorkflowStore
+
+    return SqliteWorkflowStore(runtime.database()).schedule_teams
 
 
 @runtime.cached

@@ -20,6 +20,7 @@ from shared.storage.sqlite import Database
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from shared.workflows.adapters.sqlite import SqliteWorkflowStore
 from shared.workflows.cron import next_fire
+from shared.workflows.local import WorkflowWorker
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
 
@@ -599,3 +600,35 @@ def test_a_long_step_output_is_clipped_in_the_execution_but_whole_on_the_task(
     assert len(kept) == 4_000
     assert kept.endswith("…")
     assert system.tasks.get(who("boss"), task_id).output_summary == "y" * 9_000  # type: ignore[union-attr]
+
+
+def test_the_local_worker_fires_the_schedules_of_every_team(
+    system: System, clock: list[float]
+) -> None:
+    # `make serve` hosts any number of teams: each one's schedules fire, not only `local`'s,
+    # and a team whose first schedule appears while the worker runs is picked up at its next tick.
+    def scheduled(team: str) -> WorkflowView:
+        return system.workflows.create(
+            who("boss", team),
+            name="hourly",
+            description=None,
+            definition={"steps": [{"name": "a"}]},
+            trigger_type="schedule",
+            trigger_config={"expression": "rate(1 hour)"},
+            tags=[],
+        )
+
+    store = SqliteWorkflowStore(system.db)
+    worker = WorkflowWorker(system.workflows, store.schedule_teams)
+    alpha = scheduled("alpha")
+    create(system, [{"name": "m"}], name="manual-only", team="gamma")
+    assert store.schedule_teams() == ["alpha"]
+    assert worker.tick() == []
+
+    beta = scheduled("beta")
+    clock[0] += 3600
+    assert sorted(worker.tick()) == sorted([alpha.id, beta.id])
+    assert status(system, alpha.id).status == "running"
+    assert status(system, beta.id, team="beta").status == "running"
+    assert system.offered("beta") == ["a"]
+    assert worker.tick() == []  # open executions are not started twice

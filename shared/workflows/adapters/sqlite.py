@@ -177,6 +177,20 @@ class SqliteWorkflowStore:
                 raise StaleWrite(execution.id)
             append_events(tx, team, events, self._clock())
 
+    def schedule_teams(self) -> list[str]:
+        """The teams with at least one schedule-triggered workflow, for the embedded default's
+        worker (in AWS EventBridge Scheduler fires each schedule itself, so the port has no
+        such cross-team read)."""
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT DISTINCT team FROM workflows"
+                " WHERE json_extract(record, '$.trigger_type') = 'schedule' ORDER BY team"
+            )
+            .fetchall()
+        )
+        return [row["team"] for row in rows]
+
     def open_executions(self, team: str | None = None) -> list[tuple[str, Execution]]:
         query = "SELECT team, record FROM workflow_executions WHERE status IN ('running', 'paused')"
         parameters: tuple[Any, ...] = ()
