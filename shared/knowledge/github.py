@@ -98,10 +98,17 @@ def run_from_webhook(event: str, payload: dict[str, Any]) -> CiRun | None:
             sha=_str(job.get("head_sha")),
             branch=_str(job.get("head_branch")),
             status="in_progress" if job.get("status") != "completed" else "",
-            html_url=_str(job.get("run_url")) or None,
+            # The run's page, not its API URL (`run_url`): the job's page less `/job/<id>`.
+            html_url=_run_page(_str(job.get("html_url"))),
             jobs=[job_from_payload(job)],
         )
     return None
+
+
+def _run_page(job_page: str) -> str | None:
+    """`https://github.com/o/r/actions/runs/1` of `…/actions/runs/1/job/2`; None otherwise."""
+    match = re.match(r"^(https://[^\s]+/actions/runs/\d+)/job/\d+$", job_page)
+    return match.group(1) if match else None
 
 
 def merge_runs(old: CiRun | None, new: CiRun) -> CiRun:

@@ -292,3 +292,12 @@ def test_search_events_names_all_among_its_sources_and_an_unknown_exit_code(
     knowledge.ingest(token, [event])
     (shown,) = knowledge.ok(token, "search_events", {"source": "all"})
     assert shown["detail"] == "exit=unknown duration=0ms"
+
+
+def test_a_job_delivery_alone_gives_the_runs_page_not_its_api_url(knowledge: Knowledge) -> None:
+    payload = json.loads((FIXTURES / "workflow_job_failure.json").read_text())
+    run = run_from_webhook("workflow_job", payload)
+    assert run is not None
+    knowledge.service.record_ci_run("alpha", run)
+    status = knowledge.ok(knowledge.token(), "get_ci_status", {"repo": "acme/billing"})
+    assert status["html_url"] == f"https://github.com/acme/billing/actions/runs/{run.run_id}"
