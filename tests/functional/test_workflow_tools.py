@@ -94,38 +94,67 @@ def test_pause_resume_and_cancel_through_the_tools(harness: Harness) -> None:
     assert again["isError"] is True
 
 
+SEED_SCOPES = {
+    "workflow.create": "workflow.create",
+    "workflow.start": "workflow.manage",
+    "workflow.pause": "workflow.manage",
+    "workflow.resume": "workflow.manage",
+    "workflow.cancel": "workflow.manage",
+    "workflow.status": "workflow.read",
+    "workflow.get": "workflow.read",
+    "workflow.list": "workflow.read",
+}
+
+
 def test_each_tool_needs_its_seed_scope(harness: Harness) -> None:
-    reader = harness.token(team="alpha", scopes=("workflow.read",))
-    creator = harness.token(team="alpha", scopes=("workflow.create",))
+    # Each tool is refused for the missing scope itself (-32002 naming seed 000's scope), not
+    # for some later error (a pause without an execution is a 409 too), and allowed with it.
+    tokens = {
+        scope: harness.token(team="alpha", scopes=(scope,))
+        for scope in ("workflow.create", "workflow.manage", "workflow.read")
+    }
     created = _ok(
-        harness.call(creator, "workflow.create", {"name": "s", "definition": THREE_STEPS})
+        harness.call(
+            tokens["workflow.create"], "workflow.create", {"name": "s", "definition": THREE_STEPS}
+        )
     )
     workflow_id = created["workflow"]["id"]
+    arguments: dict[str, dict[str, object]] = {
+        "workflow.create": {"name": "s2", "definition": THREE_STEPS},
+        "workflow.list": {},
+    }
 
+    for tool, needed in SEED_SCOPES.items():
+        for scope, token in tokens.items():
+            if scope == needed:
+                continue
+            reply = harness.post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {
+                        "name": tool,
+                        "arguments": arguments.get(tool, {"workflow_id": workflow_id}),
+                    },
+                },
+                token,
+            )
+            assert reply.body is not None
+            assert reply.body.get("error", {}).get("code") == -32002, (tool, scope, reply.body)
+            assert needed in reply.body["error"]["message"], (tool, reply.body)
+
+    manage = tokens["workflow.manage"]
     for tool in ("workflow.start", "workflow.pause", "workflow.resume", "workflow.cancel"):
-        reply = harness.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": {"workflow_id": workflow_id}},
-            },
-            reader,
+        _ok(harness.call(manage, tool, {"workflow_id": workflow_id}))
+    for tool in ("workflow.status", "workflow.get"):
+        assert (
+            _ok(harness.call(tokens["workflow.read"], tool, {"workflow_id": workflow_id}))[
+                "workflow"
+            ]["id"]
+            == workflow_id
         )
-        assert reply.body is not None
-        assert "error" in reply.body or reply.body["result"]["isError"] is True, (tool, reply.body)
-    assert _ok(harness.call(reader, "workflow.get", {"workflow_id": workflow_id}))["workflow"]
-    denied = harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "workflow.list", "arguments": {}},
-        },
-        creator,
-    )
-    assert denied.body is not None
-    assert "error" in denied.body or denied.body["result"]["isError"] is True
+    assert _ok(harness.call(tokens["workflow.read"], "workflow.list", {}))["workflows"]
 
 
 def test_a_team_b_token_can_neither_see_nor_touch_team_a_workflows(harness: Harness) -> None:
