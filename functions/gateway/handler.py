@@ -1,9 +1,11 @@
-"""Lambda entry point of the gateway: the FastAPI app under Mangum (wiring only).
+"""Lambda entry point of the gateway: its ASGI app under Mangum (wiring only).
 
 Everything is built at import time, once per container (and captured by SnapStart).
 """
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools.logging import correlation_paths
@@ -16,11 +18,13 @@ from shared.auth.origin import build_origin_guard
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from shared.knowledge.http import knowledge_router
 from shared.observability import logger, metrics, tracer
 from shared.protocol.app import create_app
 from shared.protocol.wiring import build_console_oauth, build_gateway
 from shared.tools.invoker import LambdaInvoker
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 settings = Settings.from_env()
 runtime.configure(settings)
@@ -37,13 +41,22 @@ tokens = build_token_service(settings)
 app = create_app(
     build_gateway(settings, invoker, tokens), console_oauth=build_console_oauth(settings)
 )
-# Seed 003's capture routes: the knowledge function verifies and stores, not the gateway.
-app.include_router(
-    knowledge_router(
-        tokens,
-        lambda envelope: invoker.invoke(names.GROUP_KNOWLEDGE, envelope, read_only=False),
+
+
+def _knowledge_routes(api: FastAPI) -> None:
+    # Seed 003's capture routes: the knowledge function verifies and stores, not the gateway.
+    # Imported with FastAPI when a console or capture route is first hit, not at cold start.
+    from shared.knowledge.http import knowledge_router
+
+    api.include_router(
+        knowledge_router(
+            tokens,
+            lambda envelope: invoker.invoke(names.GROUP_KNOWLEDGE, envelope, read_only=False),
+        )
     )
-)
+
+
+app.add_routes(_knowledge_routes)
 _asgi = Mangum(app, lifespan="off")
 # Behind CloudFront (api=cloudfront) only requests carrying its secret origin header get past
 # this point; None when the stack has no CloudFront front.

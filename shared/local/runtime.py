@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Header, HTTPException
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
@@ -35,7 +34,7 @@ from shared.local.migration import (
     migrate_snapshot,
     pending_snapshot,
 )
-from shared.protocol.app import create_app
+from shared.protocol.app import McpApp, create_app
 from shared.protocol.wiring import build_gateway
 from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
@@ -108,7 +107,7 @@ class LocalRuntime:
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.app: FastAPI | None = None
+        self.app: McpApp | None = None
         self.tokens: TokenService | None = None
         self.admin_key = ""
         self.migration: MigrationReport | None = None
@@ -136,13 +135,11 @@ class LocalRuntime:
         self.tokens = build_token_service(settings)
         gateway = build_gateway(settings, invoker, self.tokens, local=True)
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
-        self.app = create_app(gateway)
-        # Seed 003's capture routes (hooks' batch ingest, GitHub webhooks), in-process here.
-        from shared.knowledge.http import knowledge_router, local_invoke
-
-        self.app.include_router(knowledge_router(self.tokens, local_invoke))
-        self.app.include_router(self._admin_router())
-        self.app.add_api_route("/healthz", self.health, methods=["GET"])
+        self.app = create_app(gateway, health=self.health)
+        # Seed 003's capture routes (hooks' batch ingest, GitHub webhooks), in-process here, and
+        # the admin API: FastAPI routes, built at their first request (shared.protocol.app).
+        self.app.add_routes(self._knowledge_routes)
+        self.app.add_routes(lambda api: api.include_router(self._admin_router()))
         # Workflows: resume what a restart interrupted, time steps out, fire every team's schedules.
         self.workflow_worker = WorkflowWorker(build_workflow_service(), build_schedule_teams())
         self.workflow_worker.start()
@@ -151,7 +148,13 @@ class LocalRuntime:
 
         start_local_scheduler()
 
-    def health(self) -> JSONResponse:
+    def _knowledge_routes(self, api: FastAPI) -> None:
+        from shared.knowledge.http import knowledge_router, local_invoke
+
+        assert self.tokens is not None
+        api.include_router(knowledge_router(self.tokens, local_invoke))
+
+    def health(self) -> tuple[int, dict[str, Any]]:
         """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
         database = runtime.database()
         state = database.health
@@ -165,7 +168,7 @@ class LocalRuntime:
                 "schema": database.schema_versions(),
             },
         }
-        return JSONResponse(body, status_code=503 if state.failing else 200)
+        return (503 if state.failing else 200), body
 
     def stop(self) -> None:
         """Close the database. Every acknowledged write is already on disk: nothing to save."""

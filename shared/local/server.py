@@ -17,6 +17,7 @@ import uvicorn
 from shared.config import names
 from shared.local.discovery import forget_server, record_server
 from shared.local.runtime import DevTokenUnusable, LocalRuntime, default_data_dir
+from shared.protocol.blocking import set_threads
 
 
 def client_config(url: str, secret: str) -> dict[str, object]:
@@ -46,13 +47,27 @@ def loopback_listener(port: int) -> socket.socket:
     return sock
 
 
-def serve() -> int:
-    """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C."""
+def serve(threads: int | None = None) -> int:
+    """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C.
+
+    `threads`: worker threads for tool calls (default `$CAIRN_THREADS`, else
+    `shared.protocol.blocking.DEFAULT_THREADS`)."""
     raw_port = os.environ.get(names.Env.PORT, str(names.DEFAULT_PORT))
     if not raw_port.isdigit() or not 0 <= int(raw_port) <= 65535:
         print(f"cairn: {names.Env.PORT} must be a port number (got {raw_port!r})", file=sys.stderr)
         return 2
     port = int(raw_port)
+    if threads is None and (raw_threads := os.environ.get(names.Env.THREADS)):
+        if not raw_threads.isdigit() or int(raw_threads) < 1:
+            print(
+                f"cairn: {names.Env.THREADS} must be a whole number of at least 1 "
+                f"(got {raw_threads!r})",
+                file=sys.stderr,
+            )
+            return 2
+        threads = int(raw_threads)
+    if threads is not None:
+        set_threads(threads)
     data_dir = default_data_dir()
     local = LocalRuntime(data_dir)
     local.start()

@@ -1,16 +1,22 @@
-"""The FastAPI app around the gateway: runs under uvicorn locally and under Mangum in Lambda."""
+"""The gateway's ASGI app: runs under uvicorn locally and under Mangum in Lambda.
+
+The hot routes — POST /mcp (and the 405 of its other methods), the RFC 9728 metadata and, when
+given, the health check — are served by a few lines of plain ASGI (`McpApp`). Everything else
+(the web console, the knowledge capture routes, the local admin API, FastAPI's own 404/405/
+redirect answers) is a FastAPI app that is imported and built only when a request first needs
+it. FastAPI's import and its middleware stack were about 1.5x `import boto3` of the gateway's
+cold start and a third of the server's CPU per tool call (py-spy, `cairn bench store`'s claim
+race); the answers are byte for byte those the FastAPI routes gave.
+"""
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse
-
-from shared.console import console_router
-from shared.console.oauth import ConsoleOAuth
 from shared.observability import logger
 from shared.protocol import jsonrpc
 from shared.protocol.blocking import run_blocking
@@ -18,36 +24,201 @@ from shared.protocol.gateway import HttpReply, McpGateway
 from shared.protocol.json_input import surrogate_problem
 from shared.protocol.jsonrpc import RpcError
 
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from shared.console.oauth import ConsoleOAuth
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Health = Callable[[], tuple[int, dict[str, Any]]]
+Routes = Callable[["FastAPI"], None]
+# Status, headers, body, content type.
+Answer = tuple[int, list[tuple[bytes, bytes]], bytes, bytes | None]
+
 MCP_PATH = "/mcp"
 METADATA_PATHS = (
     "/.well-known/oauth-protected-resource",
     "/.well-known/oauth-protected-resource/mcp",
 )
+HEALTH_PATH = "/healthz"
+# The methods the FastAPI app gave a bare 405 on /mcp (HEAD comes with GET); any other
+# method got FastAPI's JSON 405 from the POST route, and still does (through the fallback).
+_MCP_OTHER_METHODS = frozenset({"GET", "HEAD", "DELETE", "PUT", "PATCH"})
+_READ_METHODS = frozenset({"GET", "HEAD"})
+_JSON = b"application/json"
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
-def _base_url(request: Request) -> str:
-    # Behind API Gateway the app sees the forwarded scheme and host, not its own socket.
-    scheme = request.headers.get("x-forwarded-proto", request.url.scheme)
-    host = request.headers.get("x-forwarded-host", request.headers.get("host", request.url.netloc))
-    return f"{scheme}://{host}"
+def _dumps(body: Any) -> bytes:
+    # As Starlette's JSONResponse renders (compact, UTF-8, no NaN).
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
-def _to_response(reply: HttpReply) -> Response:
-    if reply.body is None:
-        return Response(status_code=reply.status, headers=reply.headers)
+class McpApp:
+    """The ASGI app of the gateway: hot routes in plain ASGI, the rest in a lazy FastAPI app.
+
+    `add_routes(install)` registers a function that adds routes to the FastAPI app when it is
+    built (at the first request no hot route answers), so the modules defining those routes —
+    and FastAPI itself — are imported only then:
+
+    >>> app = create_app(gateway)                                   # doctest: +SKIP
+    >>> app.add_routes(lambda api: api.include_router(my_router()))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        gateway: McpGateway,
+        *,
+        title: str = "cairn",
+        console_oauth: ConsoleOAuth | None = None,
+        health: Health | None = None,
+    ) -> None:
+        self.gateway = gateway
+        self._title = title
+        self._console_oauth = console_oauth
+        self._health = health
+        self._routes: list[Routes] = []
+        self._fallback: FastAPI | None = None
+        self._building = threading.Lock()
+
+    def add_routes(self, install: Routes) -> None:
+        """Have `install(fastapi_app)` add routes to the fallback app (now, if it is built)."""
+        with self._building:
+            self._routes.append(install)
+            if self._fallback is not None:
+                install(self._fallback)
+
+    @property
+    def fallback_built(self) -> bool:
+        """Has any request (or caller) needed the FastAPI app yet?"""
+        return self._fallback is not None
+
+    @property
+    def fallback(self) -> FastAPI:
+        """The FastAPI app for every request the hot routes do not answer, built once."""
+        if self._fallback is None:
+            with self._building:
+                if self._fallback is None:
+                    self._fallback = self._build_fallback()
+        return self._fallback
+
+    def _build_fallback(self) -> FastAPI:
+        from fastapi import FastAPI
+        from starlette.requests import Request
+        from starlette.responses import Response
+
+        from shared.console import console_router
+
+        app = FastAPI(title=self._title, docs_url=None, redoc_url=None, openapi_url=None)
+        gateway = self.gateway
+
+        # The hot routes again (plain Starlette routes: nothing for FastAPI to inspect), so that
+        # what reaches FastAPI — an unusual method, a path with a trailing slash — is answered
+        # as it always was: FastAPI's JSON 405 or its redirect.
+        async def mcp_post(request: Request) -> Response:
+            status, headers, body, content_type = await _answer_post(
+                gateway, await request.body(), _header_dict(request.scope), _base_url(request.scope)
+            )
+            response = Response(body, status)
+            response.raw_headers = _headers(headers, body, content_type)
+            return response
+
+        async def mcp_other(request: Request) -> Response:
+            # Stateless server: no server-to-client stream (GET) and no session to end (DELETE).
+            return Response(status_code=405, headers={"Allow": "POST"})
+
+        async def metadata(request: Request) -> Response:
+            body = _dumps(gateway.protected_resource_metadata(_base_url(request.scope)))
+            return Response(body, media_type="application/json")
+
+        app.add_route(MCP_PATH, mcp_post, methods=["POST"])
+        app.add_route(MCP_PATH, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
+        for path in METADATA_PATHS:
+            app.add_route(path, metadata, methods=["GET"])
+
+        # The web console for people: its pages call the same tools through this gateway.
+        app.include_router(console_router(gateway, self._console_oauth))
+        for install in self._routes:
+            install(app)
+        return app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = _route_path(scope)
+            method = scope["method"]
+            if path == MCP_PATH:
+                if method == "POST":
+                    await self._mcp_post(scope, receive, send)
+                    return
+                if method in _MCP_OTHER_METHODS:
+                    await _send(send, 405, [(b"allow", b"POST")], b"")
+                    return
+            elif method in _READ_METHODS:
+                if path in METADATA_PATHS:
+                    body = _dumps(self.gateway.protected_resource_metadata(_base_url(scope)))
+                    await _send(send, 200, [], body, _JSON)
+                    return
+                if path == HEALTH_PATH and self._health is not None:
+                    status, report = await run_blocking(self._health)
+                    await _send(send, status, [], _dumps(report), _JSON)
+                    return
+        elif scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        await self.fallback(scope, receive, send)
+
+    async def _mcp_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client is gone: nobody to answer, and no tool call started
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        await _send(
+            send, *await _answer_post(self.gateway, body, _header_dict(scope), _base_url(scope))
+        )
+
+
+async def _answer_post(
+    gateway: McpGateway, body: bytes, headers: dict[str, str], base_url: str
+) -> Answer:
+    """Status, headers, body and content type answering one POST /mcp.
+
+    The reply is encoded in the worker thread too: the event loop only moves bytes."""
     try:
-        content = json.dumps(
-            reply.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode("utf-8")
+        return await run_blocking(_handled, gateway, body, headers, base_url)
+    except Exception:
+        logger.exception("request failed outside the gateway's error model")
+        return _internal_error(None)
+
+
+def _handled(gateway: McpGateway, body: bytes, headers: dict[str, str], base_url: str) -> Answer:
+    return _encoded(gateway.handle_post(body, headers, base_url))
+
+
+def _encoded(reply: HttpReply) -> Answer:
+    headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items()]
+    if reply.body is None:
+        return reply.status, headers, b"", None
+    try:
+        content = _dumps(reply.body)
     except (ValueError, UnicodeEncodeError):
         # The boundary keeps lone surrogates and NaN out; one that slipped through is a bug to
         # log, never a reason to answer with a bare 500 page.
         logger.exception("reply not encodable as JSON")
         return _internal_error(reply.body.get("id"))
-    return Response(content, reply.status, reply.headers, media_type="application/json")
+    return reply.status, headers, content, _JSON
 
 
-def _internal_error(request_id: Any) -> Response:
+def _internal_error(request_id: Any) -> Answer:
     reference = uuid.uuid4().hex
     usable = isinstance(request_id, int) or (
         isinstance(request_id, str) and surrogate_problem(request_id) is None
@@ -56,7 +227,79 @@ def _internal_error(request_id: Any) -> Response:
         request_id if usable else None,
         RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error (request {reference})"),
     )
-    return JSONResponse(body, status_code=500)
+    return 500, [], _dumps(body), _JSON
+
+
+async def _send(
+    send: Send,
+    status: int,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    content_type: bytes | None = None,
+) -> None:
+    start = {"status": status, "headers": _headers(headers, body, content_type)}
+    await send({"type": "http.response.start", **start})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _headers(
+    headers: list[tuple[bytes, bytes]], body: bytes, content_type: bytes | None
+) -> list[tuple[bytes, bytes]]:
+    # Starlette's order: the route's own headers, then content-length, then content-type.
+    complete = [*headers, (b"content-length", str(len(body)).encode("latin-1"))]
+    if content_type is not None:
+        complete.append((b"content-type", content_type))
+    return complete
+
+
+def _header_dict(scope: Scope) -> dict[str, str]:
+    # Lower-case names, the last of repeated headers winning (as a dict over Starlette's
+    # `request.headers.items()` did).
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _base_url(scope: Scope) -> str:
+    """Scheme and host the client addressed: behind API Gateway or CloudFront the forwarded
+    ones, not the app's own socket."""
+    scheme = _header(scope, b"x-forwarded-proto") or scope.get("scheme", "http")
+    host = _header(scope, b"x-forwarded-host") or _header(scope, b"host")
+    if host is None:
+        # Starlette's `request.url.netloc` without a Host header: the server's address.
+        server = scope.get("server")
+        if server is None:
+            host = ""
+        else:
+            name, port = server
+            default = _DEFAULT_PORTS.get(scope.get("scheme", "http"))
+            host = name if port == default else f"{name}:{port}"
+    return f"{scheme}://{host}"
+
+
+def _route_path(scope: Scope) -> str:
+    # As Starlette routes: the path below the app's root path (a mount, a stage prefix).
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path != root and path[len(root)] == "/":
+        return path[len(root) :]
+    return path
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    # Nothing to start or stop: the runtime is built before the app and stopped after it.
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def create_app(
@@ -64,38 +307,12 @@ def create_app(
     *,
     title: str = "cairn",
     console_oauth: ConsoleOAuth | None = None,
-) -> FastAPI:
-    """Routes: POST /mcp (GET and DELETE answer 405), and the RFC 9728 metadata document.
+    health: Health | None = None,
+) -> McpApp:
+    """Routes: POST /mcp (GET and DELETE answer 405), the RFC 9728 metadata document, the
+    health check when `health` is given (local mode), and the web console.
 
     Each MCP request runs through `run_blocking`: in a worker thread under uvicorn, inline in
     Lambda (no thread per invocation).
     """
-    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.post(MCP_PATH)
-    async def mcp_post(request: Request) -> Response:
-        body = await request.body()
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        try:
-            reply = await run_blocking(gateway.handle_post, body, headers, _base_url(request))
-        except Exception:
-            logger.exception("request failed outside the gateway's error model")
-            return _internal_error(None)
-        return _to_response(reply)
-
-    @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])
-    async def mcp_other(request: Request) -> Response:
-        # Stateless server: no server-to-client stream (GET) and no session to end (DELETE).
-        return Response(status_code=405, headers={"Allow": "POST"})
-
-    # A Response, not a dict: a route returning a model or dict makes FastAPI build a response
-    # field at start-up (and import pydantic.v1 to check its kind), in every cold start.
-    async def metadata(request: Request) -> Response:
-        return JSONResponse(gateway.protected_resource_metadata(_base_url(request)))
-
-    for path in METADATA_PATHS:
-        app.add_api_route(path, metadata, methods=["GET"])
-
-    # The web console for people: its pages call the same tools through this gateway.
-    app.include_router(console_router(gateway, console_oauth))
-    return app
+    return McpApp(gateway, title=title, console_oauth=console_oauth, health=health)
