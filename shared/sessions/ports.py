@@ -29,7 +29,8 @@ class SessionStore(Protocol):
         self, team: str, session_id: str, messages: list[tuple[str, str]], now: datetime
     ) -> tuple[Session, list[Message]]:
         """Append `(role, content)` messages atomically, numbered after the last one, and
-        move `updated_at` to `now`; `UnknownSession` when there is no such session."""
+        move `updated_at` to `now`; `UnknownSession` when there is no such session,
+        `SessionBusy` when other writes of it kept winning (never a half-written append)."""
         ...
 
     def touch(self, team: str, session_id: str, now: datetime) -> Session:
@@ -87,6 +88,10 @@ class SessionStore(Protocol):
 
 class UnknownSession(Exception):
     """No session with that id in the team."""
+
+
+class SessionBusy(Exception):
+    """An append lost to other writes of the session on every attempt (a retry may succeed)."""
 
 
 class SessionPinned(Exception):

@@ -31,6 +31,7 @@ from shared.sessions.ports import (
     CompactionLost,
     Engrams,
     ModelCatalog,
+    SessionBusy,
     SessionPinned,
     SessionStore,
     StoredEngram,
@@ -186,6 +187,12 @@ class SessionService:
             return self._store.append(principal.team, session_id, messages, now)
         except UnknownSession as exc:
             raise _no_session(session_id, wallet) from exc
+        except SessionBusy as exc:
+            raise Conflict(
+                f"`session_id`: session {session_id!r} is being written by other calls right "
+                "now; nothing was appended: retry the call",
+                field="session_id",
+            ) from exc
 
     def pin_session(
         self,

@@ -12,6 +12,8 @@ and the new messages; two appends racing cannot number two messages alike (the l
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,7 @@ from pydantic import TypeAdapter
 
 from shared.config.tables import SESSIONS_BY_OWNER_INDEX
 from shared.sessions.models import Message, ModelChoice, Persona, Session, title_of
-from shared.sessions.ports import CompactionLost, SessionPinned, UnknownSession
+from shared.sessions.ports import CompactionLost, SessionBusy, SessionPinned, UnknownSession
 from shared.storage.dynamo import (
     ConditionLost,
     delete_if,
@@ -37,7 +39,8 @@ from shared.storage.times import sortable
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-_APPEND_ATTEMPTS = 8
+_APPEND_ATTEMPTS = 16
+_APPEND_MAX_PAUSE = 0.2  # seconds
 
 
 def _session_key(team: str, session_id: str) -> dict[str, str]:
@@ -153,7 +156,7 @@ class DynamoSessionStore:
         self, team: str, session_id: str, messages: list[tuple[str, str]], now: datetime
     ) -> tuple[Session, list[Message]]:
         client = self._table.meta.client
-        for _ in range(_APPEND_ATTEMPTS):
+        for attempt in range(_APPEND_ATTEMPTS):
             current = self._require(team, session_id)
             added = [
                 Message.model_validate(
@@ -173,8 +176,24 @@ class DynamoSessionStore:
                     "Put": {
                         "TableName": self._table.name,
                         "Item": self._item(team, updated),
-                        "ConditionExpression": "attribute_exists(pk) AND message_count = :seen",
-                        "ExpressionAttributeValues": {":seen": current.message_count},
+                        # The whole item is written back: it must be the one read, or a
+                        # pin or a cleanup's claim made meanwhile would be undone.
+                        "ConditionExpression": "attribute_exists(pk) AND message_count = :seen"
+                        " AND pinned = :pinned AND "
+                        + (
+                            "compacting_by = :claim"
+                            if current.compacting_by is not None
+                            else "attribute_not_exists(compacting_by)"
+                        ),
+                        "ExpressionAttributeValues": {
+                            ":seen": current.message_count,
+                            ":pinned": current.pinned,
+                            **(
+                                {":claim": current.compacting_by}
+                                if current.compacting_by is not None
+                                else {}
+                            ),
+                        },
                     }
                 }
             ]
@@ -193,9 +212,13 @@ class DynamoSessionStore:
             except ClientError as exc:
                 if exc.response["Error"]["Code"] != "TransactionCanceledException":
                     raise
-                continue  # another append (or a delete) won: read again
+                # Another write (an append, a pin, a claim or a delete) won: read again after
+                # a jittered pause, so that racing appends spread out instead of colliding
+                # again in lockstep.
+                time.sleep(random.uniform(0, min(_APPEND_MAX_PAUSE, 0.005 * 2**attempt)))  # noqa: S311 - jitter
+                continue
             return updated, added
-        raise UnknownSession(session_id)
+        raise SessionBusy(session_id)
 
     def touch(self, team: str, session_id: str, now: datetime) -> Session:
         # Only the two time attributes: a pin or a claim written meanwhile is kept.

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from moto.core.botocore_stubber import BotocoreStubber
 
+from shared.auth.principal import Principal
+from shared.memory.wiring import build_memory_service
+from shared.sessions.adapters.memory import MemoryEngrams
 from shared.sessions.adapters.sqlite import SqliteSessionStore
 from shared.sessions.models import Message, ModelChoice, ModelInfo, Session
 from shared.sessions.ports import CompactionLost, SessionPinned, SessionStore, UnknownSession
-from shared.sessions.wiring import build_session_store
+from shared.sessions.service import Cleanup, SessionService
+from shared.sessions.wiring import build_model_catalog, build_session_service, build_session_store
 from shared.storage.pages import BadCursor
 from tests.unit.storage.conftest import Backend
 
@@ -202,14 +210,37 @@ def test_model_choices_are_per_team_persona_and_wallet(store: SessionStore) -> N
     assert store.get_model("alpha", "hecate", None) == replaced
 
 
+def own_store(backend: Backend) -> SessionStore:
+    """A store as another process (or Lambda) would open it: on SQLite a connection of its
+    own; on DynamoDB another client of the same table."""
+    return SqliteSessionStore(backend.database()) if backend.is_sqlite else build_session_store()
+
+
+@pytest.fixture
+def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto checks a request's condition and writes in Python, not atomically, where DynamoDB
+    applies each request (a conditional write, a transaction) atomically: serialize moto's
+    requests so that threads race as they would on DynamoDB (their calls interleave freely;
+    each call is one atomic step)."""
+    if backend.is_sqlite:
+        return
+    lock = threading.Lock()
+    original: Callable[..., Any] = BotocoreStubber.process_request
+
+    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
+        with lock:
+            return original(self, request)
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
+
+
+@pytest.mark.usefixtures("atomic_moto")
 def test_racing_appends_never_number_two_messages_alike(backend: Backend) -> None:
-    if not backend.is_sqlite:
-        pytest.skip("moto's transactions are not atomic across threads (DynamoDB's are)")
-    SqliteSessionStore(backend.database()).create("alpha", session(1), [])
+    own_store(backend).create("alpha", session(1), [])
     errors: list[BaseException] = []
 
     def append(worker: int) -> None:
-        store = SqliteSessionStore(backend.database())  # a connection of its own
+        store = own_store(backend)
         try:
             for n in range(10):
                 store.append("alpha", "ses_0001", [("user", f"{worker}-{n}")], at(5))
@@ -222,21 +253,20 @@ def test_racing_appends_never_number_two_messages_alike(backend: Backend) -> Non
     for thread in threads:
         thread.join()
 
-    messages = SqliteSessionStore(backend.database()).messages("alpha", "ses_0001")
+    messages = own_store(backend).messages("alpha", "ses_0001")
     assert errors == []
     assert [m.seq for m in messages] == list(range(1, 41))
     assert len({m.content for m in messages}) == 40
 
 
+@pytest.mark.usefixtures("atomic_moto")
 def test_racing_claims_have_exactly_one_winner(backend: Backend) -> None:
-    if not backend.is_sqlite:
-        pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
-    SqliteSessionStore(backend.database()).create("alpha", session(1), [])
+    own_store(backend).create("alpha", session(1), [])
     winners: list[str] = []
     start = threading.Barrier(6)
 
     def claim(name: str) -> None:
-        store = SqliteSessionStore(backend.database())
+        store = own_store(backend)
         start.wait()
         try:
             store.claim_for_compaction("alpha", "ses_0001", name, at(10), at(15))
@@ -258,3 +288,91 @@ def test_the_last_messages_come_in_order(store: SessionStore) -> None:
 
     assert [m.content for m in store.messages("alpha", "ses_0001", last=2)] == ["m3", "m4"]
     assert [m.seq for m in store.messages("alpha", "ses_0001", last=10)] == [1, 2, 3, 4, 5]
+
+
+def test_a_pin_made_while_an_append_is_in_flight_is_kept(backend: Backend) -> None:
+    """An append reads the session and writes it back: a pin (or an unpin) landing between
+    the read and the write must not be undone by it."""
+    if backend.is_sqlite:
+        pytest.skip("SQLite reads and writes an append in one BEGIN IMMEDIATE: no window")
+    store = own_store(backend)
+    store.create("alpha", session(1), [])
+    other = own_store(backend)
+    original = store.get
+    pinned_once: list[bool] = []
+
+    def get_then_pin(team: str, session_id: str) -> Session | None:
+        seen = original(team, session_id)
+        if not pinned_once:  # the first read of the append: pin it before the append writes
+            pinned_once.append(True)
+            other.set_pinned(team, session_id, True)
+        return seen
+
+    store.get = get_then_pin  # type: ignore[method-assign]
+    store.append("alpha", "ses_0001", [("user", "hello")], at(5))
+
+    current = other.get("alpha", "ses_0001")
+    assert current is not None
+    assert (current.pinned, current.message_count) == (True, 1)
+
+
+def principal(team: str = "alpha") -> Principal:
+    return Principal(team=team, token_id="tok", token_name="t", scopes=frozenset({"admin"}))
+
+
+@pytest.mark.usefixtures("atomic_moto")
+def test_two_cleanups_racing_compact_each_session_exactly_once(backend: Backend) -> None:
+    """Two cleanups list the same twelve sessions (a barrier holds each after its listing),
+    then claim, summarise and delete at once, each on a store of its own: each of the seven
+    old sessions is summarised into exactly one summary engram and deleted once, and the five
+    most recent stay."""
+    setup = build_session_service()
+    ids = [
+        setup.append(
+            principal(),
+            persona="hecate",
+            wallet=WALLET,
+            session_id=None,
+            messages=[("user", f"turn {n}")],
+        )[0].id
+        for n in range(12)
+    ]
+    engrams = MemoryEngrams(build_memory_service())
+    listed_both = threading.Barrier(2, timeout=30)
+    results: list[Cleanup] = []
+    errors: list[BaseException] = []
+
+    def clean() -> None:
+        store = own_store(backend)
+        original = store.list_owner
+
+        def list_then_wait(*args: Any, **kwargs: Any) -> Any:
+            page = original(*args, **kwargs)
+            listed_both.wait()
+            return page
+
+        store.list_owner = list_then_wait  # type: ignore[method-assign]
+        service = SessionService(store, engrams, build_model_catalog)
+        try:
+            results.append(service.cleanup(principal(), persona="hecate", wallet=WALLET))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=clean) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    compacted = [s.id for result in results for s in result.compacted]
+    assert sorted(compacted) == sorted(ids[:7])  # each once, none twice
+    summaries = [result.summary for result in results if result.summary is not None]
+    summarised = [s["id"] for summary in summaries for s in json.loads(summary.content)["sessions"]]
+    assert sorted(summarised) == sorted(ids[:7])
+    stored = build_memory_service().engrams(
+        principal(), wallet_address=WALLET, engram_type="knowledge", tags=["session-summary"]
+    )
+    assert sorted(m.id for m in stored) == sorted(s.id for s in summaries)
+    remaining = setup.list_sessions(principal(), persona="hecate", wallet=WALLET, limit=50)
+    assert sorted(s.id for s in remaining) == sorted(ids[7:])
