@@ -255,11 +255,13 @@ class ResumeSessionOutput(BaseModel):
 class DeleteSessionOutput(BaseModel):
     session_id: str
     deleted: Literal[True] = True
+    model: ModelChoice | None
 
 
 class AppendMessagesOutput(BaseModel):
     session: SessionSummary
     appended: list[Message]
+    model: ModelChoice | None
 
 
 class CompactedSession(BaseModel):

@@ -153,7 +153,10 @@ def hecate_delete_session(
     ctx.service.delete(
         ctx.principal, persona="hecate", wallet=args.wallet_address, session_id=args.session_id
     )
-    return DeleteSessionOutput(session_id=args.session_id)
+    return DeleteSessionOutput(
+        session_id=args.session_id,
+        model=ctx.service.model_for(ctx.principal, persona="hecate", wallet=args.wallet_address),
+    )
 
 
 # --------------------------------------------------------------------------- memory
@@ -341,7 +344,13 @@ def session_append_messages(
         session_id=args.session_id,
         messages=[(m.role, m.content) for m in args.messages],
     )
-    return AppendMessagesOutput(session=session.summary(), appended=added)
+    return AppendMessagesOutput(
+        session=session.summary(),
+        appended=added,
+        model=ctx.service.model_for(
+            ctx.principal, persona=args.persona, wallet=args.wallet_address
+        ),
+    )
 
 
 @GROUP.tool(

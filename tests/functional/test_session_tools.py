@@ -452,6 +452,16 @@ def test_set_model_switches_by_keyword_and_the_session_tools_return_it(gateway: 
     )
     listing = ok(gateway.call(token, "hecate_list_sessions", {"wallet_address": WALLET}))
     other = ok(gateway.call(token, "hecate_list_sessions", {"wallet_address": OTHER_WALLET}))
+    session_id = session["session"]["id"]
+    owned = {"wallet_address": WALLET, "session_id": session_id}
+    # Every session tool returns the persona's model for the wallet.
+    from_session_tools = [
+        say(gateway, token, "which model?", session_id=session_id),
+        ok(gateway.call(token, "hecate_resume_session", owned)),
+        ok(gateway.call(token, "session_pin", {**owned, "persona": "hecate", "pinned": False})),
+        ok(gateway.call(token, "hecate_delete_session", owned)),
+    ]
+    moros_session = say(gateway, token, "and yours?", persona="moros")
 
     assert switched["status"] == "switched"
     assert switched["choice"]["model"]["id"] == "claude-opus-4-5"
@@ -460,6 +470,8 @@ def test_set_model_switches_by_keyword_and_the_session_tools_return_it(gateway: 
     assert for_wallet["choice"]["wallet_address"] == WALLET
     assert listing["model"]["model"]["id"] == "claude-sonnet-4-5"
     assert other["model"]["model"]["id"] == "claude-opus-4-5"  # the team's choice
+    assert [r["model"]["model"]["id"] for r in from_session_tools] == ["claude-sonnet-4-5"] * 4
+    assert moros_session["model"]["model"]["id"] == "gpt-4o"
 
 
 def test_an_ambiguous_model_query_returns_candidates_and_changes_nothing(
