@@ -5,7 +5,7 @@ team's schedule through the sync tools (`allow_manage`)."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_scheduler as scheduler
@@ -27,7 +27,10 @@ class Sync(Construct):
             self,
             "ScheduleGroup",
             schedule_group_name=self.schedule_group_name,
-            removal_policy=config.removal_policy,
+            # Never retained, prod included: its schedules only start this stack's runner, so
+            # a retained group would hold schedules of a deleted function, and its fixed name
+            # would make CloudFormation refuse to create the stack again.
+            removal_policy=RemovalPolicy.DESTROY,
         )
         self.scheduler_role = iam.Role(
             self,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events as events
@@ -75,10 +75,19 @@ class Workflows(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         # /aws/vendedlogs/ keeps Step Functions from growing the account's log resource policy.
+        # The suffix is the stack's own id, new with each creation: prod retains the group, and
+        # a retained group of an earlier stack must not block creating this one again.
+        stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
         self.log_group = logs.LogGroup(
             self,
             "StateMachineLogs",
-            log_group_name=f"/aws/vendedlogs/states/{config.stack_name}-workflows",
+            log_group_name=Fn.join(
+                "",
+                [
+                    f"/aws/vendedlogs/states/{config.stack_name}-workflows-",
+                    Fn.select(0, Fn.split("-", stack_uuid)),
+                ],
+            ),
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
@@ -110,7 +119,10 @@ class Workflows(Construct):
             self,
             "ScheduleGroup",
             schedule_group_name=self.schedule_group_name,
-            removal_policy=config.removal_policy,
+            # Never retained, prod included: its schedules are derived from the workflows'
+            # triggers and start only this stack's function; a retained group with this fixed
+            # name would make CloudFormation refuse to create the stack again.
+            removal_policy=RemovalPolicy.DESTROY,
         )
         self.scheduler_role = iam.Role(
             self,
