@@ -400,6 +400,7 @@ class Lifecycle:
         versions_of: str | None,
         limit: int,
         cursor: str | None,
+        flagged: bool | None = None,
     ) -> tuple[list[Memory], str | None]:
         """Structured memories matching every filter, a page at a time (see docs/memory.md:
         default states, the as_of / known_at semantics, proposal visibility)."""
@@ -425,6 +426,8 @@ class Lifecycle:
             if wanted_tags and not wanted_tags & set(memory.tags):
                 return False
             if created_by is not None and memory.created_by != created_by:
+                return False
+            if flagged is not None and memory.flagged != flagged:
                 return False
             return as_of is None or valid_at(memory, as_of)
 

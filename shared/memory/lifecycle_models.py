@@ -117,6 +117,11 @@ class MemoryQueryInput(SeedToolInput):
         description="A memory id: return its whole version chain, oldest first (other "
         "filters still apply, except `status`).",
     )
+    flagged: bool | None = Field(
+        default=None,
+        description="true: only memories someone flagged as wrong (flag_memory); false: only "
+        "unflagged ones; absent: both.",
+    )
     limit: int = Field(default=20, ge=1, le=100)
     cursor: str | None = Field(default=None, min_length=1, max_length=2048)
 

@@ -78,8 +78,8 @@ def memory_propose(ctx: ToolContext[MemoryService], args: MemoryProposeInput) ->
 @GROUP.tool(
     name="memory_query",
     title="Query structured memories",
-    description="Structured memories filtered by `subject`, `kind`, `tags`, `created_by` "
-    "and `status`, optionally ranked by a free-text `query`. `as_of` asks what was true "
+    description="Structured memories filtered by `subject`, `kind`, `tags`, `created_by`, "
+    "`status` and `flagged`, optionally ranked by a free-text `query`. `as_of` asks what was true "
     "then (valid time), `known_at` what the team knew then (transaction time), "
     "`versions_of` returns a memory's whole version chain. Retracted, superseded and "
     "proposed records are left out unless `status` asks for them. Cursor-paginated.",
@@ -100,6 +100,7 @@ def memory_query(ctx: ToolContext[MemoryService], args: MemoryQueryInput) -> Mem
         versions_of=args.versions_of,
         limit=args.limit,
         cursor=args.cursor,
+        flagged=args.flagged,
     )
     return MemoryQueryOutput(memories=memories, next_cursor=cursor)
 
