@@ -437,6 +437,74 @@ def test_a_cleanup_working_from_a_stale_listing_compacts_nothing_twice(
     assert len(listed(gateway, token)) == 5
 
 
+def test_moros_cleanup_compacts_moros_sessions_only_into_a_moros_summary(gateway: Harness) -> None:
+    token = gateway.token()
+    moros = [
+        say(gateway, token, f"moros turn {n}", persona="moros")["session"]["id"] for n in range(7)
+    ]
+    hecate = [say(gateway, token, f"hecate turn {n}")["session"]["id"] for n in range(7)]
+
+    done = ok(gateway.call(token, "moros_cleanup", {"wallet_address": WALLET}))
+
+    assert [s["id"] for s in done["compacted"]] == moros[:2]  # the oldest first
+    assert (done["persona"], done["kept"]) == ("moros", 5)
+    assert done["summary_key"].startswith("moros.sessions.summary.")
+    summary = ok(
+        gateway.call(token, "engram_get", {"wallet_address": WALLET, "key": done["summary_key"]})
+    )["engram"]
+    assert summary["tags"] == ["moros", "session-summary"]
+    content = json.loads(summary["content"])
+    assert content["persona"] == "moros"
+    assert [said for s in content["sessions"] for said in s["user_said"]] == [
+        "moros turn 0",
+        "moros turn 1",
+    ]
+    assert set(listed(gateway, token)) == set(hecate)  # Hecate's seven untouched
+    for session_id in moros[:2]:
+        gone = gateway.call(
+            token,
+            "session_append_messages",
+            {
+                "wallet_address": WALLET,
+                "persona": "moros",
+                "session_id": session_id,
+                "messages": [{"role": "user", "content": "still there?"}],
+            },
+        )
+        assert gone["error"]["status"] == 404
+
+
+def test_cleanup_touches_only_its_own_team_and_wallet(gateway: Harness) -> None:
+    alpha = gateway.token(team="alpha")
+    beta = gateway.token(team="beta")
+    ids = [say(gateway, alpha, f"alpha turn {n}")["session"]["id"] for n in range(7)]
+    other_wallet = [say(gateway, alpha, "x", wallet=OTHER_WALLET)["session"]["id"]]
+
+    from_beta = ok(gateway.call(beta, "hecate_cleanup", {"wallet_address": WALLET}))
+    for_other_wallet = ok(gateway.call(alpha, "hecate_cleanup", {"wallet_address": OTHER_WALLET}))
+
+    assert (from_beta["compacted"], from_beta["kept"], from_beta["summary_engram_id"]) == (
+        [],
+        0,
+        None,
+    )
+    assert (for_other_wallet["compacted"], for_other_wallet["kept"]) == ([], 1)
+    assert set(listed(gateway, alpha)) == set(ids)
+    assert listed(gateway, alpha, wallet=OTHER_WALLET) == other_wallet
+    beta_summaries = ok(
+        gateway.call(beta, "engram_search", {"wallet_address": WALLET, "tags": ["session-summary"]})
+    )
+    assert beta_summaries["total"] == 0
+
+
+def test_listing_returns_20_sessions_unless_a_limit_is_given(gateway: Harness) -> None:
+    token = gateway.token()
+    ids = [new_session(gateway, token) for _ in range(22)]
+
+    assert listed(gateway, token) == ids[::-1][:20]
+    assert len(listed(gateway, token, limit=100)) == 22
+
+
 # --------------------------------------------------------------------------- models
 
 
