@@ -15,7 +15,7 @@ import pytest
 
 from shared.auth.principal import Principal
 from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
-from shared.orchestrator.tasks.service import TaskService
+from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.storage.sqlite import Database
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from shared.workflows.adapters.sqlite import SqliteWorkflowStore
@@ -350,6 +350,37 @@ def test_two_agents_racing_for_one_step_give_it_to_exactly_one(system: System) -
     view = status(system, flow.id)
     assert view.execution is not None
     assert view.execution.steps[0].agent == winners[0]
+    assert system.offered() == ["b"]
+
+
+def test_a_dead_agents_step_goes_to_the_next_claimer_through_the_task_lease(
+    system: System, clock: list[float]
+) -> None:
+    # The task's lease and requeue decide who runs a step: once ann's lease runs out (she
+    # died holding it), bob's claim takes the same task over, ann's late completion is refused,
+    # and the workflow records bob's run. A lease running out is not the step's timeout.
+    flow = create(
+        system, [{"name": "a", "timeout_seconds": 7200}, {"name": "b", "depends_on": ["a"]}]
+    )
+    system.workflows.start(who("boss"), flow.id, {})
+    task = system.open_task("a")
+    system.tasks.claim(who("ann"), task.id)
+    with pytest.raises(Conflict):  # a live lease is ann's
+        system.tasks.claim(who("bob"), task.id)
+
+    clock[0] += LEASE_SECONDS + 1
+    system.workflows.sweep()
+    assert system.open_task("a", "bob").id == task.id  # requeued, the same task: no new attempt
+    system.tasks.claim(who("bob"), task.id)
+    with pytest.raises(Conflict):
+        system.tasks.finish(who("ann"), task.id, "completed", {"output_summary": "late"})
+    system.tasks.finish(who("bob"), task.id, "completed", {"output_summary": "bob's"})
+
+    view = status(system, flow.id)
+    assert view.execution is not None
+    step = view.execution.steps[0]
+    assert (step.status, step.agent, step.attempt, step.task_id) == ("completed", "bob", 1, task.id)
+    assert view.execution.outputs["a"].output == "bob's"
     assert system.offered() == ["b"]
 
 
