@@ -27,7 +27,7 @@ class _Discard:
 
 
 class DomainEvents:
-    """Builds events (id, time) and hands them to the sink."""
+    """Builds events (id, time) for the stores' transactions; `emit` hands one to the sink."""
 
     def __init__(
         self, sink: DomainEventSink | None = None, clock: Callable[[], float] = time.time

@@ -1,8 +1,11 @@
-"""Builds the services' `DomainEvents` (the one place its sink is chosen).
+"""Builds the services' `DomainEvents` and the DynamoDB outbox (the one place both are chosen).
 
-Every storage records domain events to the team's event log: locally that is where they end
-(`event.poll` reads them); in AWS the log is the outbox the event publisher forwards to the
-bus from the coordination table's stream, so no group function calls EventBridge itself.
+A service hands each change's events to the store method that makes the change, which writes
+them to the team's event log in the same transaction (`adapters.outbox`): locally that is
+where they end (`event.poll` reads them); in AWS the log is the outbox the event publisher
+forwards to the bus from the coordination table's stream, so no group function calls
+EventBridge itself. The sink (the log itself) only serves `DomainEvents.emit`, for a change no
+store transaction carries (none today).
 """
 
 from __future__ import annotations
