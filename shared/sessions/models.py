@@ -137,20 +137,29 @@ class DeleteSessionInput(_Input):
     session_id: str = _session_id("ID of the session to delete")
 
 
-class RememberInput(_Input):
-    wallet_address: WalletText = _wallet("Wallet address of the visitor")
-    key: KeyText = Field(
+def _key(description: str) -> KeyText:
+    return Field(  # type: ignore[no-any-return]
         min_length=1,
         max_length=512,
         pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
-        description="Dot-path key (e.g., `visitor.preference.chains`)",
+        description=description,
     )
+
+
+class RememberInput(_Input):
+    wallet_address: WalletText = _wallet("Wallet address of the visitor")
+    key: KeyText = _key("Dot-path key (e.g., `visitor.preference.chains`)")
     content: str = Field(
         min_length=1, max_length=MAX_REMEMBER_CHARS, description="Information to remember"
     )
     engram_type: RememberType = Field(
         default="knowledge", description="`persona`, `preference`, `knowledge`"
     )
+
+
+class MorosRememberInput(RememberInput):
+    # Seed 004 describes Moros's key more tersely than Hecate's; the rules are the same.
+    key: KeyText = _key("Dot-path key")
 
 
 class CleanupInput(_Input):
@@ -181,6 +190,10 @@ class SetModelInput(_Input):
         description="Optional: switch the model for this wallet only (default: for every "
         "wallet of the team that has not chosen its own)",
     )
+
+
+class MorosSetModelInput(SetModelInput):
+    query: str = Field(min_length=1, max_length=200, description="Model name or keyword")
 
 
 class NewMessage(BaseModel):

@@ -16,6 +16,8 @@ from shared.sessions.models import (
     DeleteSessionInput,
     DeleteSessionOutput,
     ListSessionsInput,
+    MorosRememberInput,
+    MorosSetModelInput,
     NewSessionInput,
     Persona,
     PinEngramInput,
@@ -192,7 +194,7 @@ def hecate_remember(ctx: ToolContext[SessionService], args: RememberInput) -> Re
     scopes=MEMORY_WRITE,
     annotations=IDEMPOTENT_WRITE,
 )
-def moros_remember(ctx: ToolContext[SessionService], args: RememberInput) -> RememberOutput:
+def moros_remember(ctx: ToolContext[SessionService], args: MorosRememberInput) -> RememberOutput:
     return _remember(ctx, args)
 
 
@@ -310,7 +312,7 @@ def hecate_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> S
     scopes=SESSIONS,
     annotations=WRITE,
 )
-def moros_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> SetModelOutput:
+def moros_set_model(ctx: ToolContext[SessionService], args: MorosSetModelInput) -> SetModelOutput:
     switch = ctx.service.set_model(
         ctx.principal, persona="moros", query=args.query, wallet=args.wallet_address
     )

@@ -29,6 +29,102 @@ AGENT_TOOLS = {
     "engram_list_by_type",
 }
 
+# Seed 004, word for word: each persona tool's description and its arguments' (name ->
+# description; the required ones are those the seed marks Yes).
+SEED_004_PERSONA_TOOLS: dict[str, tuple[str, dict[str, str], set[str]]] = {
+    "hecate_new_session": (
+        "Create a new chat session. Clears current conversation and starts fresh.",
+        {"wallet_address": "Wallet address of the user"},
+        {"wallet_address"},
+    ),
+    "hecate_list_sessions": (
+        "List all chat sessions for a wallet address. Returns session summaries sorted by most "
+        "recently updated.",
+        {
+            "wallet_address": "Wallet address of the user",
+            "limit": "Max sessions to return (default 20)",
+        },
+        {"wallet_address"},
+    ),
+    "hecate_resume_session": (
+        "Resume an existing chat session. Loads the session's message history.",
+        {
+            "wallet_address": "Wallet address of the user",
+            "session_id": "ID of the session to resume",
+        },
+        {"session_id", "wallet_address"},
+    ),
+    "hecate_delete_session": (
+        "Delete a chat session. Cannot delete pinned sessions.",
+        {
+            "wallet_address": "Wallet address of the user",
+            "session_id": "ID of the session to delete",
+        },
+        {"session_id", "wallet_address"},
+    ),
+    "hecate_remember": (
+        "Proactively save important context about a visitor. Use when they share preferences, "
+        "facts, decisions, or anything worth remembering.",
+        {
+            "wallet_address": "Wallet address of the visitor",
+            "key": "Dot-path key (e.g., `visitor.preference.chains`)",
+            "content": "Information to remember",
+            "engram_type": "`persona`, `preference`, `knowledge`",
+        },
+        {"content", "key", "wallet_address"},
+    ),
+    "hecate_cleanup": (
+        "Compact old conversation sessions. Keeps 5 most recent and all pinned sessions.",
+        {"wallet_address": "Wallet address to clean up"},
+        {"wallet_address"},
+    ),
+    "hecate_pin_engram": (
+        "Pin an engram to protect it from cleanup/deletion.",
+        {"id": "Engram ID to pin"},
+        {"id"},
+    ),
+    "hecate_unpin_engram": (
+        "Remove pin protection from an engram, allowing deletion.",
+        {"id": "Engram ID to unpin"},
+        {"id"},
+    ),
+    "hecate_set_model": (
+        "Switch the AI model. Search by name or keyword.",
+        {"query": "Model name or keyword (e.g., `opus`, `claude-sonnet`, `gpt-4o`)"},
+        {"query"},
+    ),
+    "moros_remember": (
+        "Proactively save important context about a visitor.",
+        {
+            "wallet_address": "Wallet address of the visitor",
+            "key": "Dot-path key",
+            "content": "Information to remember",
+            "engram_type": "`persona`, `preference`, `knowledge`",
+        },
+        {"content", "key", "wallet_address"},
+    ),
+    "moros_cleanup": (
+        "Compact old conversation sessions. Keeps 5 most recent and all pinned.",
+        {"wallet_address": "Wallet address to clean up"},
+        {"wallet_address"},
+    ),
+    "moros_pin_engram": (
+        "Pin an engram to protect it from cleanup/deletion.",
+        {"id": "Engram ID to pin"},
+        {"id"},
+    ),
+    "moros_unpin_engram": (
+        "Remove pin protection from an engram.",
+        {"id": "Engram ID to unpin"},
+        {"id"},
+    ),
+    "moros_set_model": (
+        "Switch the AI model for Moros.",
+        {"query": "Model name or keyword"},
+        {"query"},
+    ),
+}
+
 
 def _with_client(
     server: LocalServer, token: str, work: Callable[[Client], Awaitable[T]], mode: str = "auto"
@@ -69,6 +165,9 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
 
     async def scenario(client: Client) -> dict[str, Any]:
         seen: dict[str, Any] = {}
+        # Listed first, the SDK checks every result's structuredContent against the tool's
+        # outputSchema (unlisted, it only warns that it cannot).
+        await _all_tools(client)
         seen["set_model"] = await _ok(client, "hecate_set_model", {"query": "claude-sonnet"})
         await _ok(client, "moros_set_model", {"query": "gpt-4o", "wallet_address": wallet})
         ids = []
@@ -172,6 +271,17 @@ def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer)
             destructive,
             idempotent,
         ), name
+    assert set(categories) == set(SEED_004_PERSONA_TOOLS)
+    for name, (description, arguments, required) in SEED_004_PERSONA_TOOLS.items():
+        schema = tools[name].input_schema
+        assert tools[name].description == description, name
+        assert set(schema.get("required", [])) == required, name
+        assert {arg: schema["properties"][arg].get("description") for arg in arguments} == (
+            arguments
+        ), name
+        # The one argument cairn adds (docs/sessions.md): set_model's optional wallet_address.
+        extra = set(schema["properties"]) - set(arguments)
+        assert extra == ({"wallet_address"} if name.endswith("_set_model") else set()), name
     assert set(tools) >= AGENT_TOOLS
     assert {"user_profile_get", "user_profile_update"} <= set(tools)
 
