@@ -23,8 +23,9 @@ class EventLog(Protocol):
     def append(self, team: str, event: Event, *, durable: bool = True) -> None:
         """Add `event` (its id is new); it is kept `RETENTION` after `published_at`.
 
-        `durable=False` (cairn's own domain events, recorded after the change they report)
-        returns without waiting for the disk where a store syncs in groups (SQLite): the append
+        (cairn's own domain events do not come through here: a store writes them in the
+        transaction of the change they report, `shared.domain_events.adapters.outbox`.)
+        `durable=False` (`DomainEvents.emit`'s sink, after a change already synced) returns without waiting for the disk where a store syncs in groups (SQLite): the append
         is as atomic and survives a crash of the process, and the next durable write's sync
         covers it; only a power cut within those milliseconds could drop it. A DynamoDB put is
         durable either way."""
