@@ -25,9 +25,10 @@ class EventLog(Protocol):
 
         (cairn's own domain events do not come through here: a store writes them in the
         transaction of the change they report, `shared.domain_events.adapters.outbox`.)
-        `durable=False` (`DomainEvents.emit`'s sink, after a change already synced) returns without waiting for the disk where a store syncs in groups (SQLite): the append
-        is as atomic and survives a crash of the process, and the next durable write's sync
-        covers it; only a power cut within those milliseconds could drop it. A DynamoDB put is
+        `durable=False` (`DomainEvents.emit`'s sink, after a change already synced) returns
+        without waiting for the disk where a store syncs in groups (SQLite): the append is as
+        atomic and survives a crash of the process, and the next durable write's sync covers
+        it; only a power cut within those milliseconds could drop it. A DynamoDB put is
         durable either way."""
         ...
 
