@@ -33,7 +33,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 	$(UV) run --frozen --no-sync cairn serve
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra
-	@scripts/install-browser  # Debian's chromium for the console's browser tests (root + apt-get)
+	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
 	$(RUN) pytest -q
 
 lint: .venv/.bootstrapped ## ruff and mypy --strict
