@@ -266,13 +266,23 @@ class SessionService:
         if not won:
             return Cleanup(compacted=[], kept=len(sessions) - len(older), summary=None)
         transcripts = [(s, self._store.messages(team, s.id)) for s in won]
+        content = _summary_text(persona, wallet, now, transcripts)
+        while len(content) > SUMMARY_BUDGET_CHARS and len(transcripts) > 1:
+            # Even cut to excerpts, these sessions do not fit one engram (escaped text can be
+            # six times as long): compact the older half now, release the rest for the next
+            # cleanup. Every session deleted is in the summary; one session always fits.
+            half = len(transcripts) // 2
+            for session, _ in transcripts[half:]:
+                self._store.release_compaction(team, session.id, claimer)
+            transcripts, won = transcripts[:half], won[:half]
+            content = _summary_text(persona, wallet, now, transcripts)
         key = f"{persona}.sessions.summary.{now.strftime('%Y%m%dT%H%M%S')}.{claimer}"
         summary = self._engrams.create(
             principal,
             wallet=wallet,
             key=key,
             engram_type="knowledge",
-            content=json.dumps(_summary(persona, wallet, now, transcripts)),
+            content=content,
             tags=[persona, "session-summary"],
         )
         compacted: list[CompactedSession] = []
@@ -436,6 +446,17 @@ def closest_models(query: str, models: list[ModelInfo], n: int = 5) -> list[str]
     return [m.id for m in ranked[:n]]
 
 
+def _json(content: dict[str, Any]) -> str:
+    # Non-ASCII text as is: escaped, an emoji takes 12 characters of the engram's budget.
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _summary_text(
+    persona: str, wallet: str, now: datetime, transcripts: list[tuple[Session, list[Message]]]
+) -> str:
+    return _json(_summary(persona, wallet, now, transcripts))
+
+
 def _summary(
     persona: str, wallet: str, now: datetime, transcripts: list[tuple[Session, list[Message]]]
 ) -> dict[str, Any]:
@@ -465,12 +486,12 @@ def _summary(
             "compacted_at": now.isoformat(),
             "sessions": sessions,
         }
-        if len(json.dumps(content)) <= SUMMARY_BUDGET_CHARS or excerpt <= 20:
+        if len(_json(content)) <= SUMMARY_BUDGET_CHARS or excerpt <= 20:
             break
         excerpt //= 2
-    if len(json.dumps(content)) > SUMMARY_BUDGET_CHARS:
-        # Very long sessions: each keeps its first and last words and the count between (at
-        # most MAX_COMPACTED sessions, so this always fits).
+    if len(_json(content)) > SUMMARY_BUDGET_CHARS:
+        # Very long sessions: each keeps its first and last words and the count between (if
+        # even that is over budget, cleanup compacts fewer sessions at once).
         for entry in sessions:
             said = entry["user_said"]
             if len(said) > 2:

@@ -505,6 +505,38 @@ def test_listing_returns_20_sessions_unless_a_limit_is_given(gateway: Harness) -
     assert len(listed(gateway, token, limit=100)) == 22
 
 
+def test_sessions_too_long_for_one_summary_are_compacted_over_several_cleanups(
+    gateway: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Escaped text can outgrow the summary engram (a control character takes 6 characters):
+    a cleanup then compacts only as many sessions as its summary holds and leaves the rest to
+    the next one; every session deleted is in a summary, none twice."""
+    from shared.sessions import service
+
+    monkeypatch.setattr(service, "SUMMARY_BUDGET_CHARS", 1_500)
+    token = gateway.token()
+    ids = [say(gateway, token, f"{n}" + "\x01" * 2_000)["session"]["id"] for n in range(11)]
+
+    rounds = []
+    for _ in range(10):
+        done = ok(gateway.call(token, "hecate_cleanup", {"wallet_address": WALLET}))
+        if not done["compacted"]:
+            break
+        summary = ok(
+            gateway.call(
+                token, "engram_get", {"wallet_address": WALLET, "key": done["summary_key"]}
+            )
+        )["engram"]
+        assert len(summary["content"]) <= 1_500
+        summarised = [s["id"] for s in json.loads(summary["content"])["sessions"]]
+        assert summarised == [s["id"] for s in done["compacted"]]
+        rounds.append(summarised)
+
+    assert len(rounds) > 1  # the six old sessions did not fit one summary
+    assert sorted(i for r in rounds for i in r) == sorted(ids[:6])
+    assert set(listed(gateway, token)) == set(ids[6:])
+
+
 # --------------------------------------------------------------------------- models
 
 
