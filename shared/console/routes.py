@@ -339,7 +339,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
     @router.get("/review")
     async def review(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
-            queue = await run_blocking(views.review_queue, client, tools)
+            queue = await run_blocking(views.review_queue, client, tools, request.query_params)
             return _render(
                 "review.html", **page_context(request, client, tools), queue=queue, page="review"
             )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from shared.console.client import ConsoleError, SignedOut, ToolClient
 
@@ -18,9 +19,10 @@ BACK_PAGES = frozenset({"review", "memories", "memory", "work"})
 MEMORY_KINDS = ("fact", "decision", "preference", "procedure", "observation")
 MEMORY_STATUSES = ("active", "proposed", "rejected", "superseded", "retracted")
 TASK_STATUSES = ("pending", "claimed", "running", "completed", "failed", "cancelled")
-# Flagged memories have no list tool of their own: memory_query pages are scanned for flags,
-# this many at most (a team with more flagged memories sees the newest ones first).
-FLAGGED_SCAN_PAGES = 5
+# The review queue's sections, each paged on its own by a query parameter of this name that
+# carries the section's cursor (the tool's next_cursor, passed back unchanged).
+QUEUE_SECTIONS = ("proposals", "conflicts", "duplicates", "flagged")
+QUEUE_PAGE = {"proposals": 100, "conflicts": 50, "duplicates": 50, "flagged": 100}
 
 
 def when(value: Any) -> str:
@@ -36,24 +38,38 @@ def when(value: Any) -> str:
 
 @dataclass
 class Section:
-    """One list on a page: its items, or why the token cannot see them."""
+    """One list on a page: its items, or why the token cannot see them; `next_cursor` when
+    the tool has more, `cursor` when this is not the first page."""
 
     items: list[dict[str, Any]] = field(default_factory=list)
     unavailable: str | None = None
     error: str | None = None
+    next_cursor: str | None = None
+    cursor: str | None = None
 
 
 def _section(
-    client: ToolClient, tools: frozenset[str], tool: str, key: str, **arguments: Any
+    client: ToolClient,
+    tools: frozenset[str],
+    tool: str,
+    key: str,
+    *,
+    cursor: str | None = None,
+    **arguments: Any,
 ) -> Section:
     if tool not in tools:
         return Section(unavailable=f"This token may not call {tool}.")
+    if cursor:
+        arguments["cursor"] = cursor
     try:
-        return Section(items=list(client.call(tool, arguments).get(key, [])))
+        result = client.call(tool, arguments)
     except SignedOut:
         raise
     except ConsoleError as exc:
-        return Section(error=exc.message)
+        return Section(error=exc.message, cursor=cursor)
+    return Section(
+        items=list(result.get(key, [])), next_cursor=result.get("next_cursor"), cursor=cursor
+    )
 
 
 @dataclass
@@ -64,48 +80,63 @@ class ReviewQueue:
     flagged: Section
     may_review: bool
     may_curate: bool
+    cursors: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def total(self) -> int:
-        return sum(
-            len(s.items) for s in (self.proposals, self.conflicts, self.duplicates, self.flagged)
-        )
+    def page_link(self, section: str, cursor: str | None) -> str:
+        """The queue's query string with `section` at `cursor` (None: its first page) and
+        every other section where it is now."""
+        cursors = {**self.cursors, section: cursor or ""}
+        return urlencode([(name, cursors[name]) for name in QUEUE_SECTIONS if cursors.get(name)])
 
 
-def review_queue(client: ToolClient, tools: frozenset[str]) -> ReviewQueue:
-    """Proposals, open conflicts and duplicate clusters, and flagged active memories."""
+def review_queue(
+    client: ToolClient, tools: frozenset[str], cursors: Mapping[str, str] | None = None
+) -> ReviewQueue:
+    """Proposals, open conflicts and duplicate clusters, and flagged active memories, each
+    section a page at a time (`cursors`: the section's cursor from the page's query string)."""
+    at = {name: value for name in QUEUE_SECTIONS if (value := (cursors or {}).get(name))}
     return ReviewQueue(
         proposals=_section(
-            client, tools, "memory_query", "memories", status=["proposed"], limit=100
+            client,
+            tools,
+            "memory_query",
+            "memories",
+            cursor=at.get("proposals"),
+            status=["proposed"],
+            limit=QUEUE_PAGE["proposals"],
         ),
-        conflicts=_section(client, tools, "conflicts_list", "items", status="open", limit=50),
-        duplicates=_section(client, tools, "duplicates_list", "items", status="open", limit=50),
-        flagged=_flagged(client, tools),
+        conflicts=_section(
+            client,
+            tools,
+            "conflicts_list",
+            "items",
+            cursor=at.get("conflicts"),
+            status="open",
+            limit=QUEUE_PAGE["conflicts"],
+        ),
+        duplicates=_section(
+            client,
+            tools,
+            "duplicates_list",
+            "items",
+            cursor=at.get("duplicates"),
+            status="open",
+            limit=QUEUE_PAGE["duplicates"],
+        ),
+        # Active memories someone flagged (memory_query's default states: filed or pending).
+        flagged=_section(
+            client,
+            tools,
+            "memory_query",
+            "memories",
+            cursor=at.get("flagged"),
+            flagged=True,
+            limit=QUEUE_PAGE["flagged"],
+        ),
         may_review="memory_review" in tools,
         may_curate="conflict_resolve" in tools,
+        cursors=at,
     )
-
-
-def _flagged(client: ToolClient, tools: frozenset[str]) -> Section:
-    if "memory_query" not in tools:
-        return Section(unavailable="This token may not call memory_query.")
-    found: list[dict[str, Any]] = []
-    cursor: str | None = None
-    try:
-        for _ in range(FLAGGED_SCAN_PAGES):
-            arguments: dict[str, Any] = {"limit": 100}
-            if cursor:
-                arguments["cursor"] = cursor
-            page = client.call("memory_query", arguments)
-            found.extend(m for m in page.get("memories", []) if m.get("flags"))
-            cursor = page.get("next_cursor")
-            if not cursor:
-                break
-    except SignedOut:
-        raise
-    except ConsoleError as exc:
-        return Section(error=exc.message)
-    return Section(items=found)
 
 
 @dataclass

@@ -6,10 +6,14 @@ is also how an MCP client would see it.
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from shared.console import views
 from shared.memory.wiring import build_detection_queue
 from tests.console.conftest import Console
 from tests.functional.conftest import Harness
@@ -512,3 +516,94 @@ def test_the_console_root_leads_to_sign_in(console: Console) -> None:
 
     assert first.headers["location"] == "console/"
     assert second.headers["location"] == "login"
+
+
+# -- the whole queue, a page at a time ------------------------------------------------------
+
+CARD = re.compile(r'<div class="card" id="(proposal|conflict|duplicate|flagged)-([^"]+)"')
+NEXT = re.compile(r'<a href="(review\?[^"#]+)#(\w+)-h" rel="next">')
+
+
+def cards(page: str, kind: str) -> list[str]:
+    return [found for k, found in CARD.findall(page) if k == kind]
+
+
+def finding_ids(listed: dict[str, Any]) -> set[str]:
+    return {item["finding"]["id"] for item in listed["items"]}
+
+
+def next_link(page: str, section: str) -> str | None:
+    links = [html.unescape(href) for href, name in NEXT.findall(page) if name == section]
+    return links[0] if links else None
+
+
+def test_more_than_a_page_of_proposals_are_all_reachable(console: Console) -> None:
+    harness = console.harness
+    author = harness.token(scopes=("memory",), agent_id="prolific")
+    proposals = {propose(harness, author, f"Proposal number {n}.") for n in range(105)}
+    console.sign_in(harness.token())
+
+    first = console.client.get("/console/review").text
+    later = next_link(first, "proposals")
+    assert later is not None
+    second = console.client.get(f"/console/{later}").text
+
+    assert len(cards(first, "proposal")) == 100
+    assert "Proposals awaiting review (100 on this page, more after)" in first
+    assert len(cards(second, "proposal")) == 5
+    assert set(cards(first, "proposal")) | set(cards(second, "proposal")) == proposals
+    assert next_link(second, "proposals") is None
+    assert 'href="review?#proposals-h">First page of proposals' in second
+
+
+def test_each_finding_list_and_the_flags_page_on_their_own(
+    console: Console, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One per page (instead of 50 / 100) so two findings of each kind make a second page.
+    monkeypatch.setattr(views, "QUEUE_PAGE", dict.fromkeys(views.QUEUE_SECTIONS, 1))
+    harness = console.harness
+    token = harness.token()
+    for subject in ("freeze", "standup"):
+        for claim in ("is", "is not"):
+            ok(
+                harness,
+                token,
+                "memory_write",
+                {"content": f"The {subject} {claim} on Friday.", "subject": subject},
+            )
+    for text in ("Backups run at 02:00 UTC.", "Logs are kept for 30 days."):
+        for _ in range(2):
+            ok(harness, token, "memory_write", {"content": text})
+    drain()
+    flagged = [
+        ok(harness, token, "memory_write", {"content": text})["memory"]["id"]
+        for text in ("The coffee machine is on floor 3.", "Parking passes renew in March.")
+    ]
+    for memory_id in flagged:
+        ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": "wrong"})
+    drain()  # nothing new is found while the pages are read
+    console.sign_in(token)
+
+    everything = {
+        "conflicts": finding_ids(ok(harness, token, "conflicts_list", {"limit": 100})),
+        "duplicates": finding_ids(ok(harness, token, "duplicates_list", {"limit": 100})),
+        "flagged": set(flagged),
+    }
+    for section, kind in (
+        ("conflicts", "conflict"),
+        ("duplicates", "duplicate"),
+        ("flagged", "flagged"),
+    ):
+        assert len(everything[section]) >= 2, section
+        # Follow the section's "next" links from the first page to the last.
+        page = console.client.get("/console/review").text
+        seen = cards(page, kind)
+        while (later := next_link(page, section)) is not None:
+            page = console.client.get(f"/console/{later}").text
+            assert len(cards(page, kind)) == 1, section
+            seen += cards(page, kind)
+            # The other sections stay on their first page, still offering their next one.
+            others = [s for s in views.QUEUE_SECTIONS if s not in {section, "proposals"}]
+            assert all(next_link(page, other) for other in others), section
+        assert len(seen) == len(set(seen)), (section, seen)
+        assert set(seen) == everything[section], section
