@@ -45,7 +45,9 @@ KEEP_RECENT = 5
 COMPACTION_LEASE = timedelta(minutes=5)
 # One cleanup compacts at most this many sessions (the oldest); the next call takes the rest.
 MAX_COMPACTED = 100
-# The summary engram stays well under the memory record's 100,000 characters.
+# The summary engram stays well under the 100,000 characters an engram's content may have
+# (engram_create / engram_update refuse more): the store would take more, but the engram could
+# then not be rewritten through the tools.
 SUMMARY_BUDGET_CHARS = 60_000
 SUMMARY_EXCERPT_CHARS = 500
 MAX_CANDIDATES = 10
