@@ -241,12 +241,14 @@ def test_a_retried_step_gets_a_new_task_on_the_same_callback(cloud: Cloud) -> No
 
 
 def test_pause_holds_the_dispatched_step_and_cancel_stops_the_machine(cloud: Cloud) -> None:
-    flow = cloud.create([{"name": "a"}, {"name": "b", "depends_on": ["a"]}])
+    flow = cloud.create(
+        [{"name": "a"}, {"name": "b", "depends_on": ["a"]}, {"name": "c", "depends_on": ["b"]}]
+    )
     cloud.workflows.start(who("boss"), flow.id, {})
     cloud.pump(cloud.has_tasks("a"))
 
     cloud.workflows.pause(who("boss"), flow.id)
-    cloud.run("a")
+    cloud.run("a")  # in flight when paused: it completes
 
     def b_held() -> bool:
         view = cloud.view(flow.id)
@@ -254,9 +256,13 @@ def test_pause_holds_the_dispatched_step_and_cancel_stops_the_machine(cloud: Clo
         return view.execution.steps[1].status == "held"
 
     cloud.pump(b_held)
+    # The machine reached b's state and waits on its callback; the dispatcher made no task.
+    assert cloud.machine_status(flow.id) == "RUNNING"
     assert cloud.offered() == []
     cloud.workflows.resume(who("boss"), flow.id)
     assert cloud.offered() == ["b"]
+    cloud.run("b")  # answers the token held while paused: the machine moves on to c
+    cloud.pump(cloud.has_tasks("c"))
 
     cancelled = cloud.workflows.cancel(who("boss"), flow.id)
     assert cancelled.status == "cancelled"
