@@ -118,13 +118,23 @@ esac
 
 ZSH_HOOK = r"""# cairn capture hook (zsh): records each command in the background, never blocking.
 zmodload zsh/datetime 2>/dev/null
-__cairn_preexec() { __cairn_cmd="$1"; __cairn_start=$EPOCHREALTIME; }
+# Declared global up front: a user's `setopt nounset` would fail the first prompt's check, and
+# `warn_create_global` would print a warning at each command.
+typeset -g __cairn_cmd= __cairn_start=0
+__cairn_preexec() {
+  emulate -L zsh  # the user's options (ksh_arrays, sh_word_split, ...) stay out of the hook
+  __cairn_cmd=$1
+  __cairn_start=$EPOCHREALTIME
+}
 __cairn_precmd() {
   local ec=$?
-  if [[ -n "$__cairn_cmd" ]]; then
-    local ms=$(( (EPOCHREALTIME - __cairn_start) * 1000 )) end=$(( EPOCHREALTIME * 1000 ))
-    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" --at-ms "${end%.*}" \
-        --duration-ms "${ms%.*}" --cwd "$PWD" -- "$__cairn_cmd" >/dev/null 2>&1 & ) 2>/dev/null
+  emulate -L zsh
+  if [[ -n $__cairn_cmd ]]; then
+    # Integer milliseconds: a float can print in exponent form (1e-05), which `record` refuses.
+    local -i end ms
+    (( end = EPOCHREALTIME * 1000, ms = end - __cairn_start * 1000 ))
+    ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" --at-ms "$end" \
+        --duration-ms "$ms" --cwd "$PWD" -- "$__cairn_cmd" >/dev/null 2>&1 & ) 2>/dev/null
   fi
   __cairn_cmd=
 }
