@@ -233,3 +233,25 @@ def test_a_published_event_starts_the_workflows_its_type_triggers(harness: Harne
     assert task["input_data"] == {"topic": "v2"}
     other = _ok(harness.call(boss, "workflow.list", {"status": "created"}))["workflows"]
     assert [w["name"] for w in other] == ["manual"]
+
+
+def test_list_takes_a_limit_newest_first_and_refuses_one_out_of_range(harness: Harness) -> None:
+    boss = harness.token(team="alpha")
+    ids = [
+        _ok(harness.call(boss, "workflow.create", {"name": f"w{i}", "definition": THREE_STEPS}))[
+            "workflow"
+        ]["id"]
+        for i in range(3)
+    ]
+    _ok(harness.call(boss, "workflow.start", {"workflow_id": ids[0]}))
+
+    newest = _ok(harness.call(boss, "workflow.list", {"limit": 2}))["workflows"]
+    assert [w["id"] for w in newest] == [ids[2], ids[1]]
+    created = _ok(harness.call(boss, "workflow.list", {"status": "created", "limit": 1}))
+    assert [w["id"] for w in created["workflows"]] == [ids[2]]
+    running = _ok(harness.call(boss, "workflow.list", {"status": "running", "limit": 1}))
+    assert [w["id"] for w in running["workflows"]] == [ids[0]]  # found past the first page
+    for bad in (0, 101):
+        refused = harness.call(boss, "workflow.list", {"limit": bad})
+        assert refused["isError"] is True
+        assert "`limit`" in str(refused["content"])
