@@ -270,3 +270,55 @@ def test_pause_holds_the_dispatched_step_and_cancel_stops_the_machine(cloud: Clo
     # In AWS StopExecution aborts at once. moto's executor does not abort a state waiting on a
     # callback: the service also answers the open step's token, which ends it there (FAILED).
     cloud.pump(lambda: cloud.machine_status(flow.id) in ("ABORTED", "FAILED"))
+
+
+def _record(message_id: str, body: str) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "receiptHandle": message_id,
+        "body": body,
+        "attributes": {},
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:dispatch",
+        "awsRegion": "us-east-1",
+    }
+
+
+def test_the_dispatcher_makes_one_task_per_delivery_and_reports_bad_messages(
+    cloud: Cloud,
+) -> None:
+    flow = cloud.create([{"name": "a"}])
+    cloud.workflows.start(who("boss"), flow.id, {})
+    sqs = boto3.client("sqs")
+    deadline = time.monotonic() + 30
+    messages: list[dict[str, Any]] = []
+    while not messages:  # the machine's callback message for step a
+        assert time.monotonic() < deadline, "the state machine sent no step message"
+        messages = sqs.receive_message(QueueUrl=cloud.queue_url, WaitTimeSeconds=0).get(
+            "Messages", []
+        )
+    body = messages[0]["Body"]
+    unknown = json.dumps({**json.loads(body), "execution_id": "wfx_gone"})
+
+    # SQS delivers at least once: the same message twice (in one batch and again later) is one
+    # task; a malformed body and an unknown execution fail alone, to be retried then dead-lettered.
+    reply = dispatcher(
+        {
+            "Records": [
+                _record("m1", body),
+                _record("m2", body),
+                _record("m3", "{not json"),
+                _record("m4", unknown),
+            ]
+        },
+        _Context(),  # type: ignore[arg-type]
+    )
+    assert sorted(f["itemIdentifier"] for f in reply["batchItemFailures"]) == ["m3", "m4"]
+    again = dispatcher({"Records": [_record("m5", body)]}, _Context())  # type: ignore[arg-type]
+    assert again["batchItemFailures"] == []
+    assert cloud.offered() == ["a"]
+    tasks = cloud.tasks.poll(who("coder"), limit=50)
+    assert len(tasks) == 1
+    cloud.run("a")
+    cloud.pump(cloud.machine_is(flow.id, "SUCCEEDED"))
