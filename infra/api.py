@@ -1,5 +1,5 @@
 """API: the public HTTPS front of the gateway's SnapStart alias: an HTTP API, the same behind
-CloudFront + WAF, or a REST API.
+CloudFront + WAF, CloudFront + WAF straight to the alias's function URL, or a REST API.
 
 Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
 RFC 9728 protected-resource metadata, the web console under `/console`, and what other constructs
@@ -9,10 +9,12 @@ header, stage-wide throttling as a coarse guard, an optional custom domain, and 
 rule for the requests the API starts.
 
 Which API (docs/infra.md, "The API bill"): an HTTP API ($1.00 per million requests); with a WAF
-(prod by default) the HTTP API behind a CloudFront distribution carrying a CLOUDFRONT-scope web
+(`api=cloudfront`) the HTTP API behind a CloudFront distribution carrying a CLOUDFRONT-scope web
 ACL (+ $1.00 per million for CloudFront), whose secret origin header the gateway checks so the
 execute-api URL cannot bypass the WAF; or, with `api=rest`, a REST API ($3.50) with a regional
-web ACL on its stage, which also keeps execution logs and X-Ray at the stage.
+web ACL on its stage, which also keeps execution logs and X-Ray at the stage. With a WAF the
+default (`api=function_url`) leaves API Gateway out: CloudFront's origin is the gateway alias's
+function URL (no charge of its own), closed to direct callers by the same origin header.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk import aws_xray as xray
 from constructs import Construct, IConstruct
 
-from infra.config import ConfigError, DeployConfig
+from infra.config import EDGE_APIS, ConfigError, DeployConfig
 from infra.nag import suppress
 from shared.auth.origin import ORIGIN_HEADER
 from shared.config.names import Env
@@ -79,6 +81,13 @@ ROUTES: Final = (
     ("GET", "/console/{proxy+}"),
     ("POST", "/console/{proxy+}"),
 )
+# A function URL's counterparts of the API metrics (AWS/Lambda, by function and alias).
+URL_METRICS: Final = {
+    "count": "UrlRequestCount",
+    "server_error": "Url5xxCount",
+    "client_error": "Url4xxCount",
+    "latency": "UrlRequestLatency",
+}
 # X-Ray records this share of the requests the API starts, and no fixed reservoir: a reservoir
 # of 1 a second traces every call of a quiet team (X-Ray's default rule, $5 per million calls
 # below 1 call/s); 5 % costs $0.25 per million calls at any rate (docs/infra.md).
@@ -111,18 +120,21 @@ class Api(Construct):
         super().__init__(scope, construct_id)
         self._config = config
         self._handler = handler
-        # The API Gateway product ("http" or "rest"), and what is in front of it: "cloudfront"
-        # (api=cloudfront: the only way in is a distribution carrying the WAF) or "direct".
-        self.kind = "rest" if config.api == "rest" else "http"
-        self.front = "cloudfront" if config.api == "cloudfront" else "direct"
+        # What serves the gateway: an API Gateway product ("http" or "rest") or the gateway
+        # alias's own function URL ("url"); and what is in front of it: "cloudfront" (the only
+        # way in is a distribution carrying the WAF) or "direct".
+        self.kind = {"rest": "rest", "function_url": "url"}.get(config.api, "http")
+        self.front = "cloudfront" if config.api in EDGE_APIS else "direct"
         self.distribution: cloudfront.Distribution | None = None
         self.origin_secret: secretsmanager.Secret | None = None
-        self.access_logs = logs.LogGroup(
-            self,
-            "AccessLogs",
-            retention=config.log_retention,
-            removal_policy=config.removal_policy,
-        )
+        self.function_url: lambda_.FunctionUrl | None = None
+        if self.kind != "url":  # a function URL keeps no access log (CloudFront's does)
+            self.access_logs = logs.LogGroup(
+                self,
+                "AccessLogs",
+                retention=config.log_retention,
+                removal_policy=config.removal_policy,
+            )
         self.rest_api: apigw.RestApi | None = None
         self.http_api: apigwv2.HttpApi | None = None
         # Every route, for the nag suppressions: the gateway authenticates.
@@ -137,6 +149,23 @@ class Api(Construct):
                 if config.domain_name
                 else f"https://{self.rest_api.rest_api_id}.execute-api.{stack.region}."
                 f"{stack.url_suffix}/{STAGE}"
+            )
+        elif self.kind == "url":
+            # Public (auth NONE) like an execute-api URL: CloudFront's origin access control
+            # would sign with SigV4 in Authorization, overwriting the team's bearer token. The
+            # gateway refuses any request without CloudFront's origin header instead.
+            self.function_url = lambda_.FunctionUrl(
+                self,
+                "GatewayUrl",
+                function=handler,
+                auth_type=lambda_.FunctionUrlAuthType.NONE,
+                invoke_mode=lambda_.InvokeMode.BUFFERED,
+            )
+            self.distribution = self._build_cloudfront()
+            self.base_url = (
+                f"https://{config.domain_name}"
+                if config.domain_name
+                else f"https://{self.distribution.distribution_domain_name}"
             )
         else:
             self.http_api = self._build_http_api()
@@ -168,8 +197,11 @@ class Api(Construct):
         self._suppress()
 
     def add_routes(self, routes: Sequence[tuple[str, str]]) -> list[IConstruct]:
-        """Route each (method, path) to the gateway, e.g. `[("POST", "/ingest/events")]`."""
+        """Route each (method, path) to the gateway, e.g. `[("POST", "/ingest/events")]`. A
+        function URL sends every path to the gateway already: nothing to add."""
         added: list[IConstruct] = []
+        if self.kind == "url":
+            return added
         for method, path in routes:
             if self.rest_api is not None:
                 resource = self.rest_api.root
@@ -191,8 +223,14 @@ class Api(Construct):
         return added
 
     def metric(self, name: str, statistic: str) -> cw.IMetric:
-        """The API's `count`, `server_error`, `client_error` or `latency` metric."""
+        """The API's `count`, `server_error`, `client_error` or `latency` metric (for a
+        function URL, Lambda's `Url*` metrics of the gateway alias)."""
         period = Duration.minutes(5)
+        if self.kind == "url":
+            url_metric: cw.IMetric = self._handler.metric(
+                URL_METRICS[name], period=period, statistic=statistic
+            )
+            return url_metric
         api: apigw.RestApi | apigwv2.HttpApi | None = self.rest_api or self.http_api
         assert api is not None
         method = getattr(api, f"metric_{name}")
@@ -320,7 +358,6 @@ class Api(Construct):
         start; it is in no template, code or log.
         """
         config = self._config
-        assert self.http_api is not None
         stack = Stack.of(self)
         acl_arn = self._edge_web_acl(stack)
         self.origin_secret = secretsmanager.Secret(
@@ -342,14 +379,24 @@ class Api(Construct):
         assert isinstance(gateway, lambda_.Function), "the gateway alias of a cairn Function"
         gateway.add_environment(Env.ORIGIN_SECRET_ARN, self.origin_secret.secret_arn)
         self.origin_secret.grant_read(gateway)
-        origin = origins.HttpOrigin(
-            f"{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}",
-            protocol_policy=cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
-            origin_ssl_protocols=[cloudfront.OriginSslPolicy.TLS_V1_2],
-            custom_headers={ORIGIN_HEADER: self.origin_secret.secret_value.unsafe_unwrap()},
-            # API Gateway answers within 29 s (the gateway's own budget is 28 s).
-            read_timeout=Duration.seconds(30),
-        )
+        headers = {ORIGIN_HEADER: self.origin_secret.secret_value.unsafe_unwrap()}
+        origin: cloudfront.IOrigin
+        if self.function_url is not None:
+            # HTTPS (TLS 1.2+) to the function URL's own domain; the gateway answers within
+            # its 28 s timeout.
+            origin = origins.FunctionUrlOrigin(
+                self.function_url, custom_headers=headers, read_timeout=Duration.seconds(30)
+            )
+        else:
+            assert self.http_api is not None
+            origin = origins.HttpOrigin(
+                f"{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}",
+                protocol_policy=cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+                origin_ssl_protocols=[cloudfront.OriginSslPolicy.TLS_V1_2],
+                custom_headers=headers,
+                # API Gateway answers within 29 s (the gateway's own budget is 28 s).
+                read_timeout=Duration.seconds(30),
+            )
         domain = config.domain_name if config.certificate_arn else None
         distribution = cloudfront.Distribution(
             self,
@@ -413,7 +460,7 @@ class Api(Construct):
                         CfnRuleAssertion(
                             assert_=Fn.condition_equals(Aws.REGION, EDGE_REGION),
                             assert_description=(
-                                "api=cloudfront builds a CLOUDFRONT-scope web ACL, which AWS "
+                                f"api={config.api} builds a CLOUDFRONT-scope web ACL, which AWS "
                                 "creates only in us-east-1: deploy there, or pass -c "
                                 "waf_acl_arn=<a CLOUDFRONT-scope ACL>, or -c api=rest"
                             ),
@@ -422,13 +469,13 @@ class Api(Construct):
                 )
             elif region != EDGE_REGION:
                 raise ConfigError(
-                    f"context `api=cloudfront` builds a CLOUDFRONT-scope web ACL, which AWS "
+                    f"context `api={config.api}` builds a CLOUDFRONT-scope web ACL, which AWS "
                     f"creates only in {EDGE_REGION}, and this stack is in {region}: deploy to "
                     f"{EDGE_REGION}, or create the ACL there and pass -c waf_acl_arn=<its ARN> "
                     "(arn:aws:wafv2:us-east-1:...:global/webacl/...), or use -c api=rest"
                 )
         acl_arn = self._web_acl("CLOUDFRONT")
-        assert acl_arn is not None, "api=cloudfront always has a WAF (infra.config)"
+        assert acl_arn is not None, "a CloudFront front always has a WAF (infra.config)"
         return acl_arn
 
     def _edge_log_bucket(self) -> s3.Bucket:

@@ -15,8 +15,10 @@ environment itself.
 | waf              | true in prod | create a WAF web ACL (CloudFront's, or the REST stage's) |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
 | api              | see meaning  | http (HTTP API, $1/M; no WAF's default), rest (REST     |
-|                  |              | API, $3.50/M) or cloudfront (HTTP API behind CloudFront |
-|                  |              | + WAF, $2/M, us-east-1; a WAF's default)                |
+|                  |              | API, $3.50/M), cloudfront (HTTP API behind CloudFront + |
+|                  |              | WAF, $2/M, us-east-1) or function_url (the gateway's    |
+|                  |              | function URL behind CloudFront + WAF, $1/M, us-east-1;  |
+|                  |              | a WAF's default)                                        |
 | throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
@@ -70,7 +72,8 @@ class DeployConfig:
     oauth: bool = False
     oauth_callback_urls: tuple[str, ...] = ()
     # "http" (HTTP API), "rest" (REST API, the only one a regional WAF attaches to) or
-    # "cloudfront" (an HTTP API reachable only through CloudFront, the WAF at the edge).
+    # "cloudfront" (an HTTP API reachable only through CloudFront, the WAF at the edge) or
+    # "function_url" (the gateway's function URL as CloudFront's origin, no API Gateway).
     api: str = "http"
     # A Bedrock model (Converse) judging memory contradictions in the curator; None: rules.
     curator_model: str | None = None
@@ -127,12 +130,17 @@ class DeployConfig:
         waf_flag = get("waf")
         raw_api = _text(get("api"))
         # A CloudFront front always carries a WAF (that is what it is for).
-        waf_default = environment == "prod" or (raw_api or "").lower() == "cloudfront"
+        waf_default = environment == "prod" or (raw_api or "").lower() in EDGE_APIS
         waf = _flag(waf_flag, "waf") if waf_flag is not None else waf_default
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")
         callbacks = _callback_urls(_text(get("oauth_callback_urls")), oauth)
-        api = _api(raw_api, waf=(waf and not waf_acl_arn) or bool(waf_acl_arn), acl=waf_acl_arn)
+        api = _api(
+            raw_api,
+            waf=(waf and not waf_acl_arn) or bool(waf_acl_arn),
+            acl=waf_acl_arn,
+            domain=bool(domain_name),
+        )
         _check_edge(api, waf_acl_arn, certificate_arn)
         return cls(
             environment=environment,
@@ -235,34 +243,53 @@ def _reranker(value: str | None) -> str | None:
     return value
 
 
-API_CHOICES = ("http", "rest", "cloudfront")
-# What a WAF picks when `api` is not given (docs/infra.md, "The API bill"): CloudFront + HTTP
-# API, $2.00 per million requests against REST's $3.50.
-API_WITH_WAF = "cloudfront"
+API_CHOICES = ("http", "rest", "cloudfront", "function_url")
+# The fronts that put CloudFront (and its WAF) before the gateway.
+EDGE_APIS = ("cloudfront", "function_url")
+# What a WAF picks when `api` is not given (docs/infra.md, "The API bill"): CloudFront straight
+# to the gateway's function URL, $1.00 per million requests (CloudFront's; a function URL adds
+# nothing) against $2.00 with an HTTP API behind CloudFront and REST's $3.50.
+API_WITH_WAF = "function_url"
 
 
-def _api(raw: str | None, *, waf: bool, acl: str | None = None) -> str:
+def _api(raw: str | None, *, waf: bool, acl: str | None = None, domain: bool = False) -> str:
     """An HTTP API costs $1.00 per million requests, a REST API $3.50; a WAF attaches to a REST
-    stage directly, or to a CloudFront distribution in front of an HTTP API ($1.00 + CloudFront
-    $1.00). Without `api`, a WAF picks `API_WITH_WAF`, and an existing web ACL what its scope
-    attaches to (a REGIONAL one a REST stage, a CLOUDFRONT one a distribution)."""
+    stage directly, or to a CloudFront distribution ($1.00) in front of the gateway's function
+    URL (nothing more) or of an HTTP API ($1.00 more). Without `api`, a WAF picks
+    `API_WITH_WAF`, and an existing web ACL what its scope attaches to (a REGIONAL one a REST
+    stage, a CLOUDFRONT one a distribution).
+
+    The function URL front needs a custom domain: the gateway is told its public URL at
+    deploy, and the distribution's own name would depend on the gateway it fronts (function
+    -> distribution -> function URL -> function, a cycle CloudFormation refuses). Without a
+    domain the CloudFront default is the HTTP API behind it."""
+    edge = API_WITH_WAF if domain else "cloudfront"
     if raw is None:
         if acl:
-            return "cloudfront" if ":global/webacl/" in acl else "rest"
-        return API_WITH_WAF if waf else "http"
+            return edge if ":global/webacl/" in acl else "rest"
+        return edge if waf else "http"
     api = raw.lower()
     if api not in API_CHOICES:
-        raise ConfigError(f"context `api` must be http, rest or cloudfront (got {raw!r})")
+        raise ConfigError(
+            f"context `api` must be http, rest, cloudfront or function_url (got {raw!r})"
+        )
     if api == "http" and waf:
         raise ConfigError(
             "context `api=http` cannot carry a WAF (AWS WAF attaches to REST API stages and "
-            "CloudFront, not HTTP APIs): pass -c api=cloudfront or -c api=rest, or -c waf=false "
-            "without waf_acl_arn"
+            "CloudFront, not HTTP APIs): pass -c api=function_url, -c api=cloudfront or "
+            "-c api=rest, or -c waf=false without waf_acl_arn"
         )
-    if api == "cloudfront" and not waf:
+    if api in EDGE_APIS and not waf:
         raise ConfigError(
-            "context `api=cloudfront` puts a WAF at the edge and cannot go without one: drop "
+            f"context `api={api}` puts a WAF at the edge and cannot go without one: drop "
             "-c waf=false (or pass -c api=http for no WAF at all)"
+        )
+    if api == "function_url" and not domain:
+        raise ConfigError(
+            "context `api=function_url` needs domain_name and certificate_arn: the gateway "
+            "learns its public URL at deploy, and without a domain that is the distribution's "
+            "own name, which depends on the gateway it fronts (a cycle); pass both, or "
+            "-c api=cloudfront"
         )
     return api
 
@@ -270,19 +297,19 @@ def _api(raw: str | None, *, waf: bool, acl: str | None = None) -> str:
 def _check_edge(api: str, waf_acl_arn: str | None, certificate_arn: str | None) -> None:
     """A web ACL's scope must match what it attaches to, and CloudFront takes its certificate
     from us-east-1 only."""
-    if waf_acl_arn and api == "cloudfront" and ":global/webacl/" not in waf_acl_arn:
+    if waf_acl_arn and api in EDGE_APIS and ":global/webacl/" not in waf_acl_arn:
         raise ConfigError(
-            "context `waf_acl_arn` with `api=cloudfront` must be a CLOUDFRONT-scope web ACL "
+            f"context `waf_acl_arn` with `api={api}` must be a CLOUDFRONT-scope web ACL "
             "(arn:aws:wafv2:us-east-1:<account>:global/webacl/...), not a regional one"
         )
     if waf_acl_arn and api == "rest" and ":global/webacl/" in waf_acl_arn:
         raise ConfigError(
             "context `waf_acl_arn` is a CLOUDFRONT-scope web ACL, which cannot attach to a REST "
-            "stage: pass a REGIONAL one, or -c api=cloudfront"
+            "stage: pass a REGIONAL one, or -c api=function_url"
         )
-    if api == "cloudfront" and certificate_arn and ":acm:us-east-1:" not in certificate_arn:
+    if api in EDGE_APIS and certificate_arn and ":acm:us-east-1:" not in certificate_arn:
         raise ConfigError(
-            "context `certificate_arn` with `api=cloudfront` must be an ACM certificate in "
+            f"context `certificate_arn` with `api={api}` must be an ACM certificate in "
             "us-east-1 (CloudFront reads certificates from there only)"
         )
 

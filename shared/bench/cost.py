@@ -285,14 +285,20 @@ def _tool_groups() -> tuple[str, ...]:
     return tuple(names.TOOL_GROUPS)
 
 
+# Prod deploys with its custom domain, which its default front (CloudFront to the gateway's
+# function URL) needs; the names are placeholders (nothing here is priced by the domain).
+PROD_DOMAIN: Final = {
+    "domain_name": "mcp.example.com",
+    "certificate_arn": "arn:aws:acm:us-east-1:111111111111:certificate/bench",
+}
 # What is priced: each environment as it deploys, and prod's alternatives beside its default
-# (CloudFront to the gateway's function URL) in the same run: the HTTP API behind CloudFront
-# (`api=cloudfront`) and the REST API with the regional WAF on its stage (`api=rest`).
+# in the same run: the HTTP API behind CloudFront (`api=cloudfront`) and the REST API with the
+# regional WAF on its stage (`api=rest`).
 VARIANTS: Final[Mapping[str, Mapping[str, str]]] = {
     "dev": {"env": "dev"},
-    "prod": {"env": "prod"},
-    "prod_cloudfront_http": {"env": "prod", "api": "cloudfront"},
-    "prod_rest": {"env": "prod", "api": "rest"},
+    "prod": {"env": "prod", **PROD_DOMAIN},
+    "prod_cloudfront_http": {"env": "prod", "api": "cloudfront", **PROD_DOMAIN},
+    "prod_rest": {"env": "prod", "api": "rest", **PROD_DOMAIN},
 }
 
 

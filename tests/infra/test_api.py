@@ -1,6 +1,7 @@
-"""API: an HTTP API in dev; in prod an HTTP API whose only way in is CloudFront carrying the
-WAF (or, with api=rest, a REST API with the WAF on its stage); routes to the gateway alias,
-logging, throttling, domain, WAF, X-Ray sampling, and what every function logs."""
+"""API: an HTTP API in dev; in prod CloudFront carrying the WAF in front of the gateway alias's
+function URL (or, with api=cloudfront, of an HTTP API; with api=rest, a REST API with the WAF on
+its stage); routes to the gateway alias, logging, throttling, domain, WAF, X-Ray sampling, and
+what every function logs."""
 
 from __future__ import annotations
 
@@ -23,6 +24,21 @@ from shared.config import names
 from tests.infra.support import PROD_EXTRAS, RETENTION_DAYS, Synth, nag_findings, synthesize
 
 pytestmark = pytest.mark.infra
+
+
+@pytest.fixture(scope="module")
+def edge_http(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """Prod with `-c api=cloudfront`: the HTTP API behind CloudFront and its WAF."""
+    return synthesize(
+        tmp_path_factory.mktemp("cdk-edge-http"), env="prod", api="cloudfront", **PROD_EXTRAS
+    )
+
+
+@pytest.fixture(params=["dev", "edge_http"])
+def synth(request: pytest.FixtureRequest) -> Synth:
+    """Each API Gateway front in turn (prod's function URL has no routes or stage)."""
+    result: Synth = request.getfixturevalue(request.param)
+    return result
 
 
 @pytest.fixture(scope="module")
@@ -71,18 +87,22 @@ def _http_routes(synth: Synth) -> set[tuple[str, str]]:
     return {tuple(r["Properties"]["RouteKey"].split(" ", 1)) for r in routes}  # type: ignore[misc]
 
 
-def test_dev_gets_an_http_api_and_prod_one_behind_cloudfront(
-    dev: Synth, prod: Synth, rest: Synth
+def test_dev_gets_an_http_api_and_prod_cloudfront_to_the_gateways_function_url(
+    dev: Synth, prod: Synth, edge_http: Synth, rest: Synth
 ) -> None:
-    # $1.00 per million requests; prod adds CloudFront's $1.00 for its WAF, against a REST
-    # API's $3.50 (docs/infra.md).
+    # $1.00 per million requests; prod pays CloudFront's $1.00 for its WAF and no API Gateway,
+    # against $2.00 with an HTTP API behind CloudFront and a REST API's $3.50 (docs/infra.md).
     assert (dev.stack.api.kind, dev.stack.api.front) == ("http", "direct")
     dev.template.resource_count_is("AWS::ApiGateway::RestApi", 0)
     dev.template.resource_count_is("AWS::CloudFront::Distribution", 0)
+    dev.template.resource_count_is("AWS::Lambda::Url", 0)
     dev.template.has_resource_properties("AWS::ApiGatewayV2::Api", {"ProtocolType": "HTTP"})
-    assert (prod.stack.api.kind, prod.stack.api.front) == ("http", "cloudfront")
+    assert (prod.stack.api.kind, prod.stack.api.front) == ("url", "cloudfront")
     prod.template.resource_count_is("AWS::ApiGateway::RestApi", 0)
+    prod.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
     prod.template.resource_count_is("AWS::CloudFront::Distribution", 1)
+    assert (edge_http.stack.api.kind, edge_http.stack.api.front) == ("http", "cloudfront")
+    edge_http.template.resource_count_is("AWS::Lambda::Url", 0)
     assert rest.stack.api.kind == "rest"
     rest.template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
 
@@ -172,11 +192,13 @@ def _stage_log_settings(synth: Synth) -> dict[str, Any]:
     return settings
 
 
-@pytest.mark.parametrize(("env", "days"), RETENTION_DAYS.items())
+@pytest.mark.parametrize(
+    ("front", "days"), [("dev", RETENTION_DAYS["dev"]), ("edge_http", RETENTION_DAYS["prod"])]
+)
 def test_access_logs_go_to_a_log_group_kept_as_long_as_the_environment_says(
-    request: pytest.FixtureRequest, env: str, days: int
+    request: pytest.FixtureRequest, front: str, days: int
 ) -> None:
-    synth: Synth = request.getfixturevalue(env)
+    synth: Synth = request.getfixturevalue(front)
     destination = json.dumps(_stage_log_settings(synth)["DestinationArn"])
     (log_group,) = (
         group
@@ -329,26 +351,37 @@ def test_every_function_has_a_throttles_alarm(synth: Synth) -> None:
 
 
 GLOBAL_ACL = "arn:aws:wafv2:us-east-1:111111111111:global/webacl/edge/abc"
+EDGE_CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/edge"
 REGIONAL_ACL = "arn:aws:wafv2:eu-west-1:111111111111:regional/webacl/stage/abc"
 
 
-def test_api_context_picks_cloudfront_for_a_waf_and_refuses_http_with_one() -> None:
+def test_api_context_picks_a_function_url_for_a_waf_and_refuses_http_with_one() -> None:
     def config(**context: object) -> DeployConfig:
         return DeployConfig.from_context(context.get)
 
     assert config(developer="a").api == "http"
+    domain = {"domain_name": "mcp.example.com", "certificate_arn": EDGE_CERTIFICATE}
+    assert config(env="prod", **domain).api == "function_url"
+    # Without a custom domain the gateway could only advertise the distribution's own name,
+    # which depends on it through the function URL: the HTTP API behind CloudFront instead.
     assert config(env="prod").api == "cloudfront"
+    with pytest.raises(ConfigError, match="`api=function_url` needs domain_name"):
+        config(env="prod", api="function_url")
     assert config(env="prod", waf="false").api == "http"
     assert config(developer="a", waf_acl_arn="arn:aws:wafv2:x").api == "rest"
     assert config(developer="a", waf_acl_arn=GLOBAL_ACL).api == "cloudfront"
+    assert config(developer="a", waf_acl_arn=GLOBAL_ACL, **domain).api == "function_url"
     assert config(developer="a", api="rest").api == "rest"
     assert (config(developer="a", api="cloudfront").waf, config(env="prod").waf) == (True, True)
     with pytest.raises(ConfigError, match="`api=http` cannot carry a WAF"):
         config(env="prod", api="http")
-    with pytest.raises(ConfigError, match="`api` must be http, rest or cloudfront"):
+    with pytest.raises(ConfigError, match="`api` must be http, rest, cloudfront or function_url"):
         config(developer="a", api="graphql")
     with pytest.raises(ConfigError, match="`api=cloudfront` puts a WAF at the edge"):
         config(env="prod", api="cloudfront", waf="false")
+    with pytest.raises(ConfigError, match="`api=function_url` puts a WAF at the edge"):
+        config(env="prod", api="function_url", waf="false")
+    assert config(developer="a", api="function_url", **domain).waf
     with pytest.raises(ConfigError, match="must be a CLOUDFRONT-scope web ACL"):
         config(developer="a", api="cloudfront", waf_acl_arn=REGIONAL_ACL)
     with pytest.raises(ConfigError, match="cannot attach to a REST stage"):
@@ -361,7 +394,7 @@ def test_api_context_picks_cloudfront_for_a_waf_and_refuses_http_with_one() -> N
         )
 
 
-# --- prod's front: CloudFront + WAF over the HTTP API -------------------------------------------
+# --- `api=cloudfront`: CloudFront + WAF over the HTTP API ---------------------------------
 
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"  # AWS managed cache policy
 ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"  # AWS managed request policy
@@ -373,10 +406,12 @@ def _distribution(synth: Synth) -> dict[str, Any]:
     return config
 
 
-def test_cloudfront_forwards_everything_to_the_http_api_and_caches_nothing(prod: Synth) -> None:
-    config = _distribution(prod)
+def test_cloudfront_forwards_everything_to_the_http_api_and_caches_nothing(
+    edge_http: Synth,
+) -> None:
+    config = _distribution(edge_http)
     (origin,) = config["Origins"]
-    api_id = prod.logical_id(prod.stack.api.http_api)  # type: ignore[arg-type]
+    api_id = edge_http.logical_id(edge_http.stack.api.http_api)  # type: ignore[arg-type]
     assert {"Ref": api_id} in origin["DomainName"]["Fn::Join"][1]
     assert ".execute-api." in json.dumps(origin["DomainName"])
     assert origin["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
@@ -397,7 +432,7 @@ def test_cloudfront_forwards_everything_to_the_http_api_and_caches_nothing(prod:
     (association,) = console["FunctionAssociations"]
     assert association["EventType"] == "viewer-request"
     function_id = association["FunctionARN"]["Fn::GetAtt"][0]
-    assert prod.resources[function_id]["Properties"]["FunctionCode"] == FORWARD_HOST_JS
+    assert edge_http.resources[function_id]["Properties"]["FunctionCode"] == FORWARD_HOST_JS
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node (the CDK CLI's runtime)")
@@ -410,59 +445,61 @@ def test_the_console_function_forwards_the_viewers_host() -> None:
 
 
 def test_cloudfront_serves_the_custom_domain_with_tls_1_2_and_logs_without_headers(
-    prod: Synth,
+    edge_http: Synth,
 ) -> None:
-    config = _distribution(prod)
+    config = _distribution(edge_http)
     assert config["Aliases"] == ["mcp.example.com"]
     assert config["ViewerCertificate"]["MinimumProtocolVersion"] == "TLSv1.2_2021"
     assert config["ViewerCertificate"]["AcmCertificateArn"].startswith("arn:aws:acm:us-east-1:")
     # Standard logs carry no request headers (so never Authorization) and no cookies.
     assert config["Logging"]["IncludeCookies"] is False
     bucket_id = config["Logging"]["Bucket"]["Fn::GetAtt"][0]
-    bucket = prod.resources[bucket_id]["Properties"]
+    bucket = edge_http.resources[bucket_id]["Properties"]
     assert bucket["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] == 180
     assert "ServerSideEncryptionConfiguration" in bucket["BucketEncryption"]
     # The domain points at the distribution; the HTTP API gets none of its own.
-    prod.template.resource_count_is("AWS::ApiGatewayV2::DomainName", 0)
-    (record,) = prod.of_type("AWS::Route53::RecordSet").values()
+    edge_http.template.resource_count_is("AWS::ApiGatewayV2::DomainName", 0)
+    (record,) = edge_http.of_type("AWS::Route53::RecordSet").values()
     assert record["Properties"]["Name"] == "mcp.example.com."
     assert "DomainName" in json.dumps(record["Properties"]["AliasTarget"])
-    assert prod.stack.api.mcp_url == "https://mcp.example.com/mcp"
+    assert edge_http.stack.api.mcp_url == "https://mcp.example.com/mcp"
 
 
 def test_cloudfront_carries_a_cloudfront_scope_acl_with_the_rest_apis_rules(
-    prod: Synth, rest: Synth
+    edge_http: Synth, rest: Synth
 ) -> None:
-    ((acl_id, acl),) = prod.of_type("AWS::WAFv2::WebACL").items()
+    ((acl_id, acl),) = edge_http.of_type("AWS::WAFv2::WebACL").items()
     assert acl["Properties"]["Scope"] == "CLOUDFRONT"
-    assert _distribution(prod)["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
+    assert _distribution(edge_http)["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
     (regional,) = rest.of_type("AWS::WAFv2::WebACL").values()
     assert acl["Properties"]["Rules"] == regional["Properties"]["Rules"]
-    prod.template.resource_count_is("AWS::WAFv2::WebACLAssociation", 0)
-    (logging,) = prod.of_type("AWS::WAFv2::LoggingConfiguration").values()
+    edge_http.template.resource_count_is("AWS::WAFv2::WebACLAssociation", 0)
+    (logging,) = edge_http.of_type("AWS::WAFv2::LoggingConfiguration").values()
     assert logging["Properties"]["RedactedFields"] == [{"SingleHeader": {"Name": "authorization"}}]
     # An environment-agnostic stack can only be deployed where the ACL can exist.
-    (rule,) = [r for name, r in prod.document["Rules"].items() if name != "CheckBootstrapVersion"]
+    (rule,) = [
+        r for name, r in edge_http.document["Rules"].items() if name != "CheckBootstrapVersion"
+    ]
     assert rule["Assertions"][0]["Assert"] == {"Fn::Equals": [{"Ref": "AWS::Region"}, EDGE_REGION]}
 
 
 def test_the_origin_header_is_a_generated_secret_only_cloudfront_and_the_gateway_read(
-    prod: Synth,
+    edge_http: Synth,
 ) -> None:
-    (origin,) = _distribution(prod)["Origins"]
+    (origin,) = _distribution(edge_http)["Origins"]
     (header,) = origin["OriginCustomHeaders"]
     assert header["HeaderName"] == ORIGIN_HEADER
-    secret_id = prod.logical_id(prod.stack.api.origin_secret)  # type: ignore[arg-type]
+    secret_id = edge_http.logical_id(edge_http.stack.api.origin_secret)  # type: ignore[arg-type]
     # A dynamic reference CloudFormation resolves at deploy: no value in the template.
     assert header["HeaderValue"] == {
         "Fn::Join": ["", ["{{resolve:secretsmanager:", {"Ref": secret_id}, ":SecretString:::}}"]]
     }
-    secret = prod.resources[secret_id]["Properties"]
+    secret = edge_http.resources[secret_id]["Properties"]
     assert secret["GenerateSecretString"]["PasswordLength"] >= 32
-    gateway = prod.resources[prod.functions()["gateway"]]["Properties"]
+    gateway = edge_http.resources[edge_http.functions()["gateway"]]["Properties"]
     assert gateway["Environment"]["Variables"][names.Env.ORIGIN_SECRET_ARN] == {"Ref": secret_id}
-    assert "secretsmanager:GetSecretValue" in prod.actions_on("gateway", secret_id)
-    readers = [f for f in prod.functions() if prod.actions_on(f, secret_id)]
+    assert "secretsmanager:GetSecretValue" in edge_http.actions_on("gateway", secret_id)
+    readers = [f for f in edge_http.functions() if edge_http.actions_on(f, secret_id)]
     assert readers == ["gateway"]
     # The gateway advertises CloudFront's URL, not execute-api's.
     public = gateway["Environment"]["Variables"][names.Env.PUBLIC_URL]
@@ -478,7 +515,7 @@ def test_dev_advertises_execute_api_and_has_no_origin_secret(dev: Synth) -> None
     assert names.Env.ORIGIN_SECRET_ARN not in json.dumps(dev.document)
 
 
-def _api_in(region: str, **config: Any) -> tuple[Stack, Api]:
+def _api_in(region: str, api: str = "cloudfront", **config: Any) -> tuple[Stack, Api]:
     """Only the Api construct, in a nag-checked stack pinned to `region` (a fast synth)."""
     app = App()
     add_checks(app)
@@ -490,7 +527,7 @@ def _api_in(region: str, **config: Any) -> tuple[Stack, Api]:
         handler="index.handler",
         code=lambda_.Code.from_inline("def handler(e, c): return {}"),
     )
-    deploy = DeployConfig(environment="prod", api="cloudfront", **config)
+    deploy = DeployConfig(environment="prod", api=api, **config)
     return stack, Api(
         stack,
         "Api",
@@ -540,3 +577,99 @@ def test_a_cloudfront_front_in_us_east_1_without_a_domain_serves_the_distributio
     assert config["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
     assert "Aliases" not in config
     assert [f for f in nag_findings(stack) if not f.startswith("/Edge/Gateway/")] == []
+
+
+# --- prod's front: CloudFront + WAF straight to the gateway alias's function URL --------------
+
+
+def test_prod_cloudfront_reaches_the_gateway_alias_through_its_function_url(prod: Synth) -> None:
+    # One public (auth NONE) URL, on the `live` alias SnapStart serves, not $LATEST.
+    ((url_id, url),) = prod.of_type("AWS::Lambda::Url").items()
+    assert url["Properties"]["AuthType"] == "NONE"
+    assert url["Properties"]["InvokeMode"] == "BUFFERED"
+    assert url["Properties"]["Qualifier"] == "live"
+    assert url["Properties"]["TargetFunctionArn"] == {
+        "Fn::GetAtt": [prod.functions()["gateway"], "Arn"]
+    }
+    # CloudFront's only origin is that URL's host, over TLS 1.2, with the origin header.
+    config = _distribution(prod)
+    (origin,) = config["Origins"]
+    assert origin["DomainName"] == {
+        "Fn::Select": [2, {"Fn::Split": ["/", {"Fn::GetAtt": [url_id, "FunctionUrl"]}]}]
+    }
+    custom = origin["CustomOriginConfig"]
+    assert (custom["OriginProtocolPolicy"], custom["OriginSSLProtocols"]) == (
+        "https-only",
+        ["TLSv1.2"],
+    )
+    assert custom["OriginReadTimeout"] == 30
+    (header,) = origin["OriginCustomHeaders"]
+    assert header["HeaderName"] == ORIGIN_HEADER
+    assert "{{resolve:secretsmanager:" in json.dumps(header["HeaderValue"])
+    # Nothing cached; every viewer header but Host (the URL's own) reaches the gateway.
+    behavior = config["DefaultCacheBehavior"]
+    assert behavior["CachePolicyId"] == CACHING_DISABLED
+    assert behavior["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
+    assert behavior["ViewerProtocolPolicy"] == "https-only"
+    # The WAF at the edge, the gateway reading the origin secret, the custom domain.
+    ((acl_id, acl),) = prod.of_type("AWS::WAFv2::WebACL").items()
+    assert acl["Properties"]["Scope"] == "CLOUDFRONT"
+    assert config["WebACLId"] == {"Fn::GetAtt": [acl_id, "Arn"]}
+    secret_id = prod.logical_id(prod.stack.api.origin_secret)  # type: ignore[arg-type]
+    assert "secretsmanager:GetSecretValue" in prod.actions_on("gateway", secret_id)
+    assert config["Aliases"] == ["mcp.example.com"]
+    assert prod.stack.api.mcp_url == "https://mcp.example.com/mcp"
+
+
+def test_prod_has_no_api_gateway_and_anyone_may_call_only_the_alias_url(prod: Synth) -> None:
+    for cfn_type in (
+        "AWS::ApiGateway::RestApi",
+        "AWS::ApiGatewayV2::Api",
+        "AWS::ApiGatewayV2::Stage",
+        "AWS::ApiGatewayV2::Route",
+    ):
+        prod.template.resource_count_is(cfn_type, 0)
+    public = [
+        p["Properties"]
+        for p in prod.of_type("AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "*"
+    ]
+    alias_id = next(iter(prod.of_type("AWS::Lambda::Alias")))
+    assert public, "a function URL with auth NONE needs a public permission"
+    for permission in public:
+        # Only through the URL (InvokeFunctionUrl, or InvokeFunction via the URL), only the alias.
+        assert permission["FunctionName"] == {"Ref": alias_id}
+        assert (
+            permission.get("FunctionUrlAuthType") == "NONE"
+            or permission.get("InvokedViaFunctionUrl") is True
+        )
+
+
+def test_prod_alarms_and_graphs_read_the_function_urls_metrics(prod: Synth) -> None:
+    (alarm,) = [
+        a["Properties"]
+        for a in prod.of_type("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "Url5xxCount"
+    ]
+    assert alarm["Namespace"] == "AWS/Lambda"
+    assert {d["Name"] for d in alarm["Dimensions"]} == {"FunctionName", "Resource"}
+    (dashboard,) = prod.of_type("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for metric in ("UrlRequestCount", "Url4xxCount", "UrlRequestLatency"):
+        assert metric in body
+
+
+def test_the_function_url_front_alone_is_nag_clean_and_advertises_its_domain() -> None:
+    domain = {"domain_name": "mcp.example.com", "certificate_arn": EDGE_CERTIFICATE}
+    stack, api = _api_in(EDGE_REGION, api="function_url", waf=True, **domain)
+    template = Template.from_stack(stack).to_json()
+    assert api.kind == "url"
+    assert api.add_routes([("POST", "/ingest/events")]) == []  # the app owns every path
+    assert api.mcp_url == "https://mcp.example.com/mcp"
+    (distribution,) = [
+        r for r in template["Resources"].values() if r["Type"] == "AWS::CloudFront::Distribution"
+    ]
+    assert distribution["Properties"]["DistributionConfig"]["Aliases"] == ["mcp.example.com"]
+    assert [f for f in nag_findings(stack) if not f.startswith("/Edge/Gateway/")] == []
+    with pytest.raises(ConfigError, match=r"`api=function_url`.*us-east-1.*waf_acl_arn"):
+        _api_in("eu-west-1", api="function_url", waf=True, **domain)

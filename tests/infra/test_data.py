@@ -98,8 +98,8 @@ def test_artifacts_bucket_is_encrypted_versioned_private_logged_and_expiring(syn
 
 def test_every_bucket_refuses_plain_http(synth: Synth) -> None:
     buckets = synth.of_type("AWS::S3::Bucket")
-    # artifacts + its access logs, and with api=cloudfront (prod) the distribution's standard logs
-    assert len(buckets) == (3 if synth.stack.config.api == "cloudfront" else 2)
+    # artifacts + its access logs, and behind CloudFront (prod) the distribution's standard logs
+    assert len(buckets) == (3 if synth.stack.api.front == "cloudfront" else 2)
     for logical_id in buckets:
         synth.template.has_resource_properties(
             "AWS::S3::BucketPolicy",
@@ -125,8 +125,8 @@ def test_every_bucket_refuses_plain_http(synth: Synth) -> None:
 
 def test_the_token_pepper_is_a_generated_secret(synth: Synth) -> None:
     # The pepper and the knowledge group's GitHub webhook secrets (infra/knowledge.py), and in
-    # prod (api=cloudfront) the origin header CloudFront adds (infra/api.py).
-    expected = 3 if synth.stack.config.api == "cloudfront" else 2
+    # prod (behind CloudFront) the origin header CloudFront adds (infra/api.py).
+    expected = 3 if synth.stack.api.front == "cloudfront" else 2
     synth.template.resource_count_is("AWS::SecretsManager::Secret", expected)
     synth.template.has_resource_properties(
         "AWS::SecretsManager::Secret",

@@ -105,9 +105,15 @@ def test_alarms_cover_api_5xx_function_errors_and_throttles_and_table_throttles(
 ) -> None:
     alarms = synth.of_type("AWS::CloudWatch::Alarm").values()
     metrics = {a["Properties"].get("MetricName") for a in alarms}
-    api_5xx = "5XXError" if synth.stack.api.kind == "rest" else "5xx"  # REST / HTTP API
+    # REST API / function URL (Lambda's metric of the gateway alias) / HTTP API
+    api_5xx = {"rest": "5XXError", "url": "Url5xxCount"}.get(synth.stack.api.kind, "5xx")
     assert {api_5xx, "Errors", "Throttles"} <= metrics
-    function_alarms = [a for a in alarms if a["Properties"].get("Namespace") == "AWS/Lambda"]
+    function_alarms = [
+        a
+        for a in alarms
+        if a["Properties"].get("Namespace") == "AWS/Lambda"
+        and a["Properties"].get("MetricName") != "Url5xxCount"
+    ]
     assert len(function_alarms) == 2 * len(synth.functions())
     table_alarms = [a for a in alarms if "ReadThrottleEvents" in json.dumps(a["Properties"])]
     assert len(table_alarms) == len(synth.stack.data.tables)
