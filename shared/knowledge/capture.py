@@ -87,30 +87,35 @@ __cairn_histnum() {
 __cairn_preexec() {
   # The DEBUG trap fires before every simple command: act once per new history entry only
   # (an empty Enter, or PROMPT_COMMAND's own commands, add none).
-  [ -n "$COMP_LINE" ] && return
-  [ -n "$__cairn_cmd" ] && return
+  # `${name-}` throughout: a .bashrc with `set -u` must neither break the hook nor the prompt.
+  [ -n "${COMP_LINE-}" ] && return
+  [ -n "${__cairn_cmd-}" ] && return
+  # No baseline before the first prompt: bash loads ~/.bash_history only after the rc files, so
+  # a baseline taken when the hook is sourced would see the last command of an earlier session
+  # as new and record it again in every new shell.
+  [ -z "${__cairn_hist+set}" ] && return
   local line num
   line=$(HISTTIMEFORMAT= history 1)
   num=${line#"${line%%[! ]*}"}; num=${num%% *}
-  [ "$num" = "$__cairn_hist" ] && return
+  [ "$num" = "${__cairn_hist-}" ] && return
   __cairn_hist=$num
   __cairn_cmd=$(printf '%s' "$line" | sed -e 's/^ *[0-9]* *//')
   __cairn_start=$(date +%s%3N 2>/dev/null || echo 0)
 }
-__cairn_hist=$(__cairn_histnum)
 __cairn_precmd() {
   local ec=$?
-  if [ -n "$__cairn_cmd" ]; then
+  [ -z "${__cairn_hist+set}" ] && __cairn_hist=$(__cairn_histnum)
+  if [ -n "${__cairn_cmd-}" ]; then
     local end=$(date +%s%3N 2>/dev/null || echo 0)
     ( CAIRN_CAPTURE=1 "__CAIRN__" capture record --exit-code "$ec" --at-ms "$end" \
-        --duration-ms "$((end - __cairn_start))" --cwd "$PWD" -- "$__cairn_cmd" \
+        --duration-ms "$((end - ${__cairn_start:-0}))" --cwd "$PWD" -- "$__cairn_cmd" \
         >/dev/null 2>&1 & ) 2>/dev/null
   fi
   __cairn_cmd=
   return $ec
 }
 trap '__cairn_preexec' DEBUG
-case ";$PROMPT_COMMAND;" in
+case ";${PROMPT_COMMAND-};" in
   *";__cairn_precmd;"*) ;;
   *) PROMPT_COMMAND="__cairn_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND}";;
 esac

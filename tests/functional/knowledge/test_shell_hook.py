@@ -79,6 +79,22 @@ def test_each_command_is_recorded_once_with_its_exit_code(tmp_path: Path) -> Non
     assert all(int(r["--duration-ms"]) >= 0 for r in recorded)
 
 
+def test_a_new_shell_records_no_earlier_command_and_survives_set_u(tmp_path: Path) -> None:
+    # Given a history from an earlier session (bash loads it after the rc files) and a .bashrc
+    # with `set -u` (the hook read unset variables: it recorded nothing and printed errors)
+    (tmp_path / ".bash_history").write_text("make old-session\n")
+    (tmp_path / ".bashrc").write_text("set -u\n")
+    # When a new shell runs two commands
+    _run_bash(tmp_path, "echo hello\nfalse\nexit\n")
+    time.sleep(0.5)  # a late extra record would show now
+    lines = (tmp_path / "recorded.txt").read_text().splitlines()
+    # Then exactly those two are recorded: the earlier session's last command is not again
+    assert [(r["command"], r["--exit-code"]) for r in map(_parsed, lines)] == [
+        ("echo hello", "0"),
+        ("false", "1"),
+    ]
+
+
 def test_a_slow_or_hanging_sender_never_delays_the_prompt(tmp_path: Path) -> None:
     # Given a `cairn` that takes 10 s per command (a slow network, a cold Python, a hang)
     recorded = tmp_path / "slow.txt"
