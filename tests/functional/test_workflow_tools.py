@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import boto3
+
+from shared.config.settings import Settings
 from tests.functional.conftest import Harness
 
 THREE_STEPS = {
@@ -255,3 +258,64 @@ def test_list_takes_a_limit_newest_first_and_refuses_one_out_of_range(harness: H
         refused = harness.call(boss, "workflow.list", {"limit": bad})
         assert refused["isError"] is True
         assert "`limit`" in str(refused["content"])
+
+
+def test_a_step_passes_its_artifact_to_the_next_by_reference(
+    harness: Harness, aws: Settings
+) -> None:
+    # `${steps.<name>.artifact}` is the output_artifact_id of the step's task: large results
+    # travel as artifacts (artifact.put on the step's task), the next step reads the id and
+    # fetches the bytes with artifact.get; the artifact carries the workflow's id.
+    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
+    boss = harness.token(team="alpha")
+    agent = harness.token(team="alpha", agent_id="writer")
+    definition = {
+        "steps": [
+            {"name": "build"},
+            {
+                "name": "ship",
+                "depends_on": ["build"],
+                "inputs": {
+                    "bundle": "${steps.build.artifact}",
+                    "note": "from ${steps.build.task_id}",
+                },
+            },
+        ]
+    }
+    flow = _ok(harness.call(boss, "workflow.create", {"name": "art", "definition": definition}))
+    workflow_id = flow["workflow"]["id"]
+    _ok(harness.call(boss, "workflow.start", {"workflow_id": workflow_id}))
+    (build,) = _ok(harness.call(agent, "task.poll", {}))["tasks"]
+    _ok(harness.call(agent, "task.claim", {"task_id": build["id"]}))
+    stored = _ok(
+        harness.call(
+            agent,
+            "artifact.put",
+            {
+                "task_id": build["id"],
+                "name": "bundle.txt",
+                "artifact_type": "build",
+                "content": "the bundle",
+            },
+        )
+    )
+    artifact_id = stored["artifact"]["artifact_id"]
+    _ok(
+        harness.call(
+            agent, "task.complete", {"task_id": build["id"], "output_artifact_id": artifact_id}
+        )
+    )
+
+    (ship,) = _ok(harness.call(agent, "task.poll", {}))["tasks"]
+    assert ship["input_data"] == {"bundle": artifact_id, "note": f"from {build['id']}"}
+    got = _ok(
+        harness.call(
+            agent,
+            "artifact.get",
+            {"artifact_id": ship["input_data"]["bundle"], "include_content": True},
+        )
+    )["artifact"]
+    assert got["content"] == "the bundle"
+    assert got["workflow_id"] == workflow_id
+    status = _ok(harness.call(boss, "workflow.status", {"workflow_id": workflow_id}))["workflow"]
+    assert status["execution"]["outputs"]["build"]["artifact"] == artifact_id
