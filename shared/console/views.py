@@ -210,9 +210,17 @@ class MemorySearch:
 
 
 def _instant(value: str) -> str:
-    """A `datetime-local` field has no zone: the console's times are UTC, so is its input."""
-    has_zone = value.endswith("Z") or "+" in value[10:] or value[10:].count("-") > 0
-    return value if has_zone else value + "Z"
+    """A `datetime-local` field has no zone: the console's times are UTC, so is its input.
+    Anything that is not a date and time goes to the tool as typed, so its error quotes what
+    the person wrote (not `yesterdayZ`)."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        return value
+    # A bare date is its midnight, UTC (pydantic reads `2026-02-01Z` as no date at all).
+    return value + ("Z" if "T" in value or " " in value else "T00:00:00Z")
 
 
 @dataclass

@@ -413,6 +413,8 @@ def test_a_bad_filter_names_the_field(console: Console) -> None:
 
     assert reply.status_code == 400
     assert "as_of" in reply.text
+    assert "(got &#39;not-a-time&#39;)" in reply.text  # what was typed, not with a Z added
+    assert console.client.get("/console/memories?as_of=2026-02-01").status_code == 200
 
 
 def test_values_from_memories_are_escaped(console: Console) -> None:
