@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.dynamo_values import utf8_at_most
 
@@ -219,15 +219,17 @@ class AppendMessagesInput(_Input):
         description=f"Messages in conversation order (1 to {MAX_MESSAGES_PER_APPEND})",
     )
 
-    @model_validator(mode="after")
-    def _bounded(self) -> AppendMessagesInput:
-        total = sum(len(m.content) for m in self.messages)
+    # A field validator (not a model validator), so the error names `messages`.
+    @field_validator("messages")
+    @classmethod
+    def _bounded(cls, messages: list[NewMessage]) -> list[NewMessage]:
+        total = sum(len(m.content) for m in messages)
         if total > MAX_APPEND_CHARS:
             raise ValueError(
-                f"`messages` hold {total} characters in all; at most {MAX_APPEND_CHARS} per "
-                "call: split them over several calls"
+                f"they hold {total} characters in all; at most {MAX_APPEND_CHARS} per call: "
+                "split them over several calls"
             )
-        return self
+        return messages
 
 
 class PinSessionInput(_Input):

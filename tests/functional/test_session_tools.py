@@ -220,10 +220,34 @@ def test_bad_arguments_name_the_field_and_write_nothing(gateway: Harness) -> Non
         },
     )
     bad_limit = gateway.call(token, "hecate_list_sessions", {"wallet_address": WALLET, "limit": 0})
+    append = {"wallet_address": WALLET, "persona": "hecate"}
+    too_many = gateway.call(
+        token,
+        "session_append_messages",
+        {**append, "messages": [{"role": "user", "content": "x"}] * 51},
+    )
+    too_long = gateway.call(
+        token,
+        "session_append_messages",
+        {**append, "messages": [{"role": "user", "content": "x" * 50_001}]},
+    )
+    too_much = gateway.call(
+        token,
+        "session_append_messages",
+        {**append, "messages": [{"role": "user", "content": "x" * 40_001}] * 5},
+    )
+    bad_id = gateway.call(
+        token, "hecate_resume_session", {"wallet_address": WALLET, "session_id": "../x"}
+    )
 
     assert no_messages["error"]["field"] == "messages"
     assert bad_role["error"]["field"].startswith("messages")
     assert bad_limit["error"]["field"] == "limit"
+    for refused in (too_many, too_long, too_much):
+        assert refused["isError"] is True
+        assert refused["error"]["field"].startswith("messages")
+    assert "200000" in too_much["error"]["message"]
+    assert bad_id["error"]["field"] == "session_id"
     assert listed(gateway, token) == []
 
 
