@@ -609,3 +609,55 @@ def test_each_finding_list_and_the_flags_page_on_their_own(
             assert all(next_link(page, other) for other in others), section
         assert len(seen) == len(set(seen)), (section, seen)
         assert set(seen) == everything[section], section
+
+
+def _post_routes() -> list[str]:
+    from shared.console import console_router
+
+    router = console_router(None)  # type: ignore[arg-type]
+    return sorted(
+        route.path  # type: ignore[attr-defined]
+        for route in router.routes
+        if "POST" in getattr(route, "methods", set())
+    )
+
+
+def test_every_state_changing_route_needs_the_csrf_token_and_the_same_origin(
+    console: Console,
+) -> None:
+    # Enumerated from the router, so a POST route added later is checked too.
+    posts = _post_routes()
+    assert {"/console/review-proposals", "/console/retract", "/console/supersede"} <= set(posts)
+    harness = console.harness
+    token = harness.token()
+    memory_id = ok(harness, token, "memory_write", {"content": "Deploys need two approvals."})[
+        "memory"
+    ]["id"]
+    proposal = propose(harness, token, "Deploys need three approvals.")
+    console.sign_in(token)
+    fields = {
+        "id": memory_id,
+        "decision": "approve",
+        "action": "dismiss",
+        "reason": "forged",
+        "content": "Deploys need no approval.",
+    }
+
+    for path in posts:
+        if path == "/console/login":
+            continue  # before a session: the nonce test above
+        form = {**fields, "id": proposal if path.endswith("proposals") else memory_id}
+        missing = console.post(path, form)
+        wrong = console.post(path, {**form, "csrf": "0" * 64})
+        cross = console.post(path, {**form, "csrf": console.csrf()}, origin="https://evil.test")
+        fetched = console.post(
+            path, {**form, "csrf": console.csrf()}, **{"sec-fetch-site": "cross-site"}
+        )
+        assert [r.status_code for r in (missing, wrong, cross, fetched)] == [403] * 4, path
+        assert "cairn_console=" not in missing.headers.get("set-cookie", ""), path
+
+    assert console.client.get("/console/review", follow_redirects=False).status_code == 200
+    assert status_of(harness, token, memory_id) in {"filed", "pending"}
+    assert status_of(harness, token, proposal) == "proposed"
+    chain = ok(harness, token, "memory_query", {"versions_of": memory_id})["memories"]
+    assert [m["content"] for m in chain] == ["Deploys need two approvals."]
