@@ -90,6 +90,8 @@ def browser(server: LocalServer) -> Iterator[Any]:
         "--force-device-scale-factor=1",
     ):
         options.add_argument(argument)
+    # The console log, to see the Content-Security-Policy violations the browser reports.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # An explicit driver path: Selenium Manager never downloads a browser or a driver.
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
     driver.implicitly_wait(0)
@@ -178,7 +180,19 @@ return bad;
 """
 
 
+def csp_violations(browser: Any) -> list[str]:
+    """The Content-Security-Policy violations the browser logged since the last call."""
+    return [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if "Content Security Policy" in entry["message"]
+    ]
+
+
 def check_accessibility(browser: Any) -> None:
+    # Every page checked here also ran under the strict CSP without the browser refusing any
+    # of its own scripts, styles or images (an inline one would be refused, and logged).
+    assert csp_violations(browser) == []
     assert browser.execute_script(UNLABELLED_FIELDS) == []
     assert browser.execute_script(LOW_CONTRAST) == []
     assert browser.find_element("css selector", "html").get_attribute("lang") == "en"
@@ -225,6 +239,14 @@ def test_sign_in_by_keyboard_keeps_the_token_away_from_scripts(
     assert cookie["httpOnly"] is True
     assert cookie["sameSite"] == "Strict"
     assert team_a["reviewer"] not in browser.execute_script("return document.cookie")
+    # The CSP is in force in the browser: a script injected inline does not run.
+    check_accessibility(browser)
+    browser.execute_script(
+        "const s = document.createElement('script');"
+        "s.textContent = 'window.injected = true'; document.body.appendChild(s);"
+    )
+    assert browser.execute_script("return window.injected === true") is False
+    assert any("script-src 'self'" in v for v in csp_violations(browser))
     # Tab from the page start: the skip link, then the navigation, each with a visible focus.
     browser.find_element("css selector", "body").send_keys(Keys.TAB)
     skip = browser.switch_to.active_element
