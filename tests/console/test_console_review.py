@@ -150,7 +150,9 @@ def test_approving_a_proposal_makes_it_recallable_with_the_note_in_its_history(
     page = console.client.get("/console/review").text
     assert "Release branches are cut on Wednesdays." in page
     assert "agent-7" in page
-    assert "task: task-12" in page
+    assert "task: task-12" in page  # provenance
+    assert re.search(r"<strong>\w+</strong> by agent-7 → proposed", page)  # who did what
+    assert f'href="memory?id={proposal}"' in page  # its versions
 
     reply = console.post(
         "/console/review-proposals",
@@ -165,6 +167,8 @@ def test_approving_a_proposal_makes_it_recallable_with_the_note_in_its_history(
     recalled = ok(harness, agent, "recall", {"query": "release branches"})["memories"]
     assert [m["body"] for m in recalled] == ["Release branches are cut on Wednesdays."]
     assert "No proposals are waiting." in console.client.get("/console/review").text
+    chain = console.client.get(f"/console/memory?id={proposal}").text
+    assert re.search(r"by token:tok_\w+ → (filed|pending): “checked”", chain)  # the reviewer
 
 
 def test_rejecting_a_proposal_keeps_it_out_of_recall(console: Console) -> None:
