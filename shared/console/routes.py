@@ -76,6 +76,18 @@ def _host(request: Request) -> str:
     return request.headers.get("x-forwarded-host", request.headers.get("host", ""))
 
 
+def _cookie_path(request: Request) -> str:
+    """`/console` as the browser sees it. Behind API Gateway's REST stage the browser asks for
+    `/v1/console/…` while the app is given `/console/…`: a cookie scoped to `/console` would
+    never come back (sign-in would loop). The prefix is what the event's outer path has before
+    the app's; none locally, behind CloudFront or on a custom domain."""
+    event = request.scope.get("aws.event") or {}
+    outer = str((event.get("requestContext") or {}).get("path") or "")
+    inner = str(event.get("path") or "")
+    prefix = outer[: -len(inner)] if inner and outer.endswith(inner) else ""
+    return prefix.rstrip("/") + CONSOLE_PATH
+
+
 def _client(gateway: McpGateway, request: Request, secret: str) -> ToolClient:
     return ToolClient(
         gateway,
@@ -123,17 +135,17 @@ def _signed_in_as(
         security.SESSION_COOKIE,
         secret,
         max_age=max_age,
-        path=CONSOLE_PATH,
+        path=_cookie_path(request),
         httponly=True,
         samesite="strict",
         secure=security.cookie_secure(_scheme(request)),
     )
-    response.delete_cookie(used[0], path=CONSOLE_PATH, samesite=used[1])
+    response.delete_cookie(used[0], path=_cookie_path(request), samesite=used[1])
     return response
 
 
-def _clear_session(response: Response) -> Response:
-    response.delete_cookie(security.SESSION_COOKIE, path=CONSOLE_PATH, samesite="strict")
+def _clear_session(request: Request, response: Response) -> Response:
+    response.delete_cookie(security.SESSION_COOKIE, path=_cookie_path(request), samesite="strict")
     return response
 
 
@@ -156,7 +168,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             tools = await run_blocking(client.callable_tools)
             return await page(request, client, tools)
         except SignedOut:
-            return _clear_session(_redirect("login?expired=1"))
+            return _clear_session(request, _redirect("login?expired=1"))
         except ConsoleError as exc:
             return _render("error.html", exc.status, error=exc.message, tools=tools, page="")
 
@@ -193,7 +205,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         try:
             location = await perform(client, form)
         except SignedOut:
-            return _clear_session(_redirect("login?expired=1"))
+            return _clear_session(request, _redirect("login?expired=1"))
         except ConsoleError as exc:
             tools = await run_blocking(client.callable_tools)
             back = _first(form, "back") or "review"
@@ -233,7 +245,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             security.LOGIN_COOKIE,
             nonce,
             max_age=900,
-            path=CONSOLE_PATH,
+            path=_cookie_path(request),
             httponly=True,
             samesite="strict",
             secure=security.cookie_secure(_scheme(request)),
@@ -275,7 +287,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             security.LOGIN_COOKIE,
             nonce,
             max_age=900,
-            path=CONSOLE_PATH,
+            path=_cookie_path(request),
             httponly=True,
             samesite="strict",
             secure=security.cookie_secure(_scheme(request)),
@@ -292,7 +304,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             FLOW_COOKIE,
             flow,
             max_age=FLOW_MAX_AGE,
-            path=CONSOLE_PATH,
+            path=_cookie_path(request),
             httponly=True,
             samesite="lax",  # the authorization server sends the browser back cross-site
             secure=security.cookie_secure(_scheme(request)),
@@ -331,7 +343,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
 
         response = await action(request, perform)
         if response.status_code == 303:
-            _clear_session(response)
+            _clear_session(request, response)
         return response
 
     # -- review queue ----------------------------------------------------------------------
