@@ -45,8 +45,10 @@ class MemoryStore(Protocol):
         """Remove a key alias, only while it still points at `memory_id` (a dangling one)."""
         ...
 
-    def delete(self, team: str, memory: Memory) -> None:
-        """Delete the record, and its key alias while that still points at it."""
+    def delete(self, team: str, memory: Memory, *, unless_pinned: bool = False) -> None:
+        """Delete the record, and its key alias while that still points at it. With
+        `unless_pinned`, only while the stored record is unpinned, in the same atomic step:
+        `MemoryPinned` (nothing deleted) when it is pinned."""
         ...
 
     def iter_team(self, team: str) -> Iterator[Memory]:
@@ -128,6 +130,10 @@ class CurationQueue(Protocol):
 
 class MemoryGone(Exception):
     """The memory being replaced was deleted by another writer (or by TTL) meanwhile."""
+
+
+class MemoryPinned(Exception):
+    """A delete `unless_pinned` found the stored record pinned (seed 004's engram pin)."""
 
 
 class KeyTaken(Exception):

@@ -26,6 +26,7 @@ from shared.memory.ports import (
     KeyTaken,
     MemoryGone,
     MemoryIndex,
+    MemoryPinned,
     MemoryStore,
     StateChanged,
 )
@@ -385,17 +386,23 @@ class MemoryService:
         return updated
 
     def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
-        """Delete an engram; `Conflict` (409) naming it while it is pinned."""
+        """Delete an engram; `Conflict` (409) naming it while it is pinned (checked by the
+        store in the delete's own atomic step, so a pin landing meanwhile is never lost)."""
         engram = self._engram(principal.team, engram_id)
+        pinned = Conflict(
+            f"`id`: engram {engram_id!r} ({engram.key!r} of wallet {engram.wallet_address!r})"
+            " is pinned and cannot be deleted; unpin it first with hecate_unpin_engram or "
+            "moros_unpin_engram",
+            field="id",
+            holder={"id": engram_id, "pinned": True},
+        )
         if engram.pinned:
-            raise Conflict(
-                f"`id`: engram {engram_id!r} ({engram.key!r} of wallet {engram.wallet_address!r})"
-                " is pinned and cannot be deleted; unpin it first with hecate_unpin_engram or "
-                "moros_unpin_engram",
-                field="id",
-                holder={"id": engram_id, "pinned": True},
-            )
-        self._delete(principal.team, engram)
+            raise pinned
+        try:
+            self._store.delete(principal.team, engram, unless_pinned=True)
+        except MemoryPinned as exc:
+            raise pinned from exc
+        self._index.remove(principal.team, engram.id)
 
     def engram_set_pinned(self, principal: Principal, *, engram_id: str, pinned: bool) -> Memory:
         """Pin (protect from engram_delete and cleanup) or unpin an engram; idempotent."""

@@ -28,7 +28,7 @@ from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
-from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
+from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
 from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
 
 if TYPE_CHECKING:
@@ -243,15 +243,13 @@ class DynamoMemoryStore:
                 continue
             return True
 
-    def delete(self, team: str, memory: Memory) -> None:
-        deletes: list[dict[str, Any]] = [
-            {
-                "Delete": {
-                    "TableName": self._table.name,
-                    "Key": {"pk": team_pk(team), "sk": _memory_sk(memory.id)},
-                }
-            }
-        ]
+    def delete(self, team: str, memory: Memory, *, unless_pinned: bool = False) -> None:
+        key = {"pk": team_pk(team), "sk": _memory_sk(memory.id)}
+        record: dict[str, Any] = {"TableName": self._table.name, "Key": key}
+        if unless_pinned:  # `pinned` is stored only while true
+            record["ConditionExpression"] = "attribute_not_exists(pinned) OR pinned = :false"
+            record["ExpressionAttributeValues"] = {":false": False}
+        deletes: list[dict[str, Any]] = [{"Delete": record}]
         if memory.key is not None:
             deletes.append(
                 {
@@ -269,7 +267,21 @@ class DynamoMemoryStore:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
-            self._table.delete_item(Key={"pk": team_pk(team), "sk": _memory_sk(memory.id)})
+            if not unless_pinned:
+                self._table.delete_item(Key=key)
+                return
+            # The record's condition (pinned) or the alias's (moved on) failed: the record
+            # alone, still only while unpinned.
+            try:
+                delete_if(
+                    self._table,
+                    key,
+                    record["ConditionExpression"],
+                    values=record["ExpressionAttributeValues"],
+                )
+            except ConditionLost as lost:
+                if lost.item is not None:
+                    raise MemoryPinned(memory.id) from lost
 
     def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
         try:

@@ -27,7 +27,7 @@ from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_ev
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
-from shared.memory.ports import KeyTaken, MemoryGone, StateChanged
+from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
 
@@ -256,8 +256,15 @@ class SqliteMemoryStore:
                 raise MemoryGone(memory.id)
             _settle_key(tx, team, memory)
 
-    def delete(self, team: str, memory: Memory) -> None:
+    def delete(self, team: str, memory: Memory, *, unless_pinned: bool = False) -> None:
         with self._db.write() as tx:
+            if unless_pinned:
+                # Read in the write transaction: a pin cannot land between check and delete.
+                row = tx.execute(
+                    "SELECT record FROM memories WHERE team = ? AND id = ?", (team, memory.id)
+                ).fetchone()
+                if row is not None and _memory(row).pinned:
+                    raise MemoryPinned(memory.id)
             # The key goes with the row (a key that moved on is another row's).
             tx.execute("DELETE FROM memories WHERE team = ? AND id = ?", (team, memory.id))
 
