@@ -207,8 +207,20 @@ def team_a(server: LocalServer) -> dict[str, str]:
     team = f"alpha-{uuid.uuid4().hex[:6]}"
     return {
         "team": team,
-        "reviewer": server.create_token(team, "memory,memory.review,search", "reviewer"),
+        # A person who reviews memory and watches the work (the work view's read scopes).
+        "reviewer": server.create_token(
+            team,
+            "memory,memory.review,search,handoff,task.read,workflow.read,cost.read",
+            "reviewer",
+        ),
         "agent": server.create_token(team, "memory", "agent", "--agent", "agent-7"),
+        "worker": server.create_token(
+            team,
+            "handoff,task.create,task.claim,workflow.create,workflow.manage,cost.write",
+            "worker",
+            "--agent",
+            "builder-1",
+        ),
     }
 
 
@@ -337,8 +349,54 @@ def test_memory_browser_and_work_view_render_accessibly(
     assert "Production deploys are frozen on Fridays." in page
     check_accessibility(browser)
     shot(browser, "06-memories")
-    open_page(browser, console_url(server, "work"))
+    worker = team_a["worker"]
+    handoff = "# Billing cron\n\n" + "\n\n".join(
+        f"## {section}\n\n{text}"
+        for section, text in (
+            ("Start & intent", "Migrate the billing cron."),
+            ("Journey", "Read the old scripts."),
+            ("Current state", "Half the jobs are moved."),
+            ("What’s left", "The nightly invoice job."),
+            ("Open questions", "Who owns the old box?"),
+        )
+    )
+    sdk_call(
+        server, worker, "store_handoff", {"title": "Billing cron migration", "document_md": handoff}
+    )
+    task_id = sdk_call(server, worker, "task.create", {"name": "compile the docs"})["id"]
+    sdk_call(server, worker, "task.claim", {"task_id": task_id})
+    flow = sdk_call(
+        server,
+        worker,
+        "workflow.create",
+        {
+            "name": "blog post",
+            "definition": {"steps": [{"name": "draft"}, {"name": "edit", "depends_on": ["draft"]}]},
+        },
+    )
+    sdk_call(server, worker, "workflow.start", {"workflow_id": flow["workflow"]["id"]})
+    sdk_call(
+        server,
+        worker,
+        "cost.report",
+        {
+            "agent_id": "builder-1",
+            "model": "opus",
+            "provider": "anthropic",
+            "estimated_cost_usd": 2.5,
+        },
+    )
+
+    work = open_page(browser, console_url(server, "work"))
     assert browser.find_element("css selector", "h1").text == "Work"
+    assert "may not call" not in work
+    claimed = browser.find_element("xpath", "//h3[starts-with(., 'claimed')]/following::table[1]")
+    assert "compile the docs" in claimed.text
+    assert "builder-1" in claimed.text  # the holder (and its lease beside it)
+    assert "Billing cron migration" in work
+    steps = [e.text for e in browser.find_elements("css selector", ".timeline .step strong")]
+    assert steps[:2] == ["draft", "edit"]
+    assert "$2.50 spent" in browser.find_element("id", "cost-text").text
     check_accessibility(browser)
     shot(browser, "07-work")
 
