@@ -41,6 +41,25 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
         return redact(super().format(record))
 
 
+class WithoutWireBodies(logging.Filter):
+    """Drops botocore's DEBUG records of request parameters and response bodies.
+
+    The gateway invokes a group function with the tool call's raw arguments as the payload
+    (`ingest_events`' events before the knowledge function redacts them), and botocore's
+    `Making request ... with params` line writes that payload out at DEBUG: an operator turning
+    a function's log level to DEBUG would put every captured secret in CloudWatch. The other
+    botocore loggers (retries, endpoints, signing) keep their DEBUG lines.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+# A filter, not a level: it holds whatever level a deployment or a library sets later.
+for _wire in ("botocore.endpoint", "botocore.parsers"):
+    logging.getLogger(_wire).addFilter(WithoutWireBodies())
+
+
 def running_in_lambda() -> bool:
     """True inside an AWS Lambda function (the runtime sets `AWS_LAMBDA_FUNCTION_NAME`)."""
     return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
