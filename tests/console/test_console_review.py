@@ -335,7 +335,12 @@ def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console)
     harness = console.harness
     alpha = harness.token(team="alpha")
     secret_id = propose(harness, alpha, "Alpha's launch code word is heron.")
-    ok(harness, alpha, "memory_write", {"content": "Alpha ships on Thursdays."})
+    shipped = ok(
+        harness, alpha, "memory_write", {"content": "Alpha ships on Thursdays.", "subject": "ship"}
+    )["memory"]["id"]
+    ok(harness, alpha, "memory_write", {"content": "Alpha ships on Fridays.", "subject": "ship"})
+    drain()
+    conflict = ok(harness, alpha, "conflicts_list", {})["items"][0]["finding"]["id"]
     other_console.sign_in(harness.token(team="beta"))
 
     pages = [
@@ -352,10 +357,30 @@ def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console)
         {"csrf": other_console.csrf(), "id": secret_id, "decision": "approve"},
     )
 
+    csrf = other_console.csrf()
+    forged = {
+        path: other_console.post(path, {"csrf": csrf, **form})
+        for path, form in (
+            ("/console/retract", {"id": shipped, "reason": "team B says so"}),
+            ("/console/supersede", {"id": shipped, "content": "Alpha ships on Mondays."}),
+            ("/console/resolve-conflict", {"id": conflict, "action": "both_valid"}),
+        )
+    }
+
     # (the search box echoes "heron" back: the memories' own words must not appear)
     assert not any("launch code" in page or "Alpha ships" in page for page in pages)
+    assert not any(conflict in page for page in pages)
     assert forced.status_code == 409  # not decided: to team B the id does not exist
     assert status_of(harness, alpha, secret_id) == "proposed"
+    assert {path: reply.status_code for path, reply in forged.items()} == dict.fromkeys(forged, 404)
+    assert status_of(harness, alpha, shipped) in {"filed", "pending"}
+    assert (
+        ok(harness, alpha, "memory_query", {"versions_of": shipped})["memories"][0]["content"]
+        == "Alpha ships on Thursdays."
+    )
+    assert [i["finding"]["id"] for i in ok(harness, alpha, "conflicts_list", {})["items"]] == [
+        conflict
+    ]
 
 
 # -- memory browser ------------------------------------------------------------------------
