@@ -290,13 +290,23 @@ def test_approving_a_proposal_makes_it_recallable_over_mcp(
     assert "task: task-12" in card.text
     check_accessibility(browser)
     shot(browser, "02-review-queue")
-    card.find_element("id", f"note-{proposal}").send_keys("checked against the calendar")
-    card.find_element("css selector", 'button[value="approve"]').click()
+    # By keyboard: type the note, Tab to Approve (its focus visible), Enter.
+    from selenium.webdriver.common.keys import Keys
+
+    card.find_element("id", f"note-{proposal}").send_keys("checked against the calendar", Keys.TAB)
+    approve = browser.switch_to.active_element
+    assert approve.get_attribute("value") == "approve"
+    assert approve.value_of_css_property("outline-style") != "none"
+    approve.send_keys(Keys.ENTER)
 
     notice = wait_for(lambda: browser.find_elements("css selector", ".notice"))
     assert "Approved" in notice[0].text
     recalled = sdk_call(server, team_a["agent"], "recall", {"query": "release branches"})
     assert content in [m["body"] for m in recalled["memories"]]
+    history = sdk_call(server, team_a["reviewer"], "memory_get", {"id": proposal})["memory"][
+        "history"
+    ]
+    assert history[-1]["note"] == "checked against the calendar"
     shot(browser, "03-approved")
 
 
