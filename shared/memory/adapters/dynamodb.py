@@ -249,9 +249,9 @@ class DynamoMemoryStore:
         if unless_pinned:  # `pinned` is stored only while true
             record["ConditionExpression"] = "attribute_not_exists(pinned) OR pinned = :false"
             record["ExpressionAttributeValues"] = {":false": False}
-        deletes: list[dict[str, Any]] = [{"Delete": record}]
+        alias: list[dict[str, Any]] = []
         if memory.key is not None:
-            deletes.append(
+            alias.append(
                 {
                     "Delete": {
                         "TableName": self._table.name,
@@ -262,26 +262,13 @@ class DynamoMemoryStore:
                     }
                 }
             )
-        try:
-            self._table.meta.client.transact_write_items(TransactItems=deletes)  # type: ignore[arg-type]
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
-                raise
-            if not unless_pinned:
-                self._table.delete_item(Key=key)
-                return
-            # The record's condition (pinned) or the alias's (moved on) failed: the record
-            # alone, still only while unpinned.
-            try:
-                delete_if(
-                    self._table,
-                    key,
-                    record["ConditionExpression"],
-                    values=record["ExpressionAttributeValues"],
-                )
-            except ConditionLost as lost:
-                if lost.item is not None:
-                    raise MemoryPinned(memory.id) from lost
+        # Record and alias go together; an alias that moved on is left out (`_transact`). Any
+        # other failure raises rather than deleting the record alone: an alias left behind
+        # would carry the deleted record's copy and go on answering memory_get by key.
+        if not self._transact([{"Delete": record}], alias):
+            # Only the record's own condition can fail here: it is pinned (a missing record
+            # passes `attribute_not_exists`, as deleting nothing should).
+            raise MemoryPinned(memory.id)
 
     def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
         try:

@@ -217,3 +217,37 @@ def _old_row(tx: sqlite3.Connection, row: Memory) -> None:
         " VALUES ('alpha', ?, NULL, ?, 'filed', ?)",
         (row.id, sortable(row.updated_at), to_json(row.model_dump(mode="json", exclude_none=True))),
     )
+
+
+def test_a_delete_that_conflicts_leaves_record_and_key_together(backend: Backend) -> None:
+    """DynamoDB: a transaction cancelled for a reason other than the alias having moved on (a
+    conflicting write) deletes nothing rather than the record alone, which would leave the
+    alias answering with the deleted record's copy."""
+    if backend.is_sqlite:
+        pytest.skip("one SQLite transaction deletes the row with its key")
+    from botocore.awsrequest import AWSResponse
+    from botocore.exceptions import ClientError
+
+    store = build_memory_store()
+    kept = memory(1, key="k")
+    store.create("alpha", kept)
+    events = runtime.table(names.TABLE_MEMORIES).meta.client.meta.events
+
+    def conflict(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        reasons = [{"Code": "None"}, {"Code": "TransactionConflict"}]
+        error = {"Code": "TransactionCanceledException", "Message": "conflict"}
+        return AWSResponse("https://dynamodb", 400, {}, None), {
+            "Error": error,
+            "CancellationReasons": reasons,
+        }
+
+    events.register("before-call.dynamodb.TransactWriteItems", conflict)
+    try:
+        with pytest.raises(ClientError):
+            store.delete("alpha", kept)
+    finally:
+        events.unregister("before-call.dynamodb.TransactWriteItems", conflict)
+    assert store.get("alpha", kept.id) == kept
+    assert store.get_by_key("alpha", "k") == kept
+    store.delete("alpha", kept)
+    assert store.get_by_key("alpha", "k") is None
