@@ -399,6 +399,34 @@ def test_the_browser_filters_by_subject_and_kind(console: Console) -> None:
     assert "Alice prefers tabs." not in decisions
 
 
+def test_the_browser_filters_by_tags_author_and_status(console: Console) -> None:
+    harness = console.harness
+    reviewer = harness.token()
+    alice = harness.token(scopes=("memory",), agent_id="alice")
+    bob = harness.token(scopes=("memory",), agent_id="bob")
+    ok(
+        harness,
+        alice,
+        "memory_write",
+        {"content": "Alice: the cache TTL is 60 s.", "tags": ["cache"]},
+    )
+    ok(harness, bob, "memory_write", {"content": "Bob: the queue holds 1000.", "tags": ["queue"]})
+    propose(harness, bob, "Bob proposes a 2000 queue.")
+    console.sign_in(reviewer)
+
+    tagged = console.client.get("/console/memories?tags=cache,unused").text
+    by_bob = console.client.get("/console/memories?created_by=bob").text
+    proposed = console.client.get("/console/memories?status=proposed").text
+
+    assert "Alice: the cache TTL is 60 s." in tagged
+    assert "Bob:" not in tagged
+    assert "Bob: the queue holds 1000." in by_bob
+    assert "Alice:" not in by_bob
+    assert "Bob proposes a 2000 queue." not in by_bob  # active by default
+    assert "Bob proposes a 2000 queue." in proposed
+    assert "Bob: the queue holds 1000." not in proposed
+
+
 def test_as_of_travels_back_to_the_version_valid_then_and_the_chain_shows_both(
     console: Console,
 ) -> None:
