@@ -145,7 +145,9 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
     "curator": _BASE | _SEARCH,
     "sync_runner": _BASE | _SEARCH | _CRON,
     "knowledge_enricher": _BASE | _SEARCH,
-    "workflow_dispatcher": _BASE | _CRON,
+    # It builds the workflow service, whose wiring records an ended execution as a knowledge
+    # event; the dispatcher itself never ends one, but the import graph reaches it (lazily).
+    "workflow_dispatcher": _BASE | _CRON | _SEARCH,
     "event_publisher": _BASE,
 }
 
