@@ -100,7 +100,10 @@ class GatewayConfig:
     # for a server whose only guard would otherwise be the browser's Origin header.
     loopback_hosts_only: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    tools_page_size: int = 50
+    # Every tool in one page: the MCP SDK client caches output schemas from an uncursored
+    # listing only, and re-lists (with a warning) before each call to a tool it has not seen,
+    # so a second page cost its tools a round trip per call. Cursors stay for larger sets.
+    tools_page_size: int = 200
 
 
 def _server_info() -> dict[str, str]:

@@ -271,7 +271,7 @@ def test_an_unknown_method_gives_32601(server: LocalServer) -> None:
     assert _error_code(response) == -32601
 
 
-def test_tools_list_pages_hold_at_most_fifty_tools_and_the_cursor_chain_ends(
+def test_tools_list_pages_hold_at_most_200_tools_and_the_cursor_chain_ends(
     server: LocalServer,
 ) -> None:
     names: list[str] = []
@@ -280,8 +280,8 @@ def test_tools_list_pages_hold_at_most_fifty_tools_and_the_cursor_chain_ends(
         params = {"cursor": cursor} if cursor is not None else {}
         result = _post(server, _request("tools/list", params)).json()["result"]
         page = [tool["name"] for tool in result["tools"]]
-        assert len(page) <= 50
-        if len(page) < 50:
+        assert len(page) <= 200
+        if len(page) < 200:
             assert "nextCursor" not in result
         names.extend(page)
         cursor = result.get("nextCursor")
@@ -292,6 +292,16 @@ def test_tools_list_pages_hold_at_most_fifty_tools_and_the_cursor_chain_ends(
 
     assert names
     assert len(names) == len(set(names))
+
+
+def test_every_tool_comes_in_the_first_page_so_sdk_clients_cache_every_output_schema(
+    server: LocalServer,
+) -> None:
+    # The MCP SDK client keeps output schemas from an uncursored listing only; a tool on a
+    # second page made it re-list before every call to that tool.
+    result = _post(server, _request("tools/list", {})).json()["result"]
+    assert "nextCursor" not in result
+    assert len(result["tools"]) >= 90
 
 
 def test_tools_list_refuses_a_cursor_it_did_not_issue_with_32602(server: LocalServer) -> None:
