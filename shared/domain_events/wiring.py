@@ -4,8 +4,7 @@ A service hands each change's events to the store method that makes the change, 
 them to the team's event log in the same transaction (`adapters.outbox`): locally that is
 where they end (`event.poll` reads them); in AWS the log is the outbox the event publisher
 forwards to the bus from the coordination table's stream, so no group function calls
-EventBridge itself. The sink (the log itself) only serves `DomainEvents.emit`, for a change no
-store transaction carries (none today).
+EventBridge itself.
 """
 
 from __future__ import annotations
@@ -14,9 +13,7 @@ from typing import TYPE_CHECKING
 
 from shared import runtime
 from shared.config import names
-from shared.domain_events.adapters.event_log import EventLogSink
 from shared.domain_events.emitter import DomainEvents
-from shared.orchestrator.events.wiring import build_event_log
 
 if TYPE_CHECKING:
     from shared.domain_events.adapters.outbox import DynamoOutbox
@@ -24,7 +21,7 @@ if TYPE_CHECKING:
 
 @runtime.cached
 def build_domain_events() -> DomainEvents:
-    return DomainEvents(EventLogSink(build_event_log()))
+    return DomainEvents()
 
 
 def build_dynamo_outbox() -> DynamoOutbox:

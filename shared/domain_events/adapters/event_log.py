@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.events.models import Event
-from shared.orchestrator.events.ports import EventLog
 
 
 def as_log_event(event: DomainEvent) -> Event:
@@ -18,18 +15,3 @@ def as_log_event(event: DomainEvent) -> Event:
         published_by=event.actor,
         published_at=event.time,
     )
-
-
-class EventLogSink:
-    """`DomainEventSink` on the event log (both storages: the log's own adapters)."""
-
-    def __init__(self, log: EventLog) -> None:
-        self._log = log
-
-    def emit(self, events: Sequence[DomainEvent]) -> None:
-        # The change an event reports is already committed and synced; the event does not
-        # wait for a second sync (in SQLite it doubled a task claim's wait for the disk, and
-        # the claim race's throughput fell by a third). It survives a crash of the process;
-        # docs/events.md gives the guarantee.
-        for event in events:
-            self._log.append(event.team, as_log_event(event), durable=False)
