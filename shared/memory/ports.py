@@ -41,6 +41,12 @@ class MemoryStore(Protocol):
         """Overwrite an existing memory; `MemoryGone` if it was deleted meanwhile."""
         ...
 
+    def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
+        """Set only the `pinned` field (record and key alias in one atomic step, nothing else
+        written back, so a change made since the caller's read is kept) and return the stored
+        memory; `MemoryGone` when it does not exist."""
+        ...
+
     def drop_alias(self, team: str, key: str, wallet: str | None, memory_id: str) -> None:
         """Remove a key alias, only while it still points at `memory_id` (a dangling one)."""
         ...
@@ -64,16 +70,20 @@ class MemoryStore(Protocol):
         """Append a flag in one atomic write; None when the memory does not exist."""
         ...
 
-    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> Memory:
         """Replace the record in one conditional write, only while its stored `status` is one
         of `expected`; else `StateChanged` carrying the stored record (None when gone). A
-        memory leaving the active states gives up its key alias (a retracted key is free)."""
+        memory leaving the active states gives up its key alias (a retracted key is free).
+
+        The stored pin is kept: `pinned` belongs to `set_pinned`, so a pin or unpin that landed
+        since `memory` was read is carried into the write (conditioned on the pin it carries,
+        re-read and retried when that lost). Returns what was written."""
         ...
 
     def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
         """In one transaction: replace `old` (while its stored status is one of `expected`,
-        else `StateChanged`) and create `new`, which takes over `old`'s key alias if it has
-        one."""
+        else `StateChanged`; its stored pin kept, as in `transition`) and create `new`, which
+        takes over `old`'s key alias if it has one."""
         ...
 
     def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:

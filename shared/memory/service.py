@@ -379,11 +379,13 @@ class MemoryService:
             }
         )
         try:
-            self._store.transition(principal.team, updated, ACTIVE_STATUSES)
+            # The store keeps the stored pin (a pin landing since the read is not undone) and
+            # returns the record as written, pin included.
+            written = self._store.transition(principal.team, updated, ACTIVE_STATUSES)
         except StateChanged as exc:  # deleted or retracted meanwhile
             raise _no_engram(engram_id) from exc
-        self._index.index(principal.team, updated)
-        return updated
+        self._index.index(principal.team, written)
+        return written
 
     def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
         """Delete an engram; `Conflict` (409) naming it while it is pinned (checked by the
@@ -409,12 +411,12 @@ class MemoryService:
         engram = self._engram(principal.team, engram_id)
         if engram.pinned == pinned:
             return engram
-        updated = engram.model_copy(update={"pinned": pinned})
         try:
-            self._store.replace(principal.team, updated)
+            # The pin field alone (record and key alias together): content written since the
+            # read above is kept.
+            return self._store.set_pinned(principal.team, engram_id, pinned)
         except MemoryGone as exc:
             raise _no_engram(engram_id) from exc
-        return updated
 
     def profile(self, principal: Principal, *, wallet_address: str) -> list[Memory]:
         """The wallet's profile fields: its persona engrams keyed `user.profile.*`, by key."""

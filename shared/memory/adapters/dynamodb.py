@@ -113,6 +113,18 @@ def _status_condition(expected: frozenset[str]) -> tuple[str, dict[str, Any]]:
     return f"attribute_exists(pk) AND ({' OR '.join(clauses)})", values
 
 
+def _pin_condition(memory: Memory) -> tuple[str, dict[str, Any]]:
+    """`ConditionExpression` and values: the stored pin is the one `memory` carries (`pinned`
+    is stored only while true)."""
+    if memory.pinned:
+        return "pinned = :pinned", {":pinned": True}
+    return "(attribute_not_exists(pinned) OR pinned = :pinned)", {":pinned": False}
+
+
+# How often a whole-record write re-reads and retries after a pin changed under it.
+PIN_RETRIES = 5
+
+
 class DynamoMemoryStore:
     """`MemoryStore` on the memories table (see `shared.config.tables.MEMORIES`)."""
 
@@ -243,6 +255,45 @@ class DynamoMemoryStore:
                 continue
             return True
 
+    def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
+        # Only the pin changes, on the record and on the alias's copy in one transaction:
+        # content written since the caller's read is kept. `pinned` is stored only while true.
+        expression = "SET pinned = :pinned" if pinned else "REMOVE pinned"
+        values: dict[str, Any] = {":pinned": True} if pinned else {}
+        record: dict[str, Any] = {
+            "TableName": self._table.name,
+            "Key": {"pk": team_pk(team), "sk": _memory_sk(memory_id)},
+            "UpdateExpression": expression,
+            "ConditionExpression": "attribute_exists(pk)",
+        }
+        if values:
+            record["ExpressionAttributeValues"] = values
+        current = self._stored(team, memory_id)
+        if current is None:
+            raise MemoryGone(memory_id)
+        alias: list[dict[str, Any]] = []
+        if current.key is not None:
+            alias.append(
+                {
+                    "Update": {
+                        "TableName": self._table.name,
+                        "Key": {"pk": team_pk(team), "sk": _alias_sk(current)},
+                        "UpdateExpression": expression,
+                        # Only an alias carrying this record (an old one reads it by id; one
+                        # naming another memory, or gone with a retraction, is left alone).
+                        "ConditionExpression": "memory_id = :id AND attribute_exists(#id)",
+                        "ExpressionAttributeNames": {"#id": "id"},
+                        "ExpressionAttributeValues": {**values, ":id": memory_id},
+                    }
+                }
+            )
+        if not self._transact([{"Update": record}], alias):
+            raise MemoryGone(memory_id)
+        stored = self._stored(team, memory_id)
+        if stored is None:  # deleted right after the pin
+            raise MemoryGone(memory_id)
+        return stored
+
     def delete(self, team: str, memory: Memory, *, unless_pinned: bool = False) -> None:
         key = {"pk": team_pk(team), "sk": _memory_sk(memory.id)}
         record: dict[str, Any] = {"TableName": self._table.name, "Key": key}
@@ -323,8 +374,26 @@ class DynamoMemoryStore:
             return None
         return _memory(updated)
 
-    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
-        condition, values = _status_condition(expected)
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> Memory:
+        # `pinned` belongs to `set_pinned`: the write is conditioned on the pin `memory`
+        # carries too, and when a pin or unpin landed since the caller's read it is re-read
+        # and carried over, so writing back the copy read never undoes it.
+        for _ in range(PIN_RETRIES):
+            if self._transition_once(team, memory, expected):
+                return memory
+            stored = self._stored(team, memory.id)
+            if stored is None or stored.status not in expected:
+                raise StateChanged(stored)
+            memory = memory.model_copy(update={"pinned": stored.pinned})
+        raise StateChanged(self._stored(team, memory.id))
+
+    def _transition_once(self, team: str, memory: Memory, expected: frozenset[str]) -> bool:
+        """One conditional write of `memory` (status in `expected`, pin as carried); False
+        when the condition failed (nothing written)."""
+        status, values = _status_condition(expected)
+        pin, pin_values = _pin_condition(memory)
+        condition = f"{status} AND {pin}"
+        values = {**values, **pin_values}
         if memory.key is None:
             try:
                 put_if(
@@ -334,9 +403,9 @@ class DynamoMemoryStore:
                     names={"#status": "status"},
                     values=values,
                 )
-            except ConditionLost as exc:
-                raise StateChanged(_memory(exc.item) if exc.item else None) from exc
-            return
+            except ConditionLost:
+                return False
+            return True
         record = {
             "Put": {
                 "TableName": self._table.name,
@@ -348,19 +417,31 @@ class DynamoMemoryStore:
         }
         # The alias's copy changes with the record, or goes with a memory leaving the active
         # states (a retracted key is free), in the same transaction.
-        if not self._transact([record], [self._alias_write(team, memory)]):
-            raise StateChanged(self._stored(team, memory.id))
+        return self._transact([record], [self._alias_write(team, memory)])
 
     def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
-        condition, values = _status_condition(expected)
+        for _ in range(PIN_RETRIES):  # the stored pin is kept, as in `transition`
+            if self._supersede_once(team, old, expected, new):
+                return
+            stored = self._stored(team, old.id)
+            if stored is None or stored.status not in expected:
+                raise StateChanged(stored)
+            old = old.model_copy(update={"pinned": stored.pinned})
+        raise StateChanged(self._stored(team, old.id))
+
+    def _supersede_once(
+        self, team: str, old: Memory, expected: frozenset[str], new: Memory
+    ) -> bool:
+        status, values = _status_condition(expected)
+        pin, pin_values = _pin_condition(old)
         writes: list[dict[str, Any]] = [
             {
                 "Put": {
                     "TableName": self._table.name,
                     "Item": _item(team, old),
-                    "ConditionExpression": condition,
+                    "ConditionExpression": f"{status} AND {pin}",
                     "ExpressionAttributeNames": {"#status": "status"},
-                    "ExpressionAttributeValues": values,
+                    "ExpressionAttributeValues": {**values, **pin_values},
                 }
             },
             {
@@ -378,8 +459,7 @@ class DynamoMemoryStore:
             # The old key's alias carries the old (now closed) copy: it goes, if still its.
             optional.append(self._alias_write(team, old))
         # The old version closes and the new one appears together or not at all.
-        if not self._transact(writes, optional):
-            raise StateChanged(self._stored(team, old.id))
+        return self._transact(writes, optional)
 
     def _stored(self, team: str, memory_id: str) -> Memory | None:
         item = self._table.get_item(

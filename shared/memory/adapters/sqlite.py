@@ -178,15 +178,18 @@ def _update(tx: sqlite3.Connection, team: str, memory: Memory) -> int:
     ).rowcount
 
 
-def _expect(tx: sqlite3.Connection, team: str, memory_id: str, expected: frozenset[str]) -> None:
-    """Inside the write lock: refuse (`StateChanged`) unless the stored status is expected."""
+def _expect(tx: sqlite3.Connection, team: str, memory: Memory, expected: frozenset[str]) -> Memory:
+    """Inside the write lock: refuse (`StateChanged`) unless the stored status is expected;
+    else `memory` with the stored pin (only `set_pinned` changes it: a pin that landed since
+    the caller's read is never undone by writing back the copy it read)."""
     row = tx.execute(
-        "SELECT status, record FROM memories WHERE team = ? AND id = ?", (team, memory_id)
+        "SELECT status, record FROM memories WHERE team = ? AND id = ?", (team, memory.id)
     ).fetchone()
     if row is None:
         raise StateChanged(None)
     if row["status"] not in expected:
         raise StateChanged(_memory(row))
+    return memory.model_copy(update={"pinned": _memory(row).pinned})
 
 
 class SqliteMemoryStore:
@@ -259,6 +262,22 @@ class SqliteMemoryStore:
                 raise MemoryGone(memory.id)
             _settle_key(tx, team, memory)
 
+    def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
+        with self._db.write() as tx:
+            # Read in the write transaction and change the pin alone: content written since
+            # the caller's read is kept (the key lives on this row: nothing else to update).
+            row = tx.execute(
+                "SELECT record FROM memories WHERE team = ? AND id = ?", (team, memory_id)
+            ).fetchone()
+            if row is None:
+                raise MemoryGone(memory_id)
+            stored = _memory(row).model_copy(update={"pinned": pinned})
+            tx.execute(
+                "UPDATE memories SET record = ? WHERE team = ? AND id = ?",
+                (_record(stored), team, memory_id),
+            )
+        return stored
+
     def delete(self, team: str, memory: Memory, *, unless_pinned: bool = False) -> None:
         with self._db.write() as tx:
             if unless_pinned:
@@ -296,15 +315,16 @@ class SqliteMemoryStore:
                 raise MemoryGone(memory_id)
         return flagged
 
-    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> None:
+    def transition(self, team: str, memory: Memory, expected: frozenset[str]) -> Memory:
         with self._db.write() as tx:
-            _expect(tx, team, memory.id, expected)
+            memory = _expect(tx, team, memory, expected)
             _update(tx, team, memory)
             _settle_key(tx, team, memory)
+        return memory
 
     def supersede(self, team: str, old: Memory, expected: frozenset[str], new: Memory) -> None:
         with self._db.write() as tx:
-            _expect(tx, team, old.id, expected)
+            old = _expect(tx, team, old, expected)
             _update(tx, team, old)
             _settle_key(tx, team, old)
             if new.key is not None:

@@ -76,3 +76,105 @@ def test_a_pin_landing_while_engram_delete_runs_keeps_the_engram(memory: MemoryS
     kept = memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip")
     assert kept is not None
     assert kept.pinned is True
+
+
+# Issue 13 follow-up: a pin and an update racing on one engram both land. The pin tools write
+# the pin field alone; engram_update's whole-record write keeps the stored pin (conditioned on
+# the pin it carries, re-read and retried when one landed since its read).
+
+
+def test_a_pin_landing_between_engram_updates_read_and_write_is_kept(
+    memory: MemoryService,
+) -> None:
+    created = engram(memory)
+    original = memory._engram
+
+    def read_then_pin(team: str, engram_id: str) -> Any:
+        seen = original(team, engram_id)  # engram_update's read: unpinned, old content
+        memory._engram = original  # type: ignore[method-assign]
+        memory.engram_set_pinned(ALPHA, engram_id=engram_id, pinned=True)
+        return seen
+
+    memory._engram = read_then_pin  # type: ignore[method-assign]
+    updated = memory.engram_update(ALPHA, engram_id=created.id, content='"new"', tags=["t"])
+
+    assert updated.pinned is True  # the reply says what is stored
+    store = build_memory_store()
+    for stored in (
+        store.get("alpha", created.id),  # the record
+        memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip"),  # the key's copy
+    ):
+        assert stored is not None
+        assert (stored.pinned, stored.content, stored.tags) == (True, '"new"', ["t"])
+    with pytest.raises(Conflict):
+        memory.engram_delete(ALPHA, engram_id=created.id)
+    with pytest.raises(MemoryPinned):
+        store.delete("alpha", created, unless_pinned=True)
+    assert memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip") is not None
+
+
+def test_an_update_landing_between_a_pins_read_and_write_is_kept(memory: MemoryService) -> None:
+    created = engram(memory)
+    original = memory._engram
+
+    def read_then_update(team: str, engram_id: str) -> Any:
+        seen = original(team, engram_id)  # the pin's read: old content
+        memory._engram = original  # type: ignore[method-assign]
+        memory.engram_update(ALPHA, engram_id=engram_id, content='"new"', tags=None)
+        return seen
+
+    memory._engram = read_then_update  # type: ignore[method-assign]
+    pinned = memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+
+    assert (pinned.pinned, pinned.content) == (True, '"new"')
+    store = build_memory_store()
+    for stored in (
+        store.get("alpha", created.id),
+        memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip"),
+    ):
+        assert stored is not None
+        assert (stored.pinned, stored.content) == (True, '"new"')
+    with pytest.raises(Conflict):
+        memory.engram_delete(ALPHA, engram_id=created.id)
+
+
+def test_an_unpin_landing_between_an_updates_read_and_write_is_kept(
+    memory: MemoryService,
+) -> None:
+    created = engram(memory)
+    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    stale = memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip")
+    assert stale is not None
+    assert stale.pinned
+    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=False)
+    store = build_memory_store()
+
+    written = store.transition(
+        "alpha", stale.model_copy(update={"content": '"new"'}), frozenset({"filed"})
+    )
+
+    assert (written.pinned, written.content) == (False, '"new"')
+    after = memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip")
+    assert after is not None
+    assert (after.pinned, after.content) == (False, '"new"')
+    memory.engram_delete(ALPHA, engram_id=created.id)  # unpinned: deletable
+    assert memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip") is None
+
+
+def test_a_supersede_written_from_a_stale_copy_keeps_the_old_versions_pin(
+    memory: MemoryService,
+) -> None:
+    created = engram(memory)  # the copy a superseder read: unpinned
+    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    store = build_memory_store()
+    new = created.model_copy(update={"id": "m-new", "content": '"v2"', "supersedes": created.id})
+    closed = created.model_copy(update={"status": "superseded", "superseded_by": "m-new"})
+
+    store.supersede("alpha", closed, frozenset({"filed"}), new)
+
+    old = store.get("alpha", created.id)
+    assert old is not None
+    assert (old.status, old.pinned) == ("superseded", True)
+    current = memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip")
+    assert current is not None
+    assert current.id == "m-new"
