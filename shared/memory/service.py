@@ -131,7 +131,12 @@ class MemoryService:
                     # Conditional on the memory still being active: a retraction or supersession
                     # that landed since the read is never undone by this write.
                     self._store.transition(team, memory, ACTIVE_STATUSES)
-                except StateChanged:
+                except StateChanged as exc:
+                    if exc.current is None:
+                        # The record is gone (a raced delete, or TTL collecting the record
+                        # before its alias): the alias's copy is all that was left of it, and
+                        # would answer every read of the key. Free the key, then create it.
+                        self._store.drop_alias(team, key, None, existing.id)
                     continue  # deleted or retired meanwhile: create the key afresh
                 self._index.index(team, memory)
                 self._detect(team, memory)
