@@ -4,8 +4,9 @@ detection on a labelled set of memory pairs.
 The set (`tests/bench/memory_pairs.jsonl`) holds pairs labelled `conflict`, `duplicate` or
 `unrelated` (about a third of the unrelated ones share a subject but do not contradict), each
 marked `train` or `test`; a pair with a `subject` is judged as two memories about the same
-subject. Each pair is embedded with the local embedder (all-MiniLM-L6-v2, the one the local
-curator uses) and judged by `shared.memory.detection.judge` with the shipped thresholds.
+subject, one with `subjects` (two) as two memories whose explicit subject fields are those.
+Each pair is embedded with the local embedder (all-MiniLM-L6-v2, the one the local curator
+uses) and judged by `shared.memory.detection.judge` with the shipped thresholds.
 
 - `--fit` grid-searches the three thresholds on the **train** part only and prints the best
   (the shipped constants were copied from such a run); the test part is never looked at then.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.memory.curator import DUPLICATE_SIMILARITY
-from shared.memory.detection import Thresholds, judge, normal, same_claims
+from shared.memory.detection import Thresholds, judge, normal, same_claims, subject_gate
 
 PAIRS_PATH = Path(__file__).resolve().parents[2] / "tests" / "bench" / "memory_pairs.jsonl"
 KINDS = ("conflict", "duplicate")
@@ -37,6 +38,8 @@ class Pair:
     label: str
     split: str
     same_topic: bool
+    # The two memories' explicit `subject` fields, where the pair gives them apart.
+    subjects: tuple[str, str] | None = None
 
 
 def load_pairs(path: Path = PAIRS_PATH) -> list[Pair]:
@@ -44,7 +47,18 @@ def load_pairs(path: Path = PAIRS_PATH) -> list[Pair]:
     for line in path.read_text().splitlines():
         if line.strip():
             row = json.loads(line)
-            pairs.append(Pair(row["a"], row["b"], row["label"], row["split"], "subject" in row))
+            subjects = tuple(row["subjects"]) if "subjects" in row else None
+            same = "subject" in row or (subjects is not None and subjects[0] == subjects[1])
+            pairs.append(
+                Pair(
+                    row["a"],
+                    row["b"],
+                    row["label"],
+                    row["split"],
+                    same,
+                    (subjects[0], subjects[1]) if subjects else None,
+                )
+            )
     return pairs
 
 
@@ -63,7 +77,10 @@ def scores(
 ) -> dict[str, dict[str, float]]:
     """Per kind: precision, recall, F1 and the counts behind them."""
     predicted = [
-        judge(p.a, p.b, s, p.same_topic, thresholds).kind or "unrelated"
+        subject_gate(
+            judge(p.a, p.b, s, p.same_topic, thresholds), *(p.subjects or (None, None))
+        ).kind
+        or "unrelated"
         for p, s in zip(pairs, sims, strict=True)
     ]
     out: dict[str, dict[str, float]] = {}

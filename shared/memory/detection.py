@@ -22,6 +22,7 @@ put Bedrock behind it; the default is the rule set here and needs no model.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import logging
 import queue
@@ -295,10 +296,95 @@ def same_claims(a: str, b: str) -> bool:
     return not strong and _marks(a) == _marks(b)
 
 
+# Words that start a sentence's predicate: copulas, auxiliaries, and verbs memories use to
+# state a fact about a thing. A differing identifier before the first of them names the thing
+# the sentence is about (its subject); one after it is a value the thing has.
+_PREDICATE_WORDS = frozenset(
+    {
+        *("is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would"),
+        *("should", "must", "can", "could", "may", "might", "shall", "does", "do", "did"),
+        *("owns", "own", "runs", "run", "uses", "use", "holds", "hosts", "serves", "needs"),
+        *("belongs", "lives", "listens", "handles", "stores", "requires", "depends", "points"),
+        *("sends", "calls", "reads", "writes", "takes", "gets", "goes", "keeps", "stays"),
+    }
+)
+
+
+def _predicate_word(word: str) -> bool:
+    # A third-person verb ("drains", "deploys") or a participle ("drained") also starts a
+    # predicate. A plural noun ("logs of node 3") is mistaken for one, which only keeps a
+    # pair a conflict: the rule errs towards reporting, never towards hiding.
+    if word in _PREDICATE_WORDS:
+        return True
+    if len(word) < 4 or not word.isalpha():
+        return False
+    return (word.endswith("s") and not word.endswith(("ss", "us", "is"))) or word.endswith("ed")
+
+
+def _identifier(word: str) -> bool:
+    """A word that names a thing rather than describing it: one with a digit (`7`,
+    `quokka0329830762`, `n3f9`)."""
+    return any(c.isdigit() for c in word)
+
+
+def distinct_entities(a: str, b: str) -> bool:
+    """Whether two sentences state facts about two different things, told apart by an
+    identifier in subject position: "Service 1 owns port 8001" / "Service 2 owns port 8002",
+    "The quokka0329830762 service runs on ARM" / the same with another id.
+
+    The rule, over the two word sequences aligned: their first difference is an identifier
+    on each side (a number used as a name, an opaque id, a single letter against a single
+    letter), no predicate word comes before it, and one comes after it. Then whatever else
+    differs is what each thing has, not a change to one thing's value. A difference after
+    the predicate ("Service 1 owns port 8001" / "... port 8002", "Port 8001 belongs to
+    service 1" / "... service 2") is one thing with two values: still a conflict.
+
+    >>> distinct_entities("Service 1 owns port 8001.", "Service 2 owns port 8002.")
+    True
+    >>> distinct_entities("Service 1 owns port 8001.", "Service 1 owns port 8002.")
+    False
+    """
+    wa, wb = _WORD.findall(a.casefold()), _WORD.findall(b.casefold())
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if op != "replace":
+            return False  # a word added or dropped, not a name swapped
+        left, right = wa[i1:i2], wb[j1:j2]
+        named = all(_identifier(w) for w in left + right) or (
+            # "Service A" / "Service B": lettered names (not the article "a" against a word).
+            len(left) == len(right) == 1 and len(left[0]) == len(right[0]) == 1
+        )
+        return (
+            named
+            and not any(_predicate_word(w) for w in wa[:i1])
+            and any(_predicate_word(w) for w in wa[i2:])
+        )
+    return False
+
+
+def distinct_subjects(a: str | None, b: str | None) -> bool:
+    """Whether two memories' explicit `subject` fields say they are about different things.
+    Only explicit subjects count: a title or key is a label, and two labels may differ for
+    one thing."""
+    if not a or not b:
+        return False
+    return " ".join(_WORD.findall(a.casefold())) != " ".join(_WORD.findall(b.casefold()))
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: Literal["conflict", "duplicate"] | None
     signals: tuple[str, ...] = ()
+
+
+def subject_gate(verdict: Verdict, subject_a: str | None, subject_b: str | None) -> Verdict:
+    """A conflict between memories whose explicit subjects differ is two facts about two
+    things ("prefers dark mode" for alice, "prefers light mode" for bob): not a conflict.
+    A duplicate stays one: the same fact filed under two subjects is still a copy."""
+    if verdict.kind == "conflict" and distinct_subjects(subject_a, subject_b):
+        return Verdict(None, (*verdict.signals, "distinct_subjects"))
+    return verdict
 
 
 @dataclass(frozen=True)
@@ -319,6 +405,10 @@ def judge(
     if normal(a) == normal(b):
         return Verdict("duplicate", ("same_body",))
     found = tuple(signals(a, b))
+    # Two facts about two things (a template filled for service 1 and service 2) neither
+    # contradict nor repeat each other, however alike the sentences are.
+    if distinct_entities(a, b):
+        return Verdict(None, (*found, "distinct_entities"))
     strong = [s for s in found if s != "value"]
     if strong and (same_topic or cosine >= thresholds.conflict):
         return Verdict("conflict", found)
@@ -391,8 +481,13 @@ class Detector:
         best = 0.0
         added: list[Finding] = []
         for candidate, cosine in zip(candidates, cosines, strict=True):
+            if distinct_entities(memory.content, candidate.content):
+                # About two different things: whatever the judge (a model, too) thinks of
+                # the wording, one cannot contradict or duplicate the other.
+                continue
             same_topic = own_topic is not None and topic(candidate) == own_topic
             verdict = self._judge(memory.content, candidate.content, cosine, same_topic)
+            verdict = subject_gate(verdict, memory.subject, candidate.subject)
             if verdict.kind == "duplicate":
                 duplicates.append(candidate.id)
                 best = max(best, cosine)
