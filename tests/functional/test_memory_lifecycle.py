@@ -552,6 +552,29 @@ def test_a_conflict_is_found_by_subject_or_key_where_the_wording_alone_is_too_fa
     assert item["finding"]["topic"] == "friday deploys"
 
 
+def test_facts_about_two_different_things_are_not_a_conflict(harness: Harness) -> None:
+    token = harness.token()
+    # One template filled for two services, and one preference for two people: two facts
+    # about two things (issue 11), however alike the sentences.
+    write(harness, token, "Service 1 owns port 8001.", subject="ports")
+    write(harness, token, "Service 2 owns port 8002.", subject="ports")
+    write(harness, token, "The quokka0329830762 service runs on ARM.")
+    write(harness, token, "The quokka7741920385 service runs on ARM.")
+    write(harness, token, "Prefers dark mode in the editor.", subject="alice")
+    write(harness, token, "Prefers light mode in the editor.", subject="bob")
+    drain()
+    assert ok(harness, token, "conflicts_list", {})["items"] == []
+    assert ok(harness, token, "duplicates_list", {})["items"] == []
+
+    # The same service with another port is one thing with two values: a conflict.
+    moved = write(harness, token, "Service 1 owns port 8003.", subject="ports")
+    drain()
+    (item,) = ok(harness, token, "conflicts_list", {})["items"]
+    members = {m["id"]: m["content"] for m in item["memories"]}
+    assert moved["id"] in members
+    assert sorted(members.values()) == ["Service 1 owns port 8001.", "Service 1 owns port 8003."]
+
+
 def test_a_conflict_merged_into_a_new_version_or_marked_both_valid(harness: Harness) -> None:
     token = harness.token()
     a = write(harness, token, "The on-call rotation changes on Monday.", subject="on-call")
