@@ -7,13 +7,13 @@ session that sees nothing of team A. Each page is screenshotted into tests-outpu
 (CI keeps the folder) and checked for accessibility basics: every field labelled, text
 contrast at least 4.5:1, a visible keyboard focus.
 
-Without chromium these tests skip, saying why, except under CI=1, where they fail: CI installs
-chromium (.ci/run, `make test`'s bootstrap), so a missing browser there is a broken setup.
+Without chromium these tests skip, saying why, except under CI (`CI=1`, `true` or `yes`: see
+tests/ci.py), where they fail: CI installs chromium (.ci/run, `make test`'s bootstrap), so a
+missing browser there is a broken setup.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.ci import skip_unless_ci
 from tests.protocol.conftest import LocalServer, start_server, stop_server
 
 pytestmark = pytest.mark.protocol
@@ -60,9 +61,7 @@ def _browser_or_skip() -> None:
         f"{' and '.join(missing)} not found: install Debian's browser with "
         "`apt-get install -y chromium chromium-driver`"
     )
-    if os.environ.get("CI") == "1":
-        pytest.fail(f"CI=1 needs the browser tests to run: {reason}")
-    pytest.skip(reason)
+    skip_unless_ci("browser tests", reason)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@
 prompt never waits for it.
 
 Needs Debian's zsh (`make test` installs it as root): without it these tests skip and say how
-to install it; with CI=1 (set by `.ci/run`) they fail instead.
+to install it; under CI (`CI=1` from `.ci/run`, `CI=true` on GitHub: tests/ci.py) they fail
+instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from shared.cli import build_parser
 from shared.knowledge import capture
+from tests.ci import skip_unless_ci
 
 ORIGIN = "git@github.com:acme/billing.git"
 
@@ -34,9 +36,7 @@ def _zsh() -> str:
         "zsh not found: install Debian's zsh with `apt-get install -y zsh` "
         "(`make test` does when it runs as root)"
     )
-    if os.environ.get("CI") == "1":
-        pytest.fail(f"CI=1 needs the zsh hook tests to run: {reason}")
-    pytest.skip(reason)
+    skip_unless_ci("zsh hook tests", reason)
 
 
 def _isolated(home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
