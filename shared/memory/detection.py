@@ -10,11 +10,14 @@ the search engine's embedding space, and judges each pair with `judge`:
   `CONFLICT_COSINE` alike, and the claims differ by a negation, a number, an antonym, or (at
   least `VALUE_COSINE` alike or same topic) a swapped value word.
 
-Two memories of one version chain never conflict. A finding's id is derived from its kind and
-members, so running the detector again over the same memory — a replayed stream record, a
-retry — adds nothing; a finding once resolved or dismissed is never re-opened by it.
+Neither holds between two different things (`distinct_entities`: "service 1 owns port 8001"
+/ "service 2 owns port 8002"), nor is a conflict kept between memories whose explicit subjects
+differ (`subject_gate`). Two memories of one version chain never conflict. A finding's id
+is derived from its kind and members, so running the detector again over the same memory — a
+replayed stream record, a retry — adds nothing; a finding once resolved or dismissed is never
+re-opened by it.
 
-The thresholds were fitted on the train part of tests/data/memory_pairs.jsonl only (`cairn
+The thresholds were fitted on the train part of tests/bench/memory_pairs.jsonl only (`cairn
 bench curation --fit`); `make bench` grades them on the held-out part (docs/memory.md).
 Where a model judges better than a rule, `ContradictionJudge` is the port: the AWS stack may
 put Bedrock behind it; the default is the rule set here and needs no model.
