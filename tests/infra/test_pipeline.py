@@ -1,5 +1,6 @@
 """The deploy pipeline (.github/workflows/deploy.yml): prod only after a smoke-tested staging,
-every action pinned by commit SHA."""
+every action pinned by commit SHA, the tests run in a Debian container as root so the browser and
+zsh tests run (and fail, not skip, when they cannot)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import Any
 
 import yaml
 
-WORKFLOW = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "deploy.yml"
+from tests.ci import TRUTHY
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "deploy.yml"
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
 
 
@@ -47,3 +51,34 @@ def test_the_smoke_token_is_masked_and_always_revoked() -> None:
     revoke = next(s for s in steps if "revoke" in s.get("run", ""))
     assert revoke["if"] == "always()"
     assert "--expires-days 1" in mint["run"]  # and it dies by itself if revocation fails
+
+
+def test_the_test_job_runs_ci_run_in_a_debian_container_as_root() -> None:
+    """Ubuntu's runner user is not root and its chromium is a snap: the install script would
+    install nothing and the browser tests would skip. Debian as root lets it apt-get chromium."""
+    workflow = _workflow()
+    job = workflow["jobs"]["test"]
+    container = job["container"]
+    image = container["image"] if isinstance(container, dict) else container
+    assert re.fullmatch(r"(python:[\d.]+-(slim-)?bookworm|debian:bookworm(-slim)?)", image), image
+    if image.startswith("python:"):  # the image's Python is the pipeline's Python
+        assert image.split(":")[1].startswith(workflow["env"]["PYTHON_VERSION"] + "-")
+    options = container.get("options", "") if isinstance(container, dict) else ""
+    user = re.search(r"--user[ =](\S+)", options)
+    assert user is None or user.group(1) in {"root", "0"}
+    runs = [step.get("run", "") for step in _steps("test")]
+    assert any(run.strip() == ".ci/run" for run in runs)  # the same entry point as local CI
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    # setup-python's builds are for the Ubuntu host, not the container
+    assert not [s for s in _steps("test") if "setup-python" in s.get("uses", "")]
+
+
+def test_the_test_jobs_ci_variable_makes_the_browser_tests_strict() -> None:
+    job = _workflow()["jobs"]["test"]
+    assert str(job["env"]["CI"]).lower() in TRUTHY
+    exported = re.search(r"^export CI=(\S+)$", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert exported is not None
+    assert exported.group(1).lower() in TRUTHY
+    screenshots = next(s for s in _steps("test") if "upload-artifact" in s.get("uses", ""))
+    assert screenshots["with"]["path"] == "tests-output/screenshots"
+    assert screenshots["with"]["if-no-files-found"] == "error"  # no screenshots = tests did not run
