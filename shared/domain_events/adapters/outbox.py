@@ -34,7 +34,7 @@ from shared.domain_events.models import DomainEvent
 from shared.orchestrator.events.adapters.dynamodb import event_item
 from shared.orchestrator.events.adapters.sqlite import MIGRATIONS as EVENT_LOG_MIGRATIONS
 from shared.orchestrator.events.adapters.sqlite import append_in
-from shared.storage.dynamo import ConditionLost
+from shared.storage.dynamo import ConditionLost, put_if, update_if
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -131,3 +131,61 @@ class DynamoOutbox:
                 if not conflict or attempt == CONFLICT_ATTEMPTS - 1:
                     raise
                 self._sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter only
+
+    def put_if(
+        self,
+        table: Table,
+        team: str,
+        item: dict[str, Any],
+        condition: str,
+        events: Sequence[DomainEvent],
+        *,
+        values: dict[str, Any] | None = None,
+    ) -> None:
+        """`dynamo.put_if` with the change's events in one transaction (a plain conditional put
+        when there are none); `ConditionLost(old item)` when `condition` does not hold."""
+        if not events:
+            put_if(table, item, condition, values=values)
+            return
+        put: dict[str, Any] = {
+            "TableName": table.name,
+            "Item": item,
+            "ConditionExpression": condition,
+        }
+        if values:
+            put["ExpressionAttributeValues"] = values
+        self.write(team, {"Put": put}, events)
+
+    def update_if(
+        self,
+        table: Table,
+        team: str,
+        key: dict[str, str],
+        update: str,
+        condition: str,
+        events: Sequence[DomainEvent],
+        *,
+        names: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """`dynamo.update_if` with the change's events in one transaction (a plain conditional
+        update when there are none), returning the new item; `ConditionLost(old item)` when
+        `condition` does not hold. A transaction returns no item: it is read back (strongly
+        consistent), and `ConditionLost(None)` if it is gone by then."""
+        if not events:
+            return update_if(table, key, update, condition, names=names, values=values)
+        operation: dict[str, Any] = {
+            "TableName": table.name,
+            "Key": key,
+            "UpdateExpression": update,
+            "ConditionExpression": condition,
+        }
+        if names:
+            operation["ExpressionAttributeNames"] = names
+        if values:
+            operation["ExpressionAttributeValues"] = values
+        self.write(team, {"Update": operation}, events)
+        written = table.get_item(Key=key, ConsistentRead=True).get("Item")
+        if written is None:
+            raise ConditionLost(None)
+        return dict(written)

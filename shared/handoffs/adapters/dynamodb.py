@@ -21,7 +21,7 @@ from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
-from shared.storage.dynamo import ConditionLost, put_if, query_page, team_pk, update_if
+from shared.storage.dynamo import ConditionLost, query_page, team_pk
 from shared.storage.pages import Page
 
 if TYPE_CHECKING:
@@ -52,20 +52,7 @@ class DynamoHandoffStore:
             **handoff.model_dump(mode="json", exclude_none=True),
         }
         check_item_size(item, "document_md")
-        if not events:
-            put_if(self._table, item, "attribute_not_exists(pk)")
-            return
-        self._outbox.write(
-            team,
-            {
-                "Put": {
-                    "TableName": self._table.name,
-                    "Item": item,
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            events,
-        )
+        self._outbox.put_if(self._table, team, item, "attribute_not_exists(pk)", events)
 
     def get(self, team: str, handoff_id: str) -> Handoff | None:
         item = self._table.get_item(
@@ -91,26 +78,9 @@ class DynamoHandoffStore:
             ":claim": claim.model_dump(mode="json", exclude_none=True),
         }
         try:
-            if events:
-                self._outbox.write(
-                    team,
-                    {
-                        "Update": {
-                            "TableName": self._table.name,
-                            "Key": key,
-                            "UpdateExpression": update,
-                            "ConditionExpression": condition,
-                            "ExpressionAttributeNames": names,
-                            "ExpressionAttributeValues": values,
-                        }
-                    },
-                    events,
-                )
-                claimed = self.get(team, handoff_id)
-                if claimed is None:  # handoffs are never deleted
-                    raise UnknownHandoff(handoff_id)
-                return claimed
-            item = update_if(self._table, key, update, condition, names=names, values=values)
+            item = self._outbox.update_if(
+                self._table, team, key, update, condition, events, names=names, values=values
+            )
         except ConditionLost as lost:
             # The loser learns who holds the claim from the same call: no second read.
             if lost.item is None:

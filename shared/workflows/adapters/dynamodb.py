@@ -41,6 +41,17 @@ def _execution(item: dict[str, Any]) -> Execution:
     return Execution.model_validate_json(str(item["record"]))
 
 
+def _execution_item(team: str, execution: Execution) -> dict[str, Any]:
+    return {
+        "pk": team_pk(team),
+        "sk": f"WFX#{execution.id}",
+        "team": team,
+        "status": execution.status,
+        "revision": execution.revision,
+        "record": _record(execution),
+    }
+
+
 class DynamoWorkflowStore:
     """`WorkflowStore` on the coordination table."""
 
@@ -48,27 +59,6 @@ class DynamoWorkflowStore:
         self._table = table
         # The event log lives in this same table.
         self._outbox = DynamoOutbox(table)
-
-    def _put_if(
-        self,
-        team: str,
-        item: dict[str, Any],
-        condition: str,
-        events: Sequence[DomainEvent],
-        values: dict[str, Any] | None = None,
-    ) -> None:
-        """A conditional put, with its domain events in one transaction when there are any."""
-        if not events:
-            put_if(self._table, item, condition, values=values)
-            return
-        put: dict[str, Any] = {
-            "TableName": self._table.name,
-            "Item": item,
-            "ConditionExpression": condition,
-        }
-        if values:
-            put["ExpressionAttributeValues"] = values
-        self._outbox.write(team, {"Put": put}, events)
 
     def _workflow_item(self, team: str, workflow: Workflow) -> dict[str, Any]:
         return {
@@ -148,18 +138,8 @@ class DynamoWorkflowStore:
     def create_execution(
         self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
     ) -> None:
-        self._put_if(
-            team,
-            {
-                "pk": team_pk(team),
-                "sk": f"WFX#{execution.id}",
-                "team": team,
-                "status": execution.status,
-                "revision": execution.revision,
-                "record": _record(execution),
-            },
-            "attribute_not_exists(pk)",
-            events,
+        self._outbox.put_if(
+            self._table, team, _execution_item(team, execution), "attribute_not_exists(pk)", events
         )
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None:
@@ -172,16 +152,10 @@ class DynamoWorkflowStore:
         self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
     ) -> None:
         try:
-            self._put_if(
+            self._outbox.put_if(
+                self._table,
                 team,
-                {
-                    "pk": team_pk(team),
-                    "sk": f"WFX#{execution.id}",
-                    "team": team,
-                    "status": execution.status,
-                    "revision": execution.revision,
-                    "record": _record(execution),
-                },
+                _execution_item(team, execution),
                 "revision = :previous",
                 events,
                 values={":previous": execution.revision - 1},

@@ -31,7 +31,7 @@ from shared.orchestrator.tasks.ports import (
     TaskConflict,
     TaskFilter,
 )
-from shared.storage.dynamo import ConditionLost, put_if, query_all, team_pk, update_if
+from shared.storage.dynamo import ConditionLost, query_all, team_pk
 from shared.storage.pages import Page
 
 if TYPE_CHECKING:
@@ -77,20 +77,7 @@ class DynamoTaskStore:
             **to_dynamo(task.model_dump(mode="json", exclude_none=True), "input_data"),
         }
         check_item_size(item, "input_data")
-        if not events:
-            put_if(self._table, item, "attribute_not_exists(pk)")
-            return
-        self._outbox.write(
-            team,
-            {
-                "Put": {
-                    "TableName": self._table.name,
-                    "Item": item,
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            events,
-        )
+        self._outbox.put_if(self._table, team, item, "attribute_not_exists(pk)", events)
 
     def get(self, team: str, task_id: str) -> Task | None:
         item = self._table.get_item(
@@ -129,34 +116,14 @@ class DynamoTaskStore:
         attribute_values = {f":set_{k}": to_dynamo(v) for k, v in changes.items()}
         attribute_values.update({k: to_dynamo(v) for k, v in values.items()})
         key = {"pk": team_pk(team), "sk": _sk(task_id)}
-        if events:
-            try:
-                self._outbox.write(
-                    team,
-                    {
-                        "Update": {
-                            "TableName": self._table.name,
-                            "Key": key,
-                            "UpdateExpression": expression,
-                            "ConditionExpression": condition,
-                            "ExpressionAttributeNames": names,
-                            "ExpressionAttributeValues": attribute_values,
-                        }
-                    },
-                    events,
-                )
-            except ConditionLost as failed:
-                raise lost(_task(failed.item) if failed.item else None) from failed
-            written = self.get(team, task_id)
-            if written is None:  # tasks are never deleted
-                raise lost(None)
-            return written
         try:
-            item = update_if(
+            item = self._outbox.update_if(
                 self._table,
-                {"pk": team_pk(team), "sk": _sk(task_id)},
+                team,
+                key,
                 expression,
                 condition,
+                events,
                 names=names,
                 values=attribute_values,
             )
