@@ -235,6 +235,23 @@ class DynamoMemoryStore:
             }
         }
 
+    def _alias_copy_update(
+        self, team: str, memory: Memory, expression: str, values: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The same `expression` applied to the copy of `memory`'s record on its key alias, as
+        one `TransactWriteItems` element: only an alias carrying this record (an old one reads
+        it by id; one naming another memory, or gone with a retraction, is left alone)."""
+        return {
+            "Update": {
+                "TableName": self._table.name,
+                "Key": {"pk": team_pk(team), "sk": _alias_sk(memory)},
+                "UpdateExpression": expression,
+                "ConditionExpression": "memory_id = :id AND attribute_exists(#id)",
+                "ExpressionAttributeNames": {"#id": "id"},
+                "ExpressionAttributeValues": {**values, ":id": memory.id},
+            }
+        }
+
     def _transact(self, required: list[dict[str, Any]], optional: list[dict[str, Any]]) -> bool:
         """One transaction of `required` and `optional` writes; an optional write whose
         condition fails is left out and the rest retried. False when a required write's
@@ -273,20 +290,7 @@ class DynamoMemoryStore:
             raise MemoryGone(memory_id)
         alias: list[dict[str, Any]] = []
         if current.key is not None:
-            alias.append(
-                {
-                    "Update": {
-                        "TableName": self._table.name,
-                        "Key": {"pk": team_pk(team), "sk": _alias_sk(current)},
-                        "UpdateExpression": expression,
-                        # Only an alias carrying this record (an old one reads it by id; one
-                        # naming another memory, or gone with a retraction, is left alone).
-                        "ConditionExpression": "memory_id = :id AND attribute_exists(#id)",
-                        "ExpressionAttributeNames": {"#id": "id"},
-                        "ExpressionAttributeValues": {**values, ":id": memory_id},
-                    }
-                }
-            )
+            alias.append(self._alias_copy_update(team, current, expression, values))
         if not self._transact([{"Update": record}], alias):
             raise MemoryGone(memory_id)
         stored = self._stored(team, memory_id)
@@ -348,17 +352,7 @@ class DynamoMemoryStore:
                     "ExpressionAttributeValues": values,
                 }
             }
-            alias = {
-                "Update": {
-                    "TableName": self._table.name,
-                    "Key": {"pk": team_pk(team), "sk": _alias_sk(current)},
-                    "UpdateExpression": append,
-                    # Only an alias carrying the record (an old one would read it by id).
-                    "ConditionExpression": "memory_id = :id AND attribute_exists(#id)",
-                    "ExpressionAttributeNames": {"#id": "id"},
-                    "ExpressionAttributeValues": {**values, ":id": memory_id},
-                }
-            }
+            alias = self._alias_copy_update(team, current, append, values)
             if not self._transact([record], [alias]):
                 return None
             return self._stored(team, memory_id)
