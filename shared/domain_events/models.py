@@ -10,6 +10,7 @@ error messages stay out: a rule's target may be a Slack channel).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Final
@@ -117,3 +118,9 @@ class DomainEvent(BaseModel):
             actor=str(detail["actor"]),
             fields={k: v for k, v in detail.items() if k not in ENVELOPE},
         )
+
+
+def check_one_team(team: str, events: Sequence[DomainEvent]) -> None:
+    """A change's events belong to the change's team: `ValueError` naming any other."""
+    if strays := sorted({event.team for event in events} - {team}):
+        raise ValueError(f"events of team(s) {strays} with a change of team {team!r}")

@@ -4,7 +4,7 @@ transaction, so an event is in the team's event log exactly when its change is s
 A store method that makes a reportable transition takes the events its service built
 (`events=`) and hands them here with the change:
 
-- **SQLite** (`append_events`): inside the store's `BEGIN IMMEDIATE` write, beside its
+- **SQLite** (`sqlite_outbox.append_events`): inside the store's `BEGIN IMMEDIATE` write, beside its
   `UPDATE … WHERE <condition>`; a refused condition rolls the whole transaction back.
 - **DynamoDB** (`DynamoOutbox.write`): one `TransactWriteItems` of the change (an `Update` or
   `Put` with its condition, on any table) and a `Put` of each event into the coordination
@@ -20,7 +20,6 @@ A change with no events keeps its plain conditional write.
 from __future__ import annotations
 
 import random
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,37 +29,19 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from shared.domain_events.adapters.event_log import as_log_event
-from shared.domain_events.models import DomainEvent
+from shared.domain_events.models import DomainEvent, check_one_team
 from shared.orchestrator.events.adapters.dynamodb import event_item
-from shared.orchestrator.events.adapters.sqlite import MIGRATIONS as EVENT_LOG_MIGRATIONS
-from shared.orchestrator.events.adapters.sqlite import append_in
 from shared.storage.dynamo import ConditionLost, put_if, update_if
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-__all__ = ["EVENT_LOG_MIGRATIONS", "DynamoOutbox", "append_events"]
+__all__ = ["DynamoOutbox"]
 
 # Two transactions on one item at once: DynamoDB cancels one with `TransactionConflict` rather
 # than queueing it. Retried (the condition then decides, as it would have for plain writes).
 CONFLICT_ATTEMPTS = 6
 _DESERIALIZER = TypeDeserializer()
-
-
-def _same_team(team: str, events: Sequence[DomainEvent]) -> None:
-    if strays := sorted({event.team for event in events} - {team}):
-        raise ValueError(f"events of team(s) {strays} with a change of team {team!r}")
-
-
-def append_events(
-    tx: sqlite3.Connection, team: str, events: Sequence[DomainEvent], now: float
-) -> None:
-    """Append `events` (all of `team`) inside the store's open write transaction `tx`.
-
-    The store's adapter must have applied `EVENT_LOG_MIGRATIONS` to its database."""
-    _same_team(team, events)
-    for event in events:
-        append_in(tx, team, as_log_event(event), now)
 
 
 class DynamoOutbox:
@@ -80,7 +61,7 @@ class DynamoOutbox:
     def items(self, team: str, events: Sequence[DomainEvent]) -> list[dict[str, Any]]:
         """The `TransactWriteItems` elements that put `events` into the log: for a store
         whose change is a transaction already (a memory and its key alias)."""
-        _same_team(team, events)
+        check_one_team(team, events)
         return [
             {
                 "Put": {

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
 from shared.domain_events.models import DomainEvent
 from shared.storage.pages import Page, decode_cursor, encode_cursor
 from shared.storage.sqlite import Database, Migration, from_json, to_json

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import from_dynamo
 from shared.orchestrator.costs.models import CostRecord
