@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from shared.config.names import TTL_ATTRIBUTE
 from shared.dynamo_values import from_dynamo
 from shared.orchestrator.events.models import Event
 from shared.orchestrator.events.ports import RETENTION, expires_at
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Database, Migration, from_json
 from shared.storage.times import sortable
 
 MIGRATIONS = (
@@ -50,21 +50,31 @@ def _row(team: str, event: Event, expires_epoch: int) -> tuple[Any, ...]:
         event.event_type,
         sortable(event.published_at),
         expires_epoch,
-        to_json(event.model_dump(mode="json")),
+        event.model_dump_json(),
     )
 
 
-def append_in(tx: sqlite3.Connection, team: str, event: Event, now: float) -> None:
-    """Append `event` inside the open write transaction `tx` (the log's own appends, and a
-    store's outbox: the event commits or rolls back with the change it reports), dropping the
-    team's expired events as it goes."""
+def event_row(team: str, event: Event) -> tuple[Any, ...]:
+    """`event`'s row, ready for `insert_rows`: built before a store takes the writer lock, so
+    the JSON work is not done while every other writer queues behind it."""
+    return _row(team, event, int(expires_at(event).timestamp()))
+
+
+def insert_rows(
+    tx: sqlite3.Connection, team: str, rows: Sequence[tuple[Any, ...]], now: float
+) -> None:
+    """Append the event `rows` (of `team`, from `event_row`) inside the open write transaction
+    `tx` (the log's own appends, and a store's outbox: the events commit or roll back with the
+    change they report), dropping the team's expired events as it goes."""
+    if not rows:
+        return
     oldest_kept = datetime.fromtimestamp(now, tz=UTC) - RETENTION
     tx.execute(
         "DELETE FROM events WHERE team = ? AND published_at < ?", (team, sortable(oldest_kept))
     )
-    inserted = tx.execute(_INSERT, _row(team, event, int(expires_at(event).timestamp()))).rowcount
-    if inserted != 1:  # ids are random: a repeat is a bug, never an overwrite
-        raise ValueError(f"event {event.event_id} already exists")
+    for row in rows:
+        if tx.execute(_INSERT, row).rowcount != 1:  # ids are random: a repeat is a bug
+            raise ValueError(f"event {row[1]} already exists")
 
 
 class SqliteEventLog:
@@ -76,8 +86,9 @@ class SqliteEventLog:
         db.migrate(MIGRATIONS)
 
     def append(self, team: str, event: Event, *, durable: bool = True) -> None:
+        row = event_row(team, event)
         with self._db.write(durable=durable) as tx:
-            append_in(tx, team, event, self._clock())
+            insert_rows(tx, team, (row,), self._clock())
 
     def read_after(
         self, team: str, since: datetime, event_type: str | None, limit: int

@@ -14,7 +14,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import (
+    EVENT_LOG_MIGRATIONS,
+    append_events,
+    event_rows,
+)
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
@@ -28,7 +32,7 @@ from shared.orchestrator.tasks.ports import (
     TaskFilter,
 )
 from shared.storage.pages import Page
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Database, Migration
 from shared.storage.times import sortable
 
 _OPEN = "status IN ('pending', 'claimed', 'running')"
@@ -68,8 +72,11 @@ _INSERT = (
 )
 
 
+_SELECT = "SELECT record FROM tasks WHERE team = ? AND id = ?"
+
+
 def _task(row: Any) -> Task:
-    return Task.model_validate(from_json(row["record"]))
+    return Task.model_validate_json(row["record"])
 
 
 def _epoch(moment: datetime) -> int:
@@ -77,7 +84,8 @@ def _epoch(moment: datetime) -> int:
 
 
 def _record(task: Task) -> str:
-    return to_json(task.model_dump(mode="json", exclude_none=True))
+    # pydantic's own JSON (in Rust): a claim writes one, under the writer lock.
+    return task.model_dump_json(exclude_none=True)
 
 
 def _row(team: str, task: Task, lease_epoch: int | None) -> tuple[Any, ...]:
@@ -134,11 +142,7 @@ class SqliteTaskStore:
         return imported
 
     def get(self, team: str, task_id: str) -> Task | None:
-        row = (
-            self._db.connection()
-            .execute("SELECT record FROM tasks WHERE team = ? AND id = ?", (team, task_id))
-            .fetchone()
-        )
+        row = self._db.connection().execute(_SELECT, (team, task_id)).fetchone()
         return _task(row) if row else None
 
     def _transition(
@@ -155,15 +159,19 @@ class SqliteTaskStore:
     ) -> Task:
         """Apply `changes` to the task if `condition` (SQL over its columns) holds, in one write
         transaction with `events`; `lost(current)` when it does not (nothing is written).
-        `lease_epoch` replaces the lease column."""
+        `lease_epoch` replaces the lease column.
+
+        The event rows are built before the writer lock, which every writer of the database
+        queues on: 32 agents claiming kept it held 86% of the time.
+        """
+        rows = event_rows(team, events)
         with self._db.write() as tx:
-            row = tx.execute(
-                "SELECT record FROM tasks WHERE team = ? AND id = ?", (team, task_id)
-            ).fetchone()
+            row = tx.execute(_SELECT, (team, task_id)).fetchone()
             if row is None:
                 raise lost(None)
             current = _task(row)
-            changed = Task.model_validate({**current.model_dump(), **changes})
+            # Not validated again: `changes` are the service's typed values for typed fields.
+            changed = current.model_copy(update=changes)
             statement = (
                 "UPDATE tasks SET status = ?, claimed_by = ?, fence = ?,"  # noqa: S608 - own conditions
                 " lease_epoch = COALESCE(?, lease_epoch), record = ?"
@@ -184,7 +192,7 @@ class SqliteTaskStore:
             ).rowcount
             if updated != 1:
                 raise lost(current)
-            append_events(tx, team, events, self._clock())
+            append_events(tx, team, rows, self._clock())
         return changed
 
     def claim(
