@@ -145,7 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=_positive_int,
         default=None,
-        help=f"worker threads for tool calls (default: ${names.Env.THREADS}, else 8)",
+        help=(
+            f"tool calls using the GIL at once, plus a thread per stuck call "
+            f"(default: ${names.Env.THREADS}, else 1)"
+        ),
     )
     serve.set_defaults(run=_serve)
 

@@ -50,8 +50,8 @@ def loopback_listener(port: int) -> socket.socket:
 def serve(threads: int | None = None) -> int:
     """Start, print the URL and a ready-to-paste client config, serve until Ctrl-C.
 
-    `threads`: worker threads for tool calls (default `$CAIRN_THREADS`, else
-    `shared.protocol.blocking.DEFAULT_THREADS`)."""
+    `threads`: tool calls using the GIL at once, plus a thread per stuck call (default
+    `$CAIRN_THREADS`, else `shared.protocol.blocking.DEFAULT_THREADS`)."""
     raw_port = os.environ.get(names.Env.PORT, str(names.DEFAULT_PORT))
     if not raw_port.isdigit() or not 0 <= int(raw_port) <= 65535:
         print(f"cairn: {names.Env.PORT} must be a port number (got {raw_port!r})", file=sys.stderr)

@@ -7,28 +7,28 @@ import contextvars
 import functools
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from shared.observability import running_in_lambda
+from shared.protocol.workers import CompensatingPool
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# Worker threads for blocking calls: `cairn serve --threads` / CAIRN_THREADS. Few on purpose:
-# every SQLite statement releases and retakes the GIL, so each runnable thread beyond a
-# handful adds GIL hand-offs and context switches, not throughput. In the 32-agent claim race
-# (`cairn bench store`) 40 threads (anyio's default) cost 2.3 ms of server CPU per claim,
-# 12 threads 1.95, 4 threads 1.6 (docs/protocol.md). A call waiting on a slow tool (an
-# embedding, a connector) holds its thread, so the default leaves room for some of those.
-DEFAULT_THREADS = 8
+# Calls that hold the GIL at once: `cairn serve --threads` / CAIRN_THREADS. One by default,
+# plus a thread for every call that has run SLOW_CALL_SECONDS (it is waiting, not working),
+# up to MOST_THREADS: see `shared.protocol.workers` for the measurements behind it.
+DEFAULT_THREADS = 1
+SLOW_CALL_SECONDS = 0.1
+MOST_THREADS = 32
 _threads = DEFAULT_THREADS
-_pool: ThreadPoolExecutor | None = None
+_pool: CompensatingPool | None = None
 _pool_guard = threading.Lock()
 
 
 def set_threads(count: int) -> None:
-    """Run blocking calls on `count` worker threads (before the server starts serving)."""
+    """Run `count` blocking calls at once (before the server starts serving), plus one for each
+    that has run `SLOW_CALL_SECONDS`."""
     global _threads, _pool
     if count < 1:
         raise ValueError(f"the number of worker threads must be at least 1 (got {count})")
@@ -39,13 +39,13 @@ def set_threads(count: int) -> None:
         previous.shutdown(wait=False)
 
 
-def _workers() -> ThreadPoolExecutor:
+def _workers() -> CompensatingPool:
     global _pool
     pool = _pool
     if pool is None:
         with _pool_guard:
             if _pool is None:
-                _pool = ThreadPoolExecutor(_threads, thread_name_prefix="cairn-call")
+                _pool = CompensatingPool(_threads, MOST_THREADS, SLOW_CALL_SECONDS)
             pool = _pool
     return pool
 

@@ -50,6 +50,24 @@ def test_blocking_calls_run_concurrently_up_to_the_configured_number() -> None:
     assert len(_threads_used(4, together=True)) == 4
 
 
+def test_a_call_waiting_on_something_slow_does_not_stall_the_others() -> None:
+    """One thread for calls that use the GIL (the default), yet a call stuck waiting (a model
+    endpoint, a connector) gets company: the next call runs beside it."""
+    blocking.set_threads(1)
+    release = threading.Event()
+
+    async def run() -> tuple[bool, str]:
+        stuck = asyncio.ensure_future(blocking.run_blocking(release.wait, 10))
+        await asyncio.sleep(0)
+        quick = await asyncio.wait_for(blocking.run_blocking(lambda: "quick"), timeout=5)
+        done_first = stuck.done()
+        release.set()
+        await stuck
+        return done_first, quick
+
+    assert asyncio.run(run()) == (False, "quick")
+
+
 def test_a_thread_count_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         blocking.set_threads(0)
