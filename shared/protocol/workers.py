@@ -16,6 +16,7 @@ every `slow_after / 2` only while calls wait behind busy threads.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -57,7 +58,7 @@ class CompensatingPool(Executor):
         self._waiting = threading.Event()  # set while calls may be queued behind busy threads
         self._shutdown = False
         self._watchdog: threading.Thread | None = None
-        self._started_threads = 0
+        self._thread_numbers = itertools.count(1)  # for thread names only
 
     @property
     def threads(self) -> int:
@@ -106,11 +107,10 @@ class CompensatingPool(Executor):
         while len(self._workers) - stuck < self._quick and len(self._workers) < self._most:
             worker = _Worker()
             self._workers.append(worker)
-            self._started_threads += 1
             threading.Thread(
                 target=self._run,
                 args=(worker,),
-                name=f"{self._name}-{self._started_threads}",
+                name=f"{self._name}-{next(self._thread_numbers)}",
                 daemon=True,
             ).start()
 

@@ -4,7 +4,7 @@ transaction, so an event is in the team's event log exactly when its change is s
 A store method that makes a reportable transition takes the events its service built
 (`events=`) and hands them here with the change:
 
-- **SQLite** (`sqlite_outbox.append_events`): inside the store's `BEGIN IMMEDIATE` write, beside its
+- **SQLite** (`sqlite_outbox.SqliteOutbox`): inside the store's `BEGIN IMMEDIATE` write, beside its
   `UPDATE … WHERE <condition>`; a refused condition rolls the whole transaction back.
 - **DynamoDB** (`DynamoOutbox.write`): one `TransactWriteItems` of the change (an `Update` or
   `Put` with its condition, on any table) and a `Put` of each event into the coordination

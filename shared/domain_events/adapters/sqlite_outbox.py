@@ -7,42 +7,49 @@ are apart so a Lambda function's DynamoDB adapters import no SQLite at init.)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from shared.domain_events.adapters.event_log import as_log_event
 from shared.domain_events.models import DomainEvent, check_one_team
 from shared.orchestrator.events.adapters.sqlite import MIGRATIONS as EVENT_LOG_MIGRATIONS
-from shared.orchestrator.events.adapters.sqlite import event_row, insert_rows
+from shared.orchestrator.events.adapters.sqlite import EventRowWriter, event_row
 
-__all__ = ["EVENT_LOG_MIGRATIONS", "EventRows", "append_events", "event_rows"]
+__all__ = ["EVENT_LOG_MIGRATIONS", "EventRows", "SqliteOutbox"]
 
 
 @dataclass(frozen=True)
 class EventRows:
-    """A change's events as the event log's rows, built before the store takes the writer
-    lock (see `event_rows`)."""
+    """A change's events as the event log's rows (`SqliteOutbox.rows`)."""
 
     team: str
     rows: tuple[tuple[Any, ...], ...]
 
 
-def event_rows(team: str, events: Sequence[DomainEvent]) -> EventRows:
-    """`events` (all of `team`) as rows: the JSON work of the outbox, done outside the write
-    transaction, which every writer of the database queues for."""
-    check_one_team(team, events)
-    return EventRows(team, tuple(event_row(team, as_log_event(event)) for event in events))
+class SqliteOutbox:
+    """A store's outbox. In two steps, so the JSON work is not done inside the write
+    transaction, which every writer of the database queues for:
 
-
-def append_events(
-    tx: sqlite3.Connection, team: str, events: Sequence[DomainEvent] | EventRows, now: float
-) -> None:
-    """Append `events` (all of `team`, or their `event_rows`) inside the store's open write
-    transaction `tx`.
+        rows = outbox.rows(team, events)  # before the writer lock
+        with db.write() as tx:
+            ...  # the change, with its condition
+            outbox.append(tx, rows)
 
     The store's adapter must have applied `EVENT_LOG_MIGRATIONS` to its database."""
-    prepared = events if isinstance(events, EventRows) else event_rows(team, events)
-    if prepared.team != team:
-        raise ValueError(f"events of team {prepared.team!r} written for team {team!r}")
-    insert_rows(tx, team, prepared.rows, now)
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._writer = EventRowWriter(clock)
+
+    @staticmethod
+    def rows(team: str, events: Sequence[DomainEvent]) -> EventRows:
+        """`events` (all of `team`) as the log's rows."""
+        check_one_team(team, events)
+        return EventRows(team, tuple(event_row(team, as_log_event(event)) for event in events))
+
+    def append(self, tx: sqlite3.Connection, team: str, events: EventRows) -> None:
+        """Append `events` (`rows(team, …)`) inside the store's open write transaction `tx`."""
+        if events.team != team:
+            raise ValueError(f"events of team {events.team!r} written for team {team!r}")
+        self._writer.insert(tx, team, events.rows)

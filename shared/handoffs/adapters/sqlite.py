@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
@@ -47,20 +47,21 @@ class SqliteHandoffStore:
 
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
-        self._clock = clock  # only the event log's lazy expiry reads it
+        self._outbox = SqliteOutbox(clock)
         db.migrate(MIGRATIONS)
         db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
     def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a handoff stored here can be stored in AWS too.
         check_item_size(handoff.model_dump(mode="json", exclude_none=True), "document_md")
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO handoffs (team, id, status, created_at, project_key, cwd, harness,"
                 " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 self._row(team, handoff),
             )
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import handoff items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -109,6 +110,7 @@ class SqliteHandoffStore:
         *,
         events: Sequence[DomainEvent] = (),
     ) -> Handoff:
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT record, status FROM handoffs WHERE team = ? AND id = ?",
@@ -125,7 +127,7 @@ class SqliteHandoffStore:
             ).rowcount
             if updated != 1:
                 raise AlreadyClaimed(current.claim)
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
         return claimed
 
     def list_open(

@@ -18,12 +18,11 @@ migration moves each onto the row it named.)
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
@@ -197,6 +196,7 @@ class SqliteMemoryStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._outbox = SqliteOutbox()
         db.migrate(MIGRATIONS)
 
     def get(self, team: str, memory_id: str) -> Memory | None:
@@ -239,6 +239,7 @@ class SqliteMemoryStore:
         now = _now()
         if events:
             self._db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with the memory
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             if memory.key is not None:
                 holder = tx.execute(
@@ -254,7 +255,7 @@ class SqliteMemoryStore:
                         "DELETE FROM memories WHERE team = ? AND id = ?", (team, holder["id"])
                     )
             _insert(tx, team, memory)
-            append_events(tx, team, events, time.time())
+            self._outbox.append(tx, team, rows)
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
@@ -430,11 +431,13 @@ class SqliteFindingStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._outbox = SqliteOutbox()
         db.migrate(MIGRATIONS)
 
     def add(self, team: str, finding: Finding, *, events: Sequence[DomainEvent] = ()) -> bool:
         if events:
             self._db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with the finding
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             added = tx.execute(
                 "INSERT OR IGNORE INTO memory_findings (team, id, status, record)"
@@ -442,7 +445,7 @@ class SqliteFindingStore:
                 (team, finding.id, finding.status, _finding_record(finding)),
             ).rowcount
             if added == 1:
-                append_events(tx, team, events, time.time())
+                self._outbox.append(tx, team, rows)
         return added == 1
 
     def get(self, team: str, finding_id: str) -> Finding | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.storage.pages import Page, decode_cursor, encode_cursor
 from shared.storage.sqlite import Database, Migration, from_json, to_json
@@ -49,7 +49,7 @@ class SqliteWorkflowStore:
 
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
-        self._clock = clock  # only the event log's lazy expiry reads it
+        self._outbox = SqliteOutbox(clock)
         db.migrate(MIGRATIONS)
         db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
@@ -131,6 +131,7 @@ class SqliteWorkflowStore:
     def create_execution(
         self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
     ) -> None:
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             tx.execute(
                 "INSERT INTO workflow_executions (team, id, workflow_id, status, revision, record)"
@@ -144,7 +145,7 @@ class SqliteWorkflowStore:
                     _json(execution),
                 ),
             )
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None:
         row = (
@@ -160,6 +161,7 @@ class SqliteWorkflowStore:
     def save_execution(
         self, team: str, execution: Execution, *, events: Sequence[DomainEvent] = ()
     ) -> None:
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             changed = tx.execute(
                 "UPDATE workflow_executions SET status = ?, revision = ?, record = ?"
@@ -175,7 +177,7 @@ class SqliteWorkflowStore:
             ).rowcount
             if changed != 1:
                 raise StaleWrite(execution.id)
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
 
     def schedule_teams(self) -> list[str]:
         """The teams with at least one schedule-triggered workflow, for the embedded default's

@@ -112,15 +112,31 @@ def test_an_event_past_the_retention_is_never_returned(log: EventLog) -> None:
     assert ids(log.read_after("alpha", LONG_AGO, "build.done", 10)) == ["evt-0002"]
 
 
-def test_sqlite_deletes_expired_events_lazily(backend: Backend, log: EventLog) -> None:
+def test_sqlite_deletes_a_teams_expired_events_lazily_at_most_once_a_minute(
+    backend: Backend,
+) -> None:
     if not backend.is_sqlite:
         pytest.skip("DynamoDB's TTL collects expired items on its own schedule")
+    from shared.orchestrator.events.adapters.sqlite import PURGE_EVERY_SECONDS, SqliteEventLog
+
+    now = [NOW.timestamp()]
+    db = backend.database()
+    log = SqliteEventLog(db, clock=lambda: now[0])
+
+    def stored() -> list[tuple[str, str]]:
+        rows = db.connection().execute("SELECT team, id FROM events ORDER BY id")
+        return [(row["team"], row["id"]) for row in rows]
+
     log.append("alpha", event(1, published_at=NOW - timedelta(days=8)))
     log.append("beta", event(2, published_at=NOW - timedelta(days=8)))
     log.append("alpha", event(3))
-    rows = backend.database().connection().execute("SELECT team, id FROM events ORDER BY id")
-    # The append of alpha's fresh event removed alpha's expired one; beta's waits for beta.
-    assert [tuple(row) for row in rows] == [("beta", "evt-0002"), ("alpha", "evt-0003")]
+    # alpha's expired events went before its first append; the next is within the minute.
+    assert stored() == [("alpha", "evt-0001"), ("beta", "evt-0002"), ("alpha", "evt-0003")]
+    now[0] += PURGE_EVERY_SECONDS
+    log.append("alpha", event(4))
+    # A minute on, alpha's append removed alpha's expired event; beta's waits for beta.
+    assert stored() == [("beta", "evt-0002"), ("alpha", "evt-0003"), ("alpha", "evt-0004")]
+    db.close()
 
 
 def test_concurrent_appends_all_land(backend: Backend, log: EventLog) -> None:

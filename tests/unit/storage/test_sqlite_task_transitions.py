@@ -46,12 +46,18 @@ class _RivalFirst:
 
 
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[tuple[SqliteTaskStore, SqliteTaskStore]]:
-    """The store under test and a rival on the same file, each with its own connections."""
+def databases(tmp_path: Path) -> Iterator[tuple[Database, Database]]:
+    """Two connection sets on one file: the store under test's, and a rival's."""
     mine, theirs = Database(tmp_path / "cairn.db"), Database(tmp_path / "cairn.db")
-    yield SqliteTaskStore(mine), SqliteTaskStore(theirs)
+    yield mine, theirs
     mine.close()
     theirs.close()
+
+
+@pytest.fixture
+def stores(databases: tuple[Database, Database]) -> tuple[SqliteTaskStore, SqliteTaskStore]:
+    """The store under test and a rival on the same file, each with its own connections."""
+    return SqliteTaskStore(databases[0]), SqliteTaskStore(databases[1])
 
 
 def _task() -> Task:
@@ -95,7 +101,7 @@ def test_a_transition_keeps_what_a_rival_wrote_after_the_read(
 
 
 def test_the_events_of_a_lost_transition_are_not_written(
-    stores: tuple[SqliteTaskStore, SqliteTaskStore], tmp_path: Path
+    stores: tuple[SqliteTaskStore, SqliteTaskStore], databases: tuple[Database, Database]
 ) -> None:
     """The event rows are built before the lock too; a claim lost in the gap writes none."""
     mine, theirs = stores
@@ -104,5 +110,5 @@ def test_the_events_of_a_lost_transition_are_not_written(
     event = DomainEvents().event("alpha", Kind.TASK_CLAIMED, "me", task_id="tsk_1")
     with pytest.raises(ClaimLost):
         mine.claim("alpha", "tsk_1", "me", T0, T0 + LEASE, 0, events=[event])
-    log = SqliteEventLog(Database(tmp_path / "cairn.db"))
+    log = SqliteEventLog(databases[1])
     assert log.read_after("alpha", T0 - timedelta(days=1), None, 10) == []

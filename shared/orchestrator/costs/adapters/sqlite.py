@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, append_events
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import from_dynamo
 from shared.orchestrator.costs.models import CostRecord
@@ -59,7 +59,7 @@ class SqliteCostLedger:
 
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
-        self._clock = clock  # only the event log's lazy expiry reads it
+        self._outbox = SqliteOutbox(clock)
         db.migrate(MIGRATIONS)
         db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
@@ -80,6 +80,7 @@ class SqliteCostLedger:
         events: Sequence[DomainEvent] = (),
     ) -> bool:
         # BEGIN IMMEDIATE: the read and the write below are one step for every writer.
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT over_until FROM budget_crossings WHERE team = ? AND budget = ?",
@@ -98,7 +99,7 @@ class SqliteCostLedger:
                 " crossed_at = excluded.crossed_at, over_until = excluded.over_until",
                 (team, budget, sortable(at), sortable(over_until)),
             )
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
         return True
 
     def reports_since(self, team: str, since: datetime | None) -> list[CostRecord]:

@@ -2,7 +2,8 @@
 columns reads filter and sort on.
 
 Expiry mirrors the DynamoDB item's TTL (`expires_epoch`, whole seconds): reads skip expired
-rows, and each append deletes the team's expired ones (lazily, as DynamoDB's TTL does).
+rows, and an append deletes the team's expired ones at most once a minute (lazily, as
+DynamoDB's TTL does).
 """
 
 from __future__ import annotations
@@ -55,26 +56,42 @@ def _row(team: str, event: Event, expires_epoch: int) -> tuple[Any, ...]:
 
 
 def event_row(team: str, event: Event) -> tuple[Any, ...]:
-    """`event`'s row, ready for `insert_rows`: built before a store takes the writer lock, so
-    the JSON work is not done while every other writer queues behind it."""
+    """`event`'s row, ready for `EventRowWriter.insert`: built before a store takes the writer
+    lock, so the JSON work is not done while every other writer queues behind it."""
     return _row(team, event, int(expires_at(event).timestamp()))
 
 
-def insert_rows(
-    tx: sqlite3.Connection, team: str, rows: Sequence[tuple[Any, ...]], now: float
-) -> None:
-    """Append the event `rows` (of `team`, from `event_row`) inside the open write transaction
-    `tx` (the log's own appends, and a store's outbox: the events commit or roll back with the
-    change they report), dropping the team's expired events as it goes."""
-    if not rows:
-        return
-    oldest_kept = datetime.fromtimestamp(now, tz=UTC) - RETENTION
-    tx.execute(
-        "DELETE FROM events WHERE team = ? AND published_at < ?", (team, sortable(oldest_kept))
-    )
-    for row in rows:
-        if tx.execute(_INSERT, row).rowcount != 1:  # ids are random: a repeat is a bug
-            raise ValueError(f"event {row[1]} already exists")
+# How often an append also deletes its team's expired events. Reads skip them anyway, so the
+# delete only bounds the table's size; run on every append it was one more statement inside the
+# writer lock that every claim queues on.
+PURGE_EVERY_SECONDS = 60.0
+
+
+class EventRowWriter:
+    """Appends event rows inside an open write transaction: the log's own appends, and a
+    store's outbox (the events commit or roll back with the change they report)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._purged_at: dict[str, float] = {}  # team -> when its expired events last went
+
+    def insert(self, tx: sqlite3.Connection, team: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert `rows` (of `team`, from `event_row`) in `tx`, and delete the team's expired
+        events when they were last deleted `PURGE_EVERY_SECONDS` ago or more."""
+        if not rows:
+            return
+        now = self._clock()
+        if now - self._purged_at.get(team, -PURGE_EVERY_SECONDS) >= PURGE_EVERY_SECONDS:
+            oldest_kept = datetime.fromtimestamp(now, tz=UTC) - RETENTION
+            tx.execute(
+                "DELETE FROM events WHERE team = ? AND published_at < ?",
+                (team, sortable(oldest_kept)),
+            )
+            # Racing writers may both delete once; that is harmless, and cheaper than a lock.
+            self._purged_at[team] = now
+        for row in rows:
+            if tx.execute(_INSERT, row).rowcount != 1:  # ids are random: a repeat is a bug
+                raise ValueError(f"event {row[1]} already exists")
 
 
 class SqliteEventLog:
@@ -83,12 +100,13 @@ class SqliteEventLog:
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
         self._clock = clock
+        self._writer = EventRowWriter(clock)
         db.migrate(MIGRATIONS)
 
     def append(self, team: str, event: Event, *, durable: bool = True) -> None:
         row = event_row(team, event)
         with self._db.write(durable=durable) as tx:
-            insert_rows(tx, team, (row,), self._clock())
+            self._writer.insert(tx, team, (row,))
 
     def read_after(
         self, team: str, since: datetime, event_type: str | None, limit: int

@@ -14,11 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import (
-    EVENT_LOG_MIGRATIONS,
-    append_events,
-    event_rows,
-)
+from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
@@ -108,7 +104,7 @@ class SqliteTaskStore:
 
     def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
         self._db = db
-        self._clock = clock  # only the event log's lazy expiry reads it
+        self._outbox = SqliteOutbox(clock)
         db.migrate(MIGRATIONS)
         db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
 
@@ -116,9 +112,10 @@ class SqliteTaskStore:
         # The limit of a DynamoDB item, so a task stored here can be stored in AWS too.
         check_item_size(task.model_dump(mode="json", exclude_none=True), "input_data")
         lease_epoch = _epoch(task.lease_expires_at) if task.lease_expires_at else None
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             tx.execute(_INSERT, _row(team, task, lease_epoch))
-            append_events(tx, team, events, self._clock())
+            self._outbox.append(tx, team, rows)
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import task items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -164,7 +161,7 @@ class SqliteTaskStore:
         The event rows are built before the writer lock, which every writer of the database
         queues on: 32 agents claiming kept it held 86% of the time.
         """
-        rows = event_rows(team, events)
+        rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             row = tx.execute(_SELECT, (team, task_id)).fetchone()
             if row is None:
@@ -192,7 +189,7 @@ class SqliteTaskStore:
             ).rowcount
             if updated != 1:
                 raise lost(current)
-            append_events(tx, team, rows, self._clock())
+            self._outbox.append(tx, team, rows)
         return changed
 
     def claim(
