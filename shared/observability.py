@@ -1,5 +1,7 @@
 """Powertools Logger, Metrics and Tracer: created once, imported everywhere.
 
+The Tracer is created at the first invocation X-Ray samples (`SampledTracer`), not at import.
+
 A redacting formatter makes sure no token secret reaches a log line, whatever a caller passes
 in a message, an `extra` field (nested or not) or an exception.
 
@@ -10,15 +12,21 @@ and metrics are dropped — EMF JSON on a terminal is noise, and nothing collect
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import MetricResolution, MetricUnit
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
 
 SERVICE_NAME = "cairn"
 _SECRET = re.compile(r"cairn_sk_[A-Za-z0-9_\-]+")
@@ -115,4 +123,77 @@ logger = Logger(
     logger_formatter=RedactingFormatter() if running_in_lambda() else ConsoleFormatter(),
 )
 metrics = LambdaOnlyMetrics(namespace=SERVICE_NAME, service=SERVICE_NAME)
-tracer = Tracer(service=SERVICE_NAME)
+# Lambda sets it for each invocation: `Root=…;Parent=…;Sampled=1` when X-Ray records the call.
+TRACE_HEADER_ENV = "_X_AMZN_TRACE_ID"
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def invocation_sampled() -> bool:
+    """True when X-Ray records the current invocation (the sampling decision made upstream, by
+    the stack's rule at API Gateway or the gateway function, travels in the trace header)."""
+    return "Sampled=1" in os.environ.get(TRACE_HEADER_ENV, "")
+
+
+class SampledTracer:
+    """Powertools' Tracer, created at the first invocation X-Ray samples.
+
+    Creating a Tracer imports the X-Ray SDK, and with it wrapt and asyncio: about 0.2x
+    `import boto3` on every cold start of a function initialized on demand, though the stack's
+    rule samples 5 % of requests (docs/infra.md). An unsampled invocation has nothing to record,
+    and botocore forwards the trace header from `_X_AMZN_TRACE_ID` by itself, so the calls a
+    function makes stay in the caller's trace either way. Once created, the Tracer traces every
+    invocation, as it always did.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._tracer: Tracer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._tracer is not None
+
+    def load(self) -> Tracer:
+        """The Tracer, created now if it is not yet: for an init a snapshot keeps (SnapStart),
+        where the import is paid once, before any request."""
+        with self._lock:
+            if self._tracer is None:
+                # What `Tracer()` loads, named here because Powertools loads it lazily, out of
+                # sight of the bundle's import scan (infra/imports.py).
+                import aws_xray_sdk.core  # type: ignore[import-untyped]  # noqa: F401
+                from aws_lambda_powertools import Tracer
+
+                self._tracer = Tracer(service=self._service)
+            return self._tracer
+
+    def _for_this_invocation(self) -> Tracer | None:
+        return self.load() if self._tracer is not None or invocation_sampled() else None
+
+    def capture_lambda_handler(self, handler: Callable[_P, _R]) -> Callable[_P, _R]:
+        """Powertools' `capture_lambda_handler`, applied from the first sampled invocation."""
+        return self._capture(handler, lambda tracer: tracer.capture_lambda_handler(handler))
+
+    def capture_method(self, method: Callable[_P, _R]) -> Callable[_P, _R]:
+        """Powertools' `capture_method`, applied from the first sampled invocation."""
+        return self._capture(method, lambda tracer: tracer.capture_method(method))
+
+    def _capture(
+        self, function: Callable[_P, _R], decorate: Callable[[Tracer], Callable[..., Any]]
+    ) -> Callable[_P, _R]:
+        traced: list[Callable[..., Any]] = []  # decorated once, by the first traced call
+
+        @functools.wraps(function)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            tracer = self._for_this_invocation()
+            if tracer is None:
+                return function(*args, **kwargs)
+            if not traced:
+                traced.append(decorate(tracer))
+            return cast("_R", traced[0](*args, **kwargs))
+
+        return call
+
+
+tracer = SampledTracer(SERVICE_NAME)

@@ -38,6 +38,8 @@ invoker = LambdaInvoker(
     boto3.client("lambda", config=GROUP_INVOKE_CONFIG), settings.group_functions
 )
 tokens = build_token_service(settings)
+# Into the SnapStart snapshot with the rest: no sampled request loads the X-Ray SDK.
+tracer.load()
 app = create_app(
     build_gateway(settings, invoker, tokens), console_oauth=build_console_oauth(settings)
 )

@@ -43,7 +43,7 @@ from shared.memory.models import Finding, Memory
 from shared.memory.ports import FindingStore, MemoryIndex, MemorySimilarity, MemoryStore
 
 # A child of the service logger (shared.observability), without importing it: that module
-# starts the X-Ray tracer, which tool modules (imported for specs only) must not pay for.
+# loads Powertools, which tool modules (imported for specs only) must not pay for.
 logger = logging.getLogger("cairn.memory.detection")
 
 # The actor of what detection finds: no caller waits on it (the stream-fed curator in AWS).

@@ -74,6 +74,16 @@ def test_a_bundle_carries_exactly_what_its_handler_imports(
     assert imports.at_init - exported <= OPTIONAL_IMPORTS
 
 
+def test_only_the_snapshotted_gateway_loads_the_xray_sdk_at_init(
+    measured: dict[str, Imports],
+) -> None:
+    # The others load it at their first sampled invocation (shared.observability.SampledTracer),
+    # so every bundle still carries it.
+    for function, imports in measured.items():
+        assert ("aws-xray-sdk" in imports.at_init) == (function == "gateway"), function
+        assert "aws-xray-sdk" in imports.all, function
+
+
 def test_no_bundle_carries_the_unused_grpc_stack() -> None:
     assert UNUSED_DEPENDENCIES == NEVER_SHIPPED
     for packages in FUNCTION_PACKAGES.values():
