@@ -2,8 +2,9 @@
 
 import os as _os
 
-# Before any model module is imported: see shared/coldstart.py.
-if _os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "on-demand":
-    from shared.coldstart import defer_model_builds as _defer
+# A Lambda function's init (Lambda names its type), before any other module loads: see
+# shared/coldstart.py. `functions/__init__.py` imports this package first.
+if _os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE"):
+    from shared.coldstart import begin_init as _begin_init
 
-    _defer()
+    _begin_init()

@@ -1,4 +1,4 @@
-"""What a group function's cold start leaves for later: pydantic's model building.
+"""What a function's cold start leaves out: pydantic's model building, and garbage collection.
 
 A module of models builds every model's validator and serializer as its class is defined. A
 group function imports every model of its tools (and of the services they reach) at init, but
@@ -14,6 +14,7 @@ runs before any request, and eager building keeps that work out of the first cal
 
 from __future__ import annotations
 
+import gc
 import os
 
 INIT_TYPE_ENV = "AWS_LAMBDA_INITIALIZATION_TYPE"
@@ -34,3 +35,26 @@ def defer_model_builds() -> None:
     from pydantic._internal import _config
 
     _config.config_defaults["defer_build"] = True
+
+
+# Garbage collection during init. Loading a function's modules allocates 45-90k objects that
+# live as long as the container, and the cyclic collector traverses them again and again while
+# they pile up: 16-51 ms of a 260-550 ms init in 110-190 collections, a full one about 20 ms
+# (measured with gc.callbacks; `import boto3` alone spends 13 ms). None of it frees anything.
+# So `shared/__init__.py`, the first module of every init, pauses the collector, and each
+# handler module's last line, `end_init()`, freezes what init built into the permanent
+# generation (never traversed again, so later collections are cheaper too) and resumes it.
+
+
+def begin_init(environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    """What `shared/__init__.py` does first in a Lambda function's init, before any other
+    module loads: pause the collector and, on demand, defer model builds."""
+    gc.disable()
+    if wanted(environ):
+        defer_model_builds()
+
+
+def end_init() -> None:
+    """The end of a handler module's init: freeze what it built, collect from now on."""
+    gc.freeze()
+    gc.enable()

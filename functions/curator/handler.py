@@ -28,6 +28,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.coldstart import end_init
 from shared.memory.wiring import build_curator, build_detector
 from shared.observability import logger, metrics, tracer
 
@@ -110,3 +111,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     return process_partial_response(
         event=event, record_handler=curate, processor=processor, context=context
     )
+
+
+end_init()  # the last line of init: shared/coldstart.py

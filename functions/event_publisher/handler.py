@@ -17,6 +17,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime
+from shared.coldstart import end_init
 from shared.config.names import Env
 from shared.config.settings import Settings
 from shared.domain_events.adapters.eventbridge import EventBridgeSink
@@ -49,3 +50,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         logger.warning("EventBridge refused events; retrying from", extra={"from": retry_from})
     logger.info("domain events forwarded", extra={"records": len(records), "events": forwarded})
     return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in retry_from]}
+
+
+end_init()  # the last line of init: shared/coldstart.py

@@ -16,6 +16,7 @@ from mangum import Mangum
 from shared import runtime
 from shared.auth.origin import build_origin_guard
 from shared.auth.wiring import build_token_service
+from shared.coldstart import end_init
 from shared.config import names
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
@@ -80,3 +81,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return refused
     response: dict[str, Any] = _asgi(event, context)  # type: ignore[arg-type]
     return response
+
+
+end_init()  # the last line of init: shared/coldstart.py

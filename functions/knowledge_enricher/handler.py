@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.coldstart import end_init
 from shared.knowledge.github import api_fetcher
 from shared.knowledge.wiring import build_enricher, build_knowledge_service, ci_pull_targets
 from shared.knowledge.worker import handle_batch, run_ci_pull
@@ -25,3 +26,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             lambda team, repo, token: service.pull_ci(team, repo, api_fetcher(token)),
         )
     return handle_batch(event, build_enricher().enrich)
+
+
+end_init()  # the last line of init: shared/coldstart.py

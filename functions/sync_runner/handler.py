@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime
 from shared.auth.wiring import build_token_store
+from shared.coldstart import end_init
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
 from shared.sync.runner import run_event
@@ -29,3 +30,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     result = run_event(event, sync=build_sync_service(), team_exists=_team_exists)
     logger.info("sync run", extra=result)
     return result
+
+
+end_init()  # the last line of init: shared/coldstart.py

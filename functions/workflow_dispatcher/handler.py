@@ -21,6 +21,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.coldstart import end_init
 from shared.observability import logger, metrics, tracer
 from shared.workflows.dispatcher import dispatch
 from shared.workflows.wiring import build_workflow_service
@@ -53,3 +54,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     return process_partial_response(
         event=event, record_handler=dispatch_record, processor=processor, context=context
     )
+
+
+end_init()  # the last line of init: shared/coldstart.py

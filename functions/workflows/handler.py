@@ -8,6 +8,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.coldstart import end_init
 from shared.tools.lambda_entry import make_group_handler
 from shared.workflows.scheduled import fire, is_schedule_firing
 from shared.workflows.tools import GROUP
@@ -22,3 +23,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if is_schedule_firing(event):
         return fire(build_workflow_service(), event)
     return _tool_handler(event, context)
+
+
+end_init()  # the last line of init: shared/coldstart.py

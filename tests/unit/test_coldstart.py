@@ -1,4 +1,5 @@
-"""Group functions initialized on demand build each pydantic model at its first use."""
+"""A Lambda init: group functions initialized on demand build each pydantic model at its first
+use, and no function collects garbage while its modules load."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from shared.coldstart import wanted
+from shared.coldstart import INIT_TYPE_ENV, wanted
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,3 +78,71 @@ def test_a_deferred_group_builds_a_model_at_first_use_and_behaves_the_same() -> 
     # Validation, refusal and schema are the same either way
     for field in ("ok", "refused", "schema"):
         assert deferred[field] == eager[field]
+
+
+# Imports a handler as a Lambda init does and reports the collector's state after it.
+GC_PROBE = """
+import gc, importlib, json, sys
+import shared  # as functions/__init__.py does first: a collection can land on its very import
+paused = not gc.isenabled()
+before = sum(generation["collections"] for generation in gc.get_stats())
+importlib.import_module(sys.argv[1])
+print(json.dumps({
+    "collections": sum(generation["collections"] for generation in gc.get_stats()) - before,
+    "paused": paused,
+    "enabled": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
+}))
+"""
+
+
+def _gc_after_init(function: str, catalog: Path) -> dict[str, object]:
+    from infra.imports import handler_module, lambda_environment
+
+    environment = lambda_environment(catalog)
+    environment[INIT_TYPE_ENV] = "snap-start" if function == "gateway" else "on-demand"
+    result = subprocess.run(
+        [sys.executable, "-c", GC_PROBE, handler_module(function)],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def test_every_function_collects_no_garbage_during_init_and_resumes_after_it(
+    tmp_path: Path,
+) -> None:
+    from infra.bundling import generate_catalog
+    from infra.imports import functions
+
+    catalog = tmp_path / "catalog.json"
+    generate_catalog(catalog)
+    names = functions()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        states = dict(
+            zip(names, pool.map(lambda f: _gc_after_init(f, catalog), names), strict=True)
+        )
+    for function, state in states.items():
+        # No collection while the modules loaded; what init built is frozen (tens of thousands
+        # of objects), and the collector runs again for the invocations.
+        assert state["paused"] is True, function
+        assert state["collections"] == 0, function
+        assert state["enabled"] is True, function
+        assert isinstance(state["frozen"], int), function
+        assert state["frozen"] > 10_000, function
+
+
+def test_outside_a_lambda_init_the_collector_is_never_paused() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "import gc, shared, json; print(json.dumps(gc.isenabled()))"],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != INIT_TYPE_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(result.stdout) is True
