@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import boto3
 
 from shared.config.settings import Settings
-from shared.storage.sqlite import Database, open_database
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import DynamoDBServiceResource, Table
+
+    from shared.storage.sqlite import Database
 
 T = TypeVar("T")
 _settings: Settings | None = None
@@ -73,6 +74,9 @@ def database() -> Database:
     data_dir = settings().data_dir
     if data_dir is None:
         raise RuntimeError("the sqlite storage needs a data folder (Settings.data_dir)")
+    # Here, not at the top: a Lambda function (DynamoDB) never loads sqlite3 at init.
+    from shared.storage.sqlite import open_database
+
     return open_database(data_dir)
 
 
