@@ -143,7 +143,8 @@ class SampledTracer:
     rule samples 5 % of requests (docs/infra.md). An unsampled invocation has nothing to record,
     and botocore forwards the trace header from `_X_AMZN_TRACE_ID` by itself, so the calls a
     function makes stay in the caller's trace either way. Once created, the Tracer traces every
-    invocation, as it always did.
+    invocation, as it always did. (Its `ColdStart` annotation then marks a container's first
+    traced invocation, which is not always its cold start.)
     """
 
     def __init__(self, service: str) -> None:
@@ -169,7 +170,9 @@ class SampledTracer:
             return self._tracer
 
     def _for_this_invocation(self) -> Tracer | None:
-        return self.load() if self._tracer is not None or invocation_sampled() else None
+        if self._tracer is not None:
+            return self._tracer
+        return self.load() if invocation_sampled() else None
 
     def capture_lambda_handler(self, handler: Callable[_P, _R]) -> Callable[_P, _R]:
         """Powertools' `capture_lambda_handler`, applied from the first sampled invocation."""
