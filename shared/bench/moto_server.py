@@ -42,8 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     data_dir = Path(os.environ["CAIRN_DATA_DIR"])
     pepper = (data_dir / PEPPER_FILE).read_text().strip()
     with mock_aws():
+        # Curation as in AWS (a stream would feed it): no background detection thread, which
+        # writes outside the lock around every call, and moto is not safe across threads (a
+        # transaction's copy of the table met a write: "dictionary changed size").
         settings = Settings(
-            environment="local", storage="dynamodb", data_dir=data_dir, token_pepper=pepper
+            environment="local",
+            storage="dynamodb",
+            data_dir=data_dir,
+            token_pepper=pepper,
+            curation="stream",
         )
         runtime.configure(settings)
         create_tables(boto3.client("dynamodb", region_name=settings.region))

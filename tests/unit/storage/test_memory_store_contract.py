@@ -446,3 +446,23 @@ def test_a_memory_too_large_for_a_dynamodb_item_is_refused_by_both(store: Memory
         store.create("alpha", oversized)
     assert refused.value.field == "content"
     assert store.get("alpha", oversized.id) is None
+
+
+def test_loaded_memories_read_back_as_created_ones_do(backend: Backend) -> None:
+    """The DynamoDB adapter's batch `load` (the store bench seeds its moto reference with it)
+    writes what `create` writes: the record, and the key alias a lookup by key reads."""
+    if backend.is_sqlite:
+        pytest.skip("a DynamoDB adapter method: create is a transaction a memory there")
+    from shared.memory.adapters.dynamodb import DynamoMemoryStore
+
+    store = build_memory_store()
+    assert isinstance(store, DynamoMemoryStore)
+    keyed, plain = memory(1, key="db", tags=["x"]), memory(2)
+    store.load("alpha", [keyed, plain])
+    assert store.get("alpha", keyed.id) == keyed
+    assert store.get("alpha", plain.id) == plain
+    assert store.get_by_key("alpha", "db") == keyed
+    assert store.id_for_key("alpha", "db") == keyed.id
+    assert store.get("beta", keyed.id) is None
+    with pytest.raises(KeyTaken):  # the loaded alias holds its key like a created one
+        store.create("alpha", memory(3, key="db"))
