@@ -389,7 +389,7 @@ def _ratio(figures: list[dict[str, Any]], backend: str, big: int, small: int) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: `cairn bench store [--sizes 1000,10000,100000] [--moto-sizes 1000,10000] …`."""
+    """CLI: `cairn bench store [--sizes 1000,10000,100000] [--moto-sizes 1000] …`."""
     parser = argparse.ArgumentParser(prog="cairn bench store", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     # 1k only: moto copies every table a transaction touches, and every claim and keyed
