@@ -142,9 +142,10 @@ class SampledTracer:
     `import boto3` on every cold start of a function initialized on demand, though the stack's
     rule samples 5 % of requests (docs/infra.md). An unsampled invocation has nothing to record,
     and botocore forwards the trace header from `_X_AMZN_TRACE_ID` by itself, so the calls a
-    function makes stay in the caller's trace either way. Once created, the Tracer traces every
-    invocation, as it always did. (Its `ColdStart` annotation then marks a container's first
-    traced invocation, which is not always its cold start.)
+    function makes stay in the caller's trace either way. For the same reason an unsampled
+    invocation skips Powertools' tracing wrapper even once the Tracer exists (the gateway loads
+    it into its snapshot): the subsegments it would build are never sent. (The `ColdStart`
+    annotation marks a container's first traced invocation, not always its cold start.)
     """
 
     def __init__(self, service: str) -> None:
@@ -170,9 +171,9 @@ class SampledTracer:
             return self._tracer
 
     def _for_this_invocation(self) -> Tracer | None:
-        if self._tracer is not None:
-            return self._tracer
-        return self.load() if invocation_sampled() else None
+        if not invocation_sampled():
+            return None  # X-Ray records nothing of it: no subsegments to build
+        return self._tracer if self._tracer is not None else self.load()
 
     def capture_lambda_handler(self, handler: Callable[_P, _R]) -> Callable[_P, _R]:
         """Powertools' `capture_lambda_handler`, applied from the first sampled invocation."""

@@ -19,9 +19,14 @@ UNSAMPLED = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sa
 _PROGRAM = """
 import json, os, sys
 from shared.observability import tracer
+seen = []
+
+import inspect
 
 @tracer.capture_lambda_handler
 def handler(event, context):
+    # Powertools' wrapper calls the handler from its own frame: seen in the caller's frame.
+    seen.append(inspect.stack()[1].function != "call")
     if event.get("fail"):
         raise ValueError("refused")
     return {"echo": event}
@@ -35,6 +40,7 @@ def call(header):
         os.environ.pop("_X_AMZN_TRACE_ID", None)
     else:
         os.environ["_X_AMZN_TRACE_ID"] = header
+    seen.clear()
     try:
         handler({"fail": True}, None)
         raised = None
@@ -47,6 +53,7 @@ def call(header):
         "loaded": tracer.loaded,
         "sdk": "aws_xray_sdk" in sys.modules,
         "asyncio": "asyncio" in sys.modules,
+        "traced": all(seen),
     }
 
 print(json.dumps([call(header) for header in json.loads(sys.argv[1])]))
@@ -76,13 +83,17 @@ def test_unsampled_invocations_never_load_the_xray_sdk() -> None:
             "loaded": False,
             "sdk": False,
             "asyncio": False,
+            "traced": False,
         }
 
 
 def test_the_first_sampled_invocation_loads_the_tracer_and_it_stays() -> None:
     unsampled, sampled, after = _run([UNSAMPLED, SAMPLED, UNSAMPLED])
     assert (unsampled["loaded"], unsampled["sdk"]) == (False, False)
-    for call in (sampled, after):  # the same results, through Powertools' Tracer
+    for call in (sampled, after):  # the same results, with Powertools' Tracer loaded
         assert call["handler"] == {"echo": {"n": 1}}
         assert (call["method"], call["raised"]) == (42, "refused")
         assert (call["loaded"], call["sdk"]) == (True, True)
+    # Only the sampled invocation went through Powertools' wrapper (it names the subsegment).
+    assert sampled["traced"] is True
+    assert (unsampled["traced"], after["traced"]) == (False, False)
