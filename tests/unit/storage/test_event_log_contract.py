@@ -185,3 +185,30 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     ]
     assert sqlite.migrate_items(items) == 5  # a repeated migration adds nothing
     assert len(sqlite.read_after("alpha", LONG_AGO, None, 10)) == 3
+
+
+def test_a_version_1_event_log_moves_to_the_clustered_table_whole(tmp_path: Path) -> None:
+    """Schema 2 keys the table by (team, published_at, id), as DynamoDB keys the items; a data
+    folder written by version 1 (rowid table with three indexes) keeps every event."""
+    from shared.orchestrator.events.adapters.sqlite import (
+        _INSERT,
+        MIGRATIONS,
+        SqliteEventLog,
+        event_row,
+    )
+    from shared.storage.sqlite import Database
+
+    db = Database(tmp_path / "cairn.db")
+    db.migrate(MIGRATIONS[:1])
+    written = [event(1), event(2, "deploy.done"), event(3, published_at=T0)]
+    with db.write() as tx:
+        for team, appended in (("alpha", written[0]), ("alpha", written[1]), ("beta", written[2])):
+            tx.execute(_INSERT, event_row(team, appended))
+    log = SqliteEventLog(db)
+    assert db.schema_versions()["events"] == 2
+    table = db.connection().execute("SELECT sql FROM sqlite_master WHERE name = 'events'")
+    assert "WITHOUT ROWID" in table.fetchone()["sql"]
+    assert log.read_after("alpha", LONG_AGO, None, 10) == written[:2]
+    assert log.read_after("alpha", LONG_AGO, "deploy.done", 10) == written[1:2]
+    assert log.read_after("beta", LONG_AGO, None, 10) == written[2:]
+    db.close()
