@@ -393,7 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cairn bench store", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     # 1k only: moto copies every table a transaction touches, and every claim and keyed
-    # memory_put is one (the outbox), so 10k took tens of minutes and gigabytes (docs/storage.md).
+    # memory_put is one (the outbox): 1k took about 10 minutes and 5 GB, and 10k copies ten
+    # times the table in every one of those calls (docs/storage.md).
     parser.add_argument("--moto-sizes", default="1000")
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--agents", type=int, default=32)
