@@ -18,14 +18,13 @@ UNSAMPLED = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sa
 
 _PROGRAM = """
 import json, os, sys
+import inspect
 from shared.observability import tracer
 seen = []
 
-import inspect
-
 @tracer.capture_lambda_handler
 def handler(event, context):
-    # Powertools' wrapper calls the handler from its own frame: seen in the caller's frame.
+    # Called by SampledTracer's own wrapper (`call`) unless Powertools' wrapper is in between.
     seen.append(inspect.stack()[1].function != "call")
     if event.get("fail"):
         raise ValueError("refused")
@@ -35,7 +34,7 @@ def handler(event, context):
 def double(number):
     return number * 2
 
-def call(header):
+def invoke(header):
     if header is None:
         os.environ.pop("_X_AMZN_TRACE_ID", None)
     else:
@@ -56,7 +55,7 @@ def call(header):
         "traced": all(seen),
     }
 
-print(json.dumps([call(header) for header in json.loads(sys.argv[1])]))
+print(json.dumps([invoke(header) for header in json.loads(sys.argv[1])]))
 """
 
 
