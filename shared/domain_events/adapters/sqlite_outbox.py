@@ -48,8 +48,7 @@ class SqliteOutbox:
         check_one_team(team, events)
         return EventRows(team, tuple(event_row(team, as_log_event(event)) for event in events))
 
-    def append(self, tx: sqlite3.Connection, team: str, events: EventRows) -> None:
-        """Append `events` (`rows(team, …)`) inside the store's open write transaction `tx`."""
-        if events.team != team:
-            raise ValueError(f"events of team {events.team!r} written for team {team!r}")
-        self._writer.insert(tx, team, events.rows)
+    def append(self, tx: sqlite3.Connection, events: EventRows) -> None:
+        """Append `events` (from `rows`, which checked their team) inside the store's open
+        write transaction `tx`."""
+        self._writer.insert(tx, events.team, events.rows)

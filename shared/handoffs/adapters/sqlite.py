@@ -61,7 +61,7 @@ class SqliteHandoffStore:
                 " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 self._row(team, handoff),
             )
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import handoff items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -127,7 +127,7 @@ class SqliteHandoffStore:
             ).rowcount
             if updated != 1:
                 raise AlreadyClaimed(current.claim)
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
         return claimed
 
     def list_open(

@@ -255,7 +255,7 @@ class SqliteMemoryStore:
                         "DELETE FROM memories WHERE team = ? AND id = ?", (team, holder["id"])
                     )
             _insert(tx, team, memory)
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
 
     def replace(self, team: str, memory: Memory) -> None:
         with self._db.write() as tx:
@@ -445,7 +445,7 @@ class SqliteFindingStore:
                 (team, finding.id, finding.status, _finding_record(finding)),
             ).rowcount
             if added == 1:
-                self._outbox.append(tx, team, rows)
+                self._outbox.append(tx, rows)
         return added == 1
 
     def get(self, team: str, finding_id: str) -> Finding | None:

@@ -145,7 +145,7 @@ class SqliteWorkflowStore:
                     _json(execution),
                 ),
             )
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
 
     def get_execution(self, team: str, execution_id: str) -> Execution | None:
         row = (
@@ -177,7 +177,7 @@ class SqliteWorkflowStore:
             ).rowcount
             if changed != 1:
                 raise StaleWrite(execution.id)
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
 
     def schedule_teams(self) -> list[str]:
         """The teams with at least one schedule-triggered workflow, for the embedded default's

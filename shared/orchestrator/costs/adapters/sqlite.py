@@ -99,7 +99,7 @@ class SqliteCostLedger:
                 " crossed_at = excluded.crossed_at, over_until = excluded.over_until",
                 (team, budget, sortable(at), sortable(over_until)),
             )
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
         return True
 
     def reports_since(self, team: str, since: datetime | None) -> list[CostRecord]:

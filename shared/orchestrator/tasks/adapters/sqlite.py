@@ -115,7 +115,7 @@ class SqliteTaskStore:
         rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             tx.execute(_INSERT, _row(team, task, lease_epoch))
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import task items of the old DynamoDB-shaped snapshot (other items are ignored)."""
@@ -189,7 +189,7 @@ class SqliteTaskStore:
             ).rowcount
             if updated != 1:
                 raise lost(current)
-            self._outbox.append(tx, team, rows)
+            self._outbox.append(tx, rows)
         return changed
 
     def claim(
