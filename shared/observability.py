@@ -160,6 +160,8 @@ class SampledTracer:
     def load(self) -> Tracer:
         """The Tracer, created now if it is not yet: for an init a snapshot keeps (SnapStart),
         where the import is paid once, before any request."""
+        if self._tracer is not None:
+            return self._tracer
         with self._lock:
             if self._tracer is None:
                 # What `Tracer()` loads, named here because Powertools loads it lazily, out of
@@ -171,9 +173,8 @@ class SampledTracer:
             return self._tracer
 
     def _for_this_invocation(self) -> Tracer | None:
-        if not invocation_sampled():
-            return None  # X-Ray records nothing of it: no subsegments to build
-        return self._tracer if self._tracer is not None else self.load()
+        # X-Ray records nothing of an unsampled invocation: no subsegments to build.
+        return self.load() if invocation_sampled() else None
 
     def capture_lambda_handler(self, handler: Callable[_P, _R]) -> Callable[_P, _R]:
         """Powertools' `capture_lambda_handler`, applied from the first sampled invocation."""
