@@ -47,8 +47,13 @@ def _probe(init_type: str | None) -> dict[str, object]:
     environment.update(CAIRN_STORAGE="dynamodb", AWS_REGION="us-east-1", PYTHONPATH=str(ROOT))
     if init_type is not None:
         environment["AWS_LAMBDA_INITIALIZATION_TYPE"] = init_type
+    return _run(PROBE, environment)
+
+
+def _run(program: str, environment: dict[str, str], *args: str) -> dict[str, object]:
+    """The JSON object `program` prints last, run in a fresh interpreter."""
     result = subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", program, *args],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -101,16 +106,7 @@ def _gc_after_init(function: str, catalog: Path) -> dict[str, object]:
 
     environment = lambda_environment(catalog)
     environment[INIT_TYPE_ENV] = "snap-start" if function == "gateway" else "on-demand"
-    result = subprocess.run(
-        [sys.executable, "-c", GC_PROBE, handler_module(function)],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    figures: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
-    return figures
+    return _run(GC_PROBE, environment, handler_module(function))
 
 
 def test_every_function_collects_no_garbage_during_init_and_resumes_after_it(
