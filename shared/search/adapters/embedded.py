@@ -17,7 +17,8 @@ import math
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -195,7 +196,14 @@ class EmbeddedIndex:
         # team's next write (another team's writes never touch them).
         self._df: dict[tuple[str, str], int] = {}
         self._rows: dict[str, int] = {}
+        # Bumped by each write of a team: a count read before a write commits is stored only
+        # if no write was invalidated meanwhile (else it would outlive the invalidation).
+        self._writes: dict[str, int] = {}
+        # The teams' FTS tables readers may query: only committed ones. A table created by the
+        # open write transaction waits in `_created_fts` until its COMMIT, since a reader's
+        # connection cannot see it before then ("no such table").
         self._fts_tables: set[str] = set()
+        self._created_fts: set[str] = set()
         self._writer = self._connect()
         with self._write_lock:
             version = int(self._writer.execute("PRAGMA user_version").fetchone()[0])
@@ -220,9 +228,7 @@ class EmbeddedIndex:
 
     def _split_shared_fts(self) -> None:
         """Version 2 → 3: move every team's rows from the shared FTS table into its own."""
-        conn = self._writer
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as conn:
             rows = conn.execute(
                 "SELECT rowid, team, source, result_type, title, text, tags FROM chunks"
             ).fetchall()
@@ -233,10 +239,6 @@ class EmbeddedIndex:
                     (rowid, scope_tokens(source, result_type), title, _fts_body(text, tags)),
                 )
             conn.execute("DROP TABLE IF EXISTS chunks_fts")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def _has_fts(self, table: str) -> bool:
         """Whether the team's FTS table exists (another process may have created it)."""
@@ -251,11 +253,31 @@ class EmbeddedIndex:
         return True
 
     def _ensure_fts(self, conn: sqlite3.Connection, team: str) -> str:
+        """The team's FTS table, created inside the open write transaction if it is new."""
         table = fts_table(team)
-        if table not in self._fts_tables:
+        if table not in self._fts_tables and table not in self._created_fts:
             conn.execute(_FTS_SCHEMA.format(table=table))
-            self._fts_tables.add(table)
+            self._created_fts.add(table)
         return table
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the writer connection; the caller holds `_write_lock`.
+
+        The FTS tables it created are published to readers after COMMIT, and forgotten on
+        ROLLBACK (the CREATE is rolled back with the rest).
+        """
+        conn = self._writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._created_fts.clear()
+            raise
+        self._fts_tables |= self._created_fts
+        self._created_fts.clear()
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -283,9 +305,7 @@ class EmbeddedIndex:
         matrix = np.asarray(vectors, dtype=np.float32)
         teams = {c.team for c in chunks}
         with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction() as conn:
                 for team, entity_id in {(c.team, c.entity_id) for c in chunks}:
                     self._delete(conn, team, entity_id)
                 for chunk, vector in zip(chunks, matrix, strict=True):
@@ -322,23 +342,13 @@ class EmbeddedIndex:
                             _fts_body(chunk.text, "\x1f".join(chunk.tags)),
                         ),
                     )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
             self._invalidate(teams)
 
     def delete_entity(self, team: str, entity_id: str) -> None:
         """Remove every chunk of one entity of `team`."""
         with self._write_lock:
-            conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction() as conn:
                 self._delete(conn, team, entity_id)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
             self._invalidate({team})
 
     def _delete(self, conn: sqlite3.Connection, team: str, entity_id: str) -> None:
@@ -361,6 +371,7 @@ class EmbeddedIndex:
             for team in teams:
                 self._vectors.pop(team, None)
                 self._rows.pop(team, None)
+                self._writes[team] = self._writes.get(team, 0) + 1
             self._df = {key: df for key, df in self._df.items() if key[0] not in teams}
 
     # ------------------------------------------------- the embedding model of the vectors
@@ -420,17 +431,11 @@ class EmbeddedIndex:
                     raise ValueError(
                         f"{model_id} gives {vectors.shape[1]} dims, index has {self.dimensions}"
                     )
-                with self._write_lock:
-                    self._writer.execute("BEGIN IMMEDIATE")
-                    try:
-                        self._writer.executemany(
-                            "UPDATE chunks SET vector = ? WHERE rowid = ?",
-                            [(v.tobytes(), r[0]) for v, r in zip(vectors, part, strict=True)],
-                        )
-                        self._writer.execute("COMMIT")
-                    except BaseException:
-                        self._writer.execute("ROLLBACK")
-                        raise
+                with self._write_lock, self._transaction() as conn:
+                    conn.executemany(
+                        "UPDATE chunks SET vector = ? WHERE rowid = ?",
+                        [(v.tobytes(), r[0]) for v, r in zip(vectors, part, strict=True)],
+                    )
                 done += len(part)
                 if progress is not None:
                     progress(len(part))
@@ -500,12 +505,14 @@ class EmbeddedIndex:
         conn = self._reader()
         with self._cache_lock:
             rows = self._rows.get(team)
+            writes = self._writes.get(team, 0)
         if rows is None:
             rows = int(
                 conn.execute("SELECT COUNT(*) FROM chunks WHERE team = ?", (team,)).fetchone()[0]
             )
             with self._cache_lock:
-                self._rows[team] = rows
+                if self._writes.get(team, 0) == writes:
+                    self._rows[team] = rows
         if rows < PRUNE_FROM_ROWS or len(terms) < 2:
             return terms, {}, rows
         frequencies: dict[str, int] = {}
@@ -529,7 +536,8 @@ class EmbeddedIndex:
                     ).fetchone()[0]
                 )
                 with self._cache_lock:
-                    self._df[(team, term)] = df
+                    if self._writes.get(team, 0) == writes:
+                        self._df[(team, term)] = df
             frequencies[term] = df
         kept = [term for term in terms if 2 * frequencies[term] < rows]
         return kept or terms, frequencies, rows
