@@ -91,6 +91,15 @@ def imports_of(module):
                 "# not in Lambda" in lines[child.lineno - 1]
             ):
                 continue
+            if (  # ToolGroup.defer("module", ...): a module imported at a tool's first call
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and child.func.attr == "defer"
+                and child.args
+                and isinstance(child.args[0], ast.Constant)
+                and isinstance(child.args[0].value, str)
+            ):
+                found.append(child.args[0].value)
             if isinstance(child, ast.Import):
                 found.extend(alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):

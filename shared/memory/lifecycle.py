@@ -24,6 +24,7 @@ from shared.domain_events.models import Kind
 from shared.memory.lifecycle_models import QueryStatus, ReviewOutcome
 from shared.memory.models import (
     ACTIVE_STATUSES,
+    REVIEW_SCOPE,
     EventAction,
     Finding,
     FindingResolution,
@@ -42,7 +43,6 @@ from shared.memory.ports import (
 from shared.storage.pages import BadCursor, decode_cursor, encode_cursor
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
-REVIEW_SCOPE = "memory.review"
 # How far down the hybrid ranking memory_query reads before filtering.
 QUERY_DEPTH = 200
 _WORD = re.compile(r"\w+")

@@ -61,6 +61,8 @@ class MemoryFlag(BaseModel):
 # an active memory ends `superseded` (a newer version replaced it) or `retracted` (it was wrong).
 CurationStatus = Literal["filed", "pending", "proposed", "rejected", "superseded", "retracted"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"filed", "pending"})
+# The scope that reviews proposals and reads every author's memories (memory_review).
+REVIEW_SCOPE = "memory.review"
 MemoryKind = Literal["fact", "decision", "preference", "procedure", "observation"]
 SourceType = Literal["tool", "url", "document", "task", "memory", "agent", "other"]
 EventAction = Literal[

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
-from shared.memory.lifecycle import REVIEW_SCOPE, Lifecycle
 from shared.memory.models import (
     ACTIVE_STATUSES,
     MAX_FLAGS,
+    REVIEW_SCOPE,
     EngramType,
     Memory,
     MemoryFlag,
@@ -31,6 +32,9 @@ from shared.memory.ports import (
     StateChanged,
 )
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
+
+if TYPE_CHECKING:
+    from shared.memory.lifecycle import Lifecycle
 
 # How far down the ranking `recall` reads to fill a page after tag filtering and demotion.
 RECALL_DEPTH = 200
@@ -77,9 +81,22 @@ class MemoryService:
         self._clock = clock
         self._curation = curation
         self._detection = detection
-        # Seed 000's advanced memory tools, on the same store and index (shared.memory.lifecycle).
-        self.lifecycle = Lifecycle(
-            store, index, findings, clock=clock, detection=detection, events=events
+        self._findings = findings
+        self._events = events
+
+    @functools.cached_property
+    def lifecycle(self) -> Lifecycle:
+        """Seed 000's advanced memory tools, on the same store and index. Built (and its module
+        imported) at the first such call: a cold start serving other tools skips it."""
+        from shared.memory.lifecycle import Lifecycle
+
+        return Lifecycle(
+            self._store,
+            self._index,
+            self._findings,
+            clock=self._clock,
+            detection=self._detection,
+            events=self._events,
         )
 
     def now(self) -> datetime:

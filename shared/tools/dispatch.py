@@ -17,7 +17,7 @@ def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
 
     Arguments are validated again here: a group function trusts no caller, not even the gateway.
     """
-    spec = group.tools.get(envelope.tool)
+    spec = group.spec(envelope.tool)
     if spec is None:
         return Reply(
             error=ErrorInfo(code="unknown_tool", message=f"unknown tool {envelope.tool!r}")

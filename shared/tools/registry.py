@@ -9,9 +9,11 @@ shows and the types mypy checks are the same declaration.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
+import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeGuard, TypeVar, get_type_hints
 
 from pydantic import BaseModel
@@ -142,13 +144,63 @@ def _entry(spec: ToolSpec) -> ToolEntry:
     )
 
 
-@dataclass
 class ToolGroup(Generic[ServiceT]):
-    """The tools of one group and the factory of the service they share."""
+    """The tools of one group and the factory of the service they share.
 
-    name: str
-    build_service: Callable[[], ServiceT]
-    tools: dict[str, ToolSpec] = field(default_factory=dict)
+    A module of rarely called tools can be registered later (`defer`): a group function imports
+    it at the first call of one of its tools, so a cold start that serves other tools never
+    builds its models. Reading `tools` registers everything first.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        build_service: Callable[[], ServiceT],
+        tools: dict[str, ToolSpec] | None = None,
+    ) -> None:
+        self.name = name
+        self.build_service = build_service
+        self._registered: dict[str, ToolSpec] = dict(tools or {})
+        # Tool name → the module that registers it on import, until it is imported.
+        self._deferred: dict[str, str] = {}
+        self._importing = threading.RLock()
+
+    @property
+    def tools(self) -> dict[str, ToolSpec]:
+        """Every tool of the group, in registration order (deferred modules imported now)."""
+        for module in dict.fromkeys(self._deferred.values()):
+            self._import(module)
+        return self._registered
+
+    def spec(self, name: str) -> ToolSpec | None:
+        """Tool `name`, importing only the deferred module that registers it (if any)."""
+        module = self._deferred.get(name)
+        if module is not None:
+            self._import(module)
+        return self._registered.get(name)
+
+    def defer(self, module: str, tools: Iterable[str]) -> None:
+        """Declare that importing `module` registers exactly `tools` on this group."""
+        for name in tools:
+            if name in self._registered or name in self._deferred:
+                raise ValueError(f"tool {name!r} is registered twice")
+            self._deferred[name] = module
+
+    def _import(self, module: str) -> None:
+        with self._importing:
+            declared = {name for name, owner in self._deferred.items() if owner == module}
+            if not declared:
+                return  # another thread imported it meanwhile
+            before = set(self._registered)
+            importlib.import_module(module)
+            added = set(self._registered) - before
+            for name in declared:
+                del self._deferred[name]
+        if added != declared:
+            raise RuntimeError(
+                f"{module} registered {sorted(added)} on group {self.name!r}, but "
+                f"`defer` declared {sorted(declared)}: make the declaration match the module"
+            )
 
     def tool(
         self,
@@ -168,10 +220,10 @@ class ToolGroup(Generic[ServiceT]):
         def register(
             function: ToolFunction[ServiceT, InputT, OutputT],
         ) -> ToolFunction[ServiceT, InputT, OutputT]:
-            if name in self.tools:
+            if name in self._registered:
                 raise ValueError(f"tool {name!r} is registered twice")
             input_model, output_model = models_of(name, function)
-            self.tools[name] = ToolSpec(
+            self._registered[name] = ToolSpec(
                 name=name,
                 title=title,
                 description=description,
