@@ -10,6 +10,7 @@ from pathlib import Path
 import boto3
 import pytest
 from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
 from shared.auth.models import TokenRequest
@@ -24,9 +25,31 @@ from shared.tools.invoker import InProcessInvoker
 PEPPER = "functional-test-pepper"
 
 
+def answer_one_call_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make moto answer each AWS call alone, as one DynamoDB request is atomic.
+
+    moto keeps tables in dicts without locks. A TransactWriteItems deep-copies every table it
+    touches and, when a condition fails, puts the copies back, erasing what another thread
+    wrote meanwhile. The harness's background detection thread met that: its finding, refused
+    as a repeat, took back a memory the request thread had just written and acknowledged (the
+    console review test lost a duplicate pair under load). One lock per call gives moto a
+    single call's atomicity and nothing more; cairn's own concurrency is tested on SQLite and
+    left to DynamoDB in AWS.
+    """
+    lock = threading.RLock()
+    process = BotocoreStubber.process_request
+
+    def alone(self: BotocoreStubber, request: object) -> object:
+        with lock:
+            return process(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", alone)
+
+
 @pytest.fixture
-def aws(tmp_path: Path) -> Iterator[Settings]:
+def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """moto for every AWS API, the tables created, runtime wired to them (index in tmp_path)."""
+    answer_one_call_at_a_time(monkeypatch)
     with mock_aws():
         settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
         runtime.configure(settings)
