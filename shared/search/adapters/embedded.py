@@ -18,6 +18,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,26 @@ def _bm25_idf(rows: int, df: int) -> float:
     """FTS5's IDF of a phrase in `df` of `rows` rows (clamped to 1e-6 like fts5_aux.c)."""
     idf = math.log((rows - df + 0.5) / (df + 0.5))
     return idf if idf > 0 else 1e-6
+
+
+# The threads that run parts of a query beside the caller's thread (the vector leg, half of
+# a BM25 level): one pool for the process, every index sharing it, created at the first query
+# that uses it. A part never waits on another part, so a full pool only queues (no deadlock).
+# Four threads: two queries' parts at once; each part is milliseconds of SQLite or numpy,
+# both of which release the GIL.
+_QUERY_LEG_THREADS = 4
+_query_leg_pool: ThreadPoolExecutor | None = None
+_query_leg_pool_lock = threading.Lock()
+
+
+def _query_legs() -> ThreadPoolExecutor:
+    global _query_leg_pool
+    with _query_leg_pool_lock:
+        if _query_leg_pool is None:
+            _query_leg_pool = ThreadPoolExecutor(
+                max_workers=_QUERY_LEG_THREADS, thread_name_prefix="cairn-query-leg"
+            )
+        return _query_leg_pool
 
 
 def _key(prefix: str, value: str) -> str:
@@ -624,10 +645,19 @@ class EmbeddedIndex:
             expressions = (
                 [f"{phrase} AND ({later})", f"{phrase} NOT ({later})"] if later else [phrase]
             )
-            for expression in expressions:
-                for score, rowid in self._bm25_rows(table, expression, scope, limit):
-                    if rowid not in best or score < best[rowid]:
-                        best[rowid] = score
+            # The two halves of a level are independent reads: the second runs on a pool
+            # thread (its own connection; FTS5 releases the GIL) while this one runs the first.
+            second = (
+                _query_legs().submit(self._bm25_rows, table, expressions[1], scope, limit)
+                if len(expressions) == 2
+                else None
+            )
+            found = self._bm25_rows(table, expressions[0], scope, limit)
+            if second is not None:
+                found += second.result()
+            for score, rowid in found:
+                if rowid not in best or score < best[rowid]:
+                    best[rowid] = score
             top = sorted((score, rowid) for rowid, score in best.items())[:limit]
             unseen_at_most = sum(bounds[j + 1 :])
             # Strictly above: an unseen row scoring exactly the bound could win on rowid.
@@ -667,10 +697,16 @@ class EmbeddedIndex:
         relevance, cut where there is no evidence (hybrid), grouped by entity."""
         fusion = self.config.fusion
         bm25_weight, _ = fusion.weights(query.mode)
-        bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
         # Cosines are needed for the relevance score in every mode, so the vector ranking is
-        # computed whenever there is a query vector (a bm25-only query weighs it 0).
-        vector = self._vector(query, fusion.depth)
+        # computed whenever there is a query vector (a bm25-only query weighs it 0). Beside
+        # BM25 it runs on another thread: FTS5 and numpy's dot product both release the GIL.
+        if bm25_weight > 0 and query.vector is not None:
+            vector_leg = _query_legs().submit(self._vector, query, fusion.depth)
+            bm25 = self._bm25(query, fusion.depth)
+            vector = vector_leg.result()
+        else:
+            bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
+            vector = self._vector(query, fusion.depth)
         entity_of = {rowid: entity for rowid, entity in bm25}
         entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
