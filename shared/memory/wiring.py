@@ -3,14 +3,20 @@ place its adapters are chosen and its services are built)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events, build_dynamo_outbox
-from shared.memory.curator import Curator, InlineCuration
-from shared.memory.detection import BackgroundDetection, Detector
 from shared.memory.ports import FindingStore, MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.memory_index import SearchMemoryIndex
+
+# The curator and detection run in this process only with inline curation (local); in AWS the
+# memories table's stream feeds the curator function, so the memory group never loads them.
+if TYPE_CHECKING:
+    from shared.memory.curator import Curator
+    from shared.memory.detection import BackgroundDetection, Detector
 
 
 def build_memory_store() -> MemoryStore:
@@ -38,6 +44,8 @@ def build_finding_store() -> FindingStore:
 @runtime.cached
 def build_curator() -> Curator:
     """The curator (dedupe, merge, link) on the memory store and the search engine."""
+    from shared.memory.curator import Curator
+
     index = SearchMemoryIndex()
     return Curator(build_memory_store(), index, index)
 
@@ -47,6 +55,8 @@ def build_detector() -> Detector:
     """Conflict and duplicate detection on the memory store, its findings and the search
     engine (the stream-fed curator runs it in AWS, `build_detection_queue` locally); with
     `curator_model_id` set, a Bedrock model judges contradictions, the rules as fallback."""
+    from shared.memory.detection import Detector
+
     index = SearchMemoryIndex()
     settings = runtime.settings()
     if settings.curator_model_id:
@@ -74,6 +84,8 @@ def build_detection_queue() -> BackgroundDetection | None:
     table's stream feeds the curator, which detects."""
     if runtime.settings().curation != "inline":
         return None
+    from shared.memory.detection import BackgroundDetection
+
     detection = BackgroundDetection(build_detector())
     runtime.on_reconfigure(detection.stop)
     return detection
@@ -84,12 +96,16 @@ def build_memory_service() -> MemoryService:
     """The memory group's service, built once per process."""
     # Memories are ranked by the hybrid engine (BM25 + vectors), the same one `search` uses.
     store = build_memory_store()
-    inline = runtime.settings().curation == "inline"
     detection = build_detection_queue()
+    curation = None
+    if runtime.settings().curation == "inline":
+        from shared.memory.curator import InlineCuration
+
+        curation = InlineCuration(build_curator(), detection)
     return MemoryService(
         store,
         SearchMemoryIndex(),
-        curation=InlineCuration(build_curator(), detection) if inline else None,
+        curation=curation,
         findings=build_finding_store(),
         detection=detection,
         events=build_domain_events(),

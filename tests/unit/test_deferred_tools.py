@@ -114,12 +114,14 @@ MEMORY_PROBE = textwrap.dedent(
     lifecycle = ("shared.memory.lifecycle_tools", "shared.memory.lifecycle",
                  "shared.memory.lifecycle_models")
     at_init = [m for m in lifecycle if m in sys.modules]
+    curation = [m for m in ("shared.memory.curator", "shared.memory.detection") if m in sys.modules]
     spec = GROUP.spec("memory_query")
     after_lookup = [m for m in lifecycle if m in sys.modules]
     service = GROUP.build_service()
     built = type(service.lifecycle).__name__
     print(json.dumps({
         "at_init": at_init,
+        "curation": curation,
         "after_lookup": after_lookup,
         "input": spec.input_model.__name__,
         "built": built,
@@ -149,6 +151,8 @@ def test_the_memory_functions_init_leaves_the_advanced_memory_tools_for_their_fi
     )
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert found["at_init"] == []
+    # Curation runs in the curator function (fed by the table's stream), never in this one
+    assert found["curation"] == []
     # The lookup registers the tools (their models); the service's part is built at the call
     assert found["after_lookup"] == [
         "shared.memory.lifecycle_tools",
