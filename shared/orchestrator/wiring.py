@@ -12,7 +12,6 @@ from shared.orchestrator.events.wiring import build_event_service
 from shared.orchestrator.service import Orchestrator
 from shared.orchestrator.tasks.models import Task
 from shared.orchestrator.tasks.wiring import build_task_service
-from shared.workflows.wiring import build_workflow_service
 
 
 @runtime.cached
@@ -37,6 +36,8 @@ def build_orchestrator() -> Orchestrator:
 def _resume_workflow_step(team: str, task: Task) -> None:
     """A finished task that runs a workflow step moves its execution on (built on first use)."""
     if task.workflow_step_id:
+        from shared.workflows.wiring import build_workflow_service
+
         build_workflow_service().task_finished(team, task)
 
 
@@ -57,7 +58,10 @@ def _record_knowledge_event(team: str, task: Task) -> None:
 
 
 def _start_event_workflows(team: str, event: Event) -> None:
-    """A published event starts the team's workflows whose event trigger names its type."""
+    """A published event starts the team's workflows whose event trigger names its type
+    (the workflows group's modules load at the first publish, as the knowledge ones above)."""
+    from shared.workflows.wiring import build_workflow_service
+
     build_workflow_service().event_published(
         team, event.event_type, event.payload, event.published_by
     )

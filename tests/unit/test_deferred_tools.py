@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -105,6 +106,27 @@ def test_a_deferred_name_already_taken_is_refused(modules: ToolGroup[str]) -> No
         modules.defer(_module(modules, "wrong"), ("hint",))
 
 
+def _after_lambda_init(program: str, tmp_path: Path) -> Any:
+    """The JSON `program` prints last, run in a fresh interpreter with a deployed group
+    function's environment (an on-demand init)."""
+    from infra.bundling import generate_catalog
+    from infra.imports import lambda_environment
+    from shared.coldstart import INIT_TYPE_ENV
+
+    catalog = tmp_path / "catalog.json"
+    generate_catalog(catalog)
+    environment = {**lambda_environment(catalog), INIT_TYPE_ENV: "on-demand"}
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 # The memory function's init, as Lambda runs it, then a lookup of an advanced memory tool.
 MEMORY_PROBE = textwrap.dedent(
     """
@@ -134,22 +156,7 @@ MEMORY_PROBE = textwrap.dedent(
 def test_the_memory_functions_init_leaves_the_advanced_memory_tools_for_their_first_call(
     tmp_path: Path,
 ) -> None:
-    from infra.bundling import generate_catalog
-    from infra.imports import lambda_environment
-    from shared.coldstart import INIT_TYPE_ENV
-
-    catalog = tmp_path / "catalog.json"
-    generate_catalog(catalog)
-    environment = {**lambda_environment(catalog), INIT_TYPE_ENV: "on-demand"}
-    result = subprocess.run(
-        [sys.executable, "-c", MEMORY_PROBE],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = json.loads(result.stdout.strip().splitlines()[-1])
+    found = _after_lambda_init(MEMORY_PROBE, tmp_path)
     assert found["at_init"] == []
     # Curation runs in the curator function (fed by the table's stream), never in this one
     assert found["curation"] == []
@@ -161,3 +168,23 @@ def test_the_memory_functions_init_leaves_the_advanced_memory_tools_for_their_fi
     assert found["input"] == "MemoryQueryInput"
     assert found["built"] == "Lifecycle"
     assert "shared.memory.lifecycle" in found["after_build"]
+
+
+# The orchestrator function's init, as Lambda runs it: which workflows modules it loaded.
+ORCHESTRATOR_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    import functions.orchestrator.handler
+    print(json.dumps(sorted(m for m in sys.modules if m.startswith("shared.workflows"))))
+    """
+)
+
+
+def test_the_orchestrator_functions_init_leaves_the_workflow_engine_for_the_first_publish(
+    tmp_path: Path,
+) -> None:
+    # A finished workflow step and a published event reach the workflow service; the first
+    # such call builds it (shared.orchestrator.wiring), so init does not load its modules.
+    loaded = _after_lambda_init(ORCHESTRATOR_PROBE, tmp_path)
+    assert "shared.workflows.service" not in loaded
+    assert "shared.workflows.wiring" not in loaded
