@@ -1,5 +1,10 @@
-"""Deferred tool modules: a group function imports a module of rarely called tools at the first
-call of one of them (`ToolGroup.defer`), and everything else reads the group whole."""
+"""What a group function's Lambda init leaves for later.
+
+Deferred tool modules: a group function imports a module of rarely called tools at the first
+call of one of them (`ToolGroup.defer`), and everything else reads the group whole. Also the
+collaborators a group builds at first use: the memory group's curation (inline only) and the
+orchestrator's workflow engine.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from shared.tools.registry import ToolGroup
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# A module registering tools on the group `tests_deferred_group.GROUP` when imported.
+# A group module, and a module of tools that registers them on its GROUP when imported (the
+# fixture writes one group module and three tool modules under a name unique to the test).
 GROUP_MODULE = """
 from shared.tools.registry import ToolGroup
 GROUP = ToolGroup(name="quiz", build_service=lambda: "service")
