@@ -3,16 +3,12 @@ use, and no function collects garbage while its modules load."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from shared.coldstart import INIT_TYPE_ENV, wanted
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit.lambda_init import ROOT, lambda_init_environment, run_json
 
 # Imports the memory group's handler, then reports which models were built, uses one, reports
 # again, and checks a deferred model validates, refuses and dumps as an eager one does.
@@ -47,20 +43,7 @@ def _probe(init_type: str | None) -> dict[str, object]:
     environment.update(CAIRN_STORAGE="dynamodb", AWS_REGION="us-east-1", PYTHONPATH=str(ROOT))
     if init_type is not None:
         environment["AWS_LAMBDA_INITIALIZATION_TYPE"] = init_type
-    return _run(PROBE, environment)
-
-
-def _run(program: str, environment: dict[str, str], *args: str) -> dict[str, object]:
-    """The JSON object `program` prints last, run in a fresh interpreter."""
-    result = subprocess.run(
-        [sys.executable, "-c", program, *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    figures: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    figures: dict[str, object] = run_json(PROBE, environment)
     return figures
 
 
@@ -102,11 +85,11 @@ print(json.dumps({
 
 
 def _gc_after_init(function: str, catalog: Path) -> dict[str, object]:
-    from infra.imports import handler_module, lambda_environment
+    from infra.imports import handler_module
 
-    environment = lambda_environment(catalog)
-    environment[INIT_TYPE_ENV] = "snap-start" if function == "gateway" else "on-demand"
-    return _run(GC_PROBE, environment, handler_module(function))
+    environment = lambda_init_environment(function, catalog)
+    state: dict[str, object] = run_json(GC_PROBE, environment, handler_module(function))
+    return state
 
 
 def test_every_function_collects_no_garbage_during_init_and_resumes_after_it(
@@ -133,12 +116,6 @@ def test_every_function_collects_no_garbage_during_init_and_resumes_after_it(
 
 
 def test_outside_a_lambda_init_the_collector_is_never_paused() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", "import gc, shared, json; print(json.dumps(gc.isenabled()))"],
-        cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if k != INIT_TYPE_ENV},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(result.stdout) is True
+    environment = {k: v for k, v in os.environ.items() if k != INIT_TYPE_ENV}
+    program = "import gc, shared, json; print(json.dumps(gc.isenabled()))"
+    assert run_json(program, environment) is True

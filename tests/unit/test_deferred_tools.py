@@ -8,8 +8,6 @@ orchestrator's workflow engine.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -20,8 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from shared.tools.registry import ToolGroup
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit.lambda_init import lambda_init_environment, run_json
 
 # A group module, and a module of tools that registers them on its GROUP when imported (the
 # fixture writes one group module and three tool modules under a name unique to the test).
@@ -112,25 +109,13 @@ def test_a_deferred_name_already_taken_is_refused(modules: ToolGroup[str]) -> No
         modules.defer(_module(modules, "wrong"), ("hint",))
 
 
-def _after_lambda_init(program: str, tmp_path: Path) -> Any:
-    """The JSON `program` prints last, run in a fresh interpreter with a deployed group
-    function's environment (an on-demand init)."""
+def _after_lambda_init(program: str, function: str, tmp_path: Path) -> Any:
+    """The JSON `program` prints last, run as `function`'s Lambda init would run it."""
     from infra.bundling import generate_catalog
-    from infra.imports import lambda_environment
-    from shared.coldstart import INIT_TYPE_ENV
 
     catalog = tmp_path / "catalog.json"
     generate_catalog(catalog)
-    environment = {**lambda_environment(catalog), INIT_TYPE_ENV: "on-demand"}
-    result = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_json(program, lambda_init_environment(function, catalog))
 
 
 # The memory function's init, as Lambda runs it, then a lookup of an advanced memory tool.
@@ -162,7 +147,7 @@ MEMORY_PROBE = textwrap.dedent(
 def test_the_memory_functions_init_leaves_the_advanced_memory_tools_for_their_first_call(
     tmp_path: Path,
 ) -> None:
-    found = _after_lambda_init(MEMORY_PROBE, tmp_path)
+    found = _after_lambda_init(MEMORY_PROBE, "memory", tmp_path)
     assert found["at_init"] == []
     # Curation runs in the curator function (fed by the table's stream), never in this one
     assert found["curation"] == []
@@ -191,6 +176,6 @@ def test_the_orchestrator_functions_init_leaves_the_workflow_engine_for_the_firs
 ) -> None:
     # A finished workflow step and a published event reach the workflow service; the first
     # such call builds it (shared.orchestrator.wiring), so init does not load its modules.
-    loaded = _after_lambda_init(ORCHESTRATOR_PROBE, tmp_path)
+    loaded = _after_lambda_init(ORCHESTRATOR_PROBE, "orchestrator", tmp_path)
     assert "shared.workflows.service" not in loaded
     assert "shared.workflows.wiring" not in loaded
