@@ -12,7 +12,7 @@ third-party packages that function imports, and bytecode compiled for the runtim
   declared by opensearch-py for a gRPC transport cairn does not use). Functions with the same
   set share one asset (one build, one upload): CDK dedupes identical asset hashes. The
   gateway's bundle also carries the tool catalog generated from the groups' models
-  (`shared.tools.catalog`), so the gateway imports no group.
+  (`shared.app.catalog`), so the gateway imports no group.
 - **Exact pins.** The versions come from `uv.lock` (`uv export`), installed with `--no-deps`
   as manylinux aarch64 wheels for the Lambda Python, so any build machine makes the same bundle.
   Local-mode-only packages are pruned from the export (see `LOCAL_ONLY_PACKAGES`).
@@ -332,7 +332,7 @@ def generate_catalog(path: Path) -> None:
     """The tool catalog the groups' models make, as `catalog.json` at `path` (by this
     interpreter: the project's environment, which has every group's dependencies)."""
     subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "shared.tools.catalog", str(path)],
+        [sys.executable, "-m", "shared.app.catalog", str(path)],
         cwd=ROOT,
         check=True,
         capture_output=True,

@@ -68,6 +68,10 @@ from importlib.metadata import packages_distributions
 
 importlib.import_module(sys.argv[1])
 at_init = set(sys.modules)
+# The modules the loaded tool groups import at a tool's first call (the composition root's
+# `deferred` entries): part of the function's code though not loaded at init.
+root = sys.modules.get("shared.app.groups")
+later = root.deferred_modules() if root is not None else []
 
 def own(name):
     return name == "shared" or name.startswith(("shared.", "functions."))
@@ -91,15 +95,6 @@ def imports_of(module):
                 "# not in Lambda" in lines[child.lineno - 1]
             ):
                 continue
-            if (  # ToolGroup.defer("module", ...): a module imported at a tool's first call
-                isinstance(child, ast.Call)
-                and isinstance(child.func, ast.Attribute)
-                and child.func.attr == "defer"
-                and child.args
-                and isinstance(child.args[0], ast.Constant)
-                and isinstance(child.args[0].value, str)
-            ):
-                found.append(child.args[0].value)
             if isinstance(child, ast.Import):
                 found.extend(alias.name for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
@@ -113,7 +108,7 @@ def imports_of(module):
     visit(tree)
     return found
 
-seen, todo, third_party = set(), [m for m in at_init if own(m)], set()
+seen, todo, third_party = set(), [m for m in at_init if own(m)] + later, set()
 while todo:
     module = todo.pop()
     if module in seen:

@@ -14,14 +14,13 @@ from botocore.config import Config
 from mangum import Mangum
 
 from shared import runtime
+from shared.app.gateway import build_console_oauth, build_gateway, create_app
 from shared.auth.origin import build_origin_guard
 from shared.auth.wiring import build_token_service
 from shared.coldstart import end_init
 from shared.config import names
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
-from shared.protocol.app import create_app
-from shared.protocol.wiring import build_console_oauth, build_gateway
 from shared.tools.invoker import LambdaInvoker
 
 if TYPE_CHECKING:

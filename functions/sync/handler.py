@@ -1,9 +1,10 @@
 """Lambda entry point of the sync tool group (wiring only)."""
 
+from shared.app.groups import load_group
 from shared.coldstart import end_init
-from shared.sync.tools import GROUP
+from shared.config import names
 from shared.tools.lambda_entry import make_group_handler
 
-handler = make_group_handler(GROUP)
+handler = make_group_handler(load_group(names.GROUP_SYNC))
 
 end_init()  # the last line of init: shared/coldstart.py

@@ -8,13 +8,15 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.app.groups import load_group
+from shared.app.wiring import build_workflow_service
 from shared.coldstart import end_init
+from shared.config import names
 from shared.tools.lambda_entry import make_group_handler
 from shared.workflows.scheduled import fire, is_schedule_firing
-from shared.workflows.tools import GROUP
-from shared.workflows.wiring import FUNCTION_ARN_ENV, build_workflow_service
+from shared.workflows.wiring import FUNCTION_ARN_ENV
 
-_tool_handler = make_group_handler(GROUP)
+_tool_handler = make_group_handler(load_group(names.GROUP_WORKFLOWS))
 
 
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -44,12 +44,12 @@ def _count(args: argparse.Namespace) -> dict[str, Any]:
         session.events.register("before-call.dynamodb", hook)
 
         from shared import runtime
+        from shared.app.groups import load_catalog, load_groups
         from shared.auth.models import TokenRequest
         from shared.auth.wiring import build_token_service
         from shared.config.settings import Settings
         from shared.config.tables import create_tables
         from shared.protocol.gateway import McpGateway
-        from shared.tools.groups import load_catalog, load_groups
         from shared.tools.invoker import InProcessInvoker
 
         settings = Settings(

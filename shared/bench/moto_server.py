@@ -29,14 +29,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from moto import mock_aws
 
     from shared import runtime
+    from shared.app.gateway import build_gateway, create_app
+    from shared.app.groups import load_groups
     from shared.auth.wiring import build_token_service
     from shared.bench.store import PEPPER_FILE, seed
     from shared.config.settings import Settings
     from shared.config.tables import create_tables
     from shared.local.server import loopback_listener
-    from shared.protocol.app import create_app
-    from shared.protocol.wiring import build_gateway
-    from shared.tools.groups import load_groups
     from shared.tools.invoker import InProcessInvoker
 
     data_dir = Path(os.environ["CAIRN_DATA_DIR"])

@@ -5,7 +5,7 @@ Descriptions are seed 002's text verbatim ("the exact text an agent receives at 
 
 from __future__ import annotations
 
-from shared.config import names
+from shared.handoffs.group import GROUP
 from shared.handoffs.models import (
     ClaimHandoffInput,
     ClaimHandoffOutput,
@@ -15,15 +15,9 @@ from shared.handoffs.models import (
     StoreHandoffOutput,
 )
 from shared.handoffs.service import HandoffService
-from shared.handoffs.wiring import build_handoff_service
-from shared.tools.registry import APPEND, READ_ONLY, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, ToolContext
 
 SCOPE = "handoff"
-
-
-GROUP: ToolGroup[HandoffService] = ToolGroup(
-    name=names.GROUP_HANDOFFS, build_service=build_handoff_service
-)
 
 
 @GROUP.tool(

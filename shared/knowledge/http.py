@@ -133,7 +133,8 @@ def knowledge_router(
 
 def local_invoke(envelope: Envelope) -> Reply:
     """The knowledge function in-process (local mode): MCP tools and hooks alike."""
+    from shared.knowledge.group import GROUP  # not in Lambda: local mode only
     from shared.knowledge.tools import function_group  # not in Lambda: local mode only
     from shared.tools.dispatch import execute  # not in Lambda: local mode only
 
-    return execute(function_group(), envelope)
+    return execute(function_group(GROUP), envelope)

@@ -8,6 +8,7 @@ Where seed 003 returns a list or a string, the text content block carries exactl
 from __future__ import annotations
 
 from shared.config import names
+from shared.knowledge.group import GROUP
 from shared.knowledge.models import (
     AskInput,
     AskOutput,
@@ -41,10 +42,6 @@ INGEST_SCOPE = "ingest"
 INGEST = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
 # `ask` may call a configured model outside cairn.
 ASK = Annotations(read_only=True, destructive=False, idempotent=True, open_world=True)
-
-GROUP: ToolGroup[KnowledgeService] = ToolGroup(
-    name=names.GROUP_KNOWLEDGE, build_service=build_knowledge_service
-)
 
 
 @GROUP.tool(
@@ -306,10 +303,11 @@ def github_webhook(
     )
 
 
-def function_group() -> ToolGroup[KnowledgeService]:
-    """What the knowledge function executes: the MCP tools and the route-only hooks."""
+def function_group(group: ToolGroup[KnowledgeService]) -> ToolGroup[KnowledgeService]:
+    """What the knowledge function executes: `group`'s MCP tools (as the composition root
+    loaded it) and the route-only hooks."""
     return ToolGroup(
-        name=GROUP.name,
-        build_service=lambda: GROUP.build_service(),
-        tools={**GROUP.tools, **HOOKS.tools},
+        name=group.name,
+        build_service=lambda: group.build_service(),
+        tools={**group.tools, **HOOKS.tools},
     )

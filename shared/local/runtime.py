@@ -21,6 +21,9 @@ from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, ValidationError
 
 from shared import runtime
+from shared.app.gateway import build_gateway, create_app
+from shared.app.groups import load_groups
+from shared.app.wiring import build_workflow_service
 from shared.auth.contexts import ContextName, ContextRequest, ContextView, unknown_tools
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
@@ -34,12 +37,10 @@ from shared.local.migration import (
     migrate_snapshot,
     pending_snapshot,
 )
-from shared.protocol.app import McpApp, create_app
-from shared.protocol.wiring import build_gateway
-from shared.tools.groups import load_groups
+from shared.protocol.app import McpApp
 from shared.tools.invoker import InProcessInvoker
 from shared.workflows.local import WorkflowWorker
-from shared.workflows.wiring import build_schedule_teams, build_workflow_service
+from shared.workflows.wiring import build_schedule_teams
 
 if TYPE_CHECKING:
     from shared.connectors.local_files import ProgressCallback

@@ -152,25 +152,3 @@ def recall(ctx: ToolContext[MemoryService], args: RecallInput) -> RecallOutput:
 def flag_memory(ctx: ToolContext[MemoryService], args: FlagMemoryInput) -> FlagMemoryOutput:
     memory = ctx.service.flag(ctx.principal, memory_id=args.memory_id, reason=args.reason)
     return FlagMemoryOutput(memory_id=memory.id, flag_count=len(memory.flags))
-
-
-# The engram (seed 004) and advanced memory (seed 000) tools follow these in `tools/list`.
-from shared.memory import engram_tools as _engram_tools  # noqa: E402, F401 - registers its tools
-
-# The advanced memory tools are imported at their first call (their models and service are a
-# tenth of the function's cold import, and most calls are the tools above).
-GROUP.defer(
-    "shared.memory.lifecycle_tools",
-    (
-        "memory_write",
-        "memory_propose",
-        "memory_query",
-        "memory_retract",
-        "memory_supersede",
-        "memory_review",
-        "conflicts_list",
-        "conflict_resolve",
-        "duplicates_list",
-        "duplicate_resolve",
-    ),
-)

@@ -21,13 +21,12 @@ from shared.observability import logger
 from shared.protocol import jsonrpc
 from shared.protocol.blocking import run_blocking
 from shared.protocol.gateway import HttpReply, McpGateway
-from shared.protocol.json_input import surrogate_problem
 from shared.protocol.jsonrpc import RpcError
+from shared.tools.json_input import surrogate_problem
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from shared.console.oauth import ConsoleOAuth
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -66,7 +65,7 @@ class McpApp:
     built (at the first request no hot route answers), so the modules defining those routes —
     and FastAPI itself — are imported only then:
 
-    >>> app = create_app(gateway)                                   # doctest: +SKIP
+    >>> app = McpApp(gateway)                                       # doctest: +SKIP
     >>> app.add_routes(lambda api: api.include_router(my_router()))  # doctest: +SKIP
     """
 
@@ -75,12 +74,10 @@ class McpApp:
         gateway: McpGateway,
         *,
         title: str = "cairn",
-        console_oauth: ConsoleOAuth | None = None,
         health: Health | None = None,
     ) -> None:
         self.gateway = gateway
         self._title = title
-        self._console_oauth = console_oauth
         self._health = health
         self._routes: list[Routes] = []
         self._fallback: FastAPI | None = None
@@ -112,8 +109,6 @@ class McpApp:
         from starlette.requests import Request
         from starlette.responses import Response
 
-        from shared.console import console_router
-
         app = FastAPI(title=self._title, docs_url=None, redoc_url=None, openapi_url=None)
         gateway = self.gateway
 
@@ -141,8 +136,6 @@ class McpApp:
         for path in METADATA_PATHS:
             app.add_route(path, metadata, methods=["GET"])
 
-        # The web console for people: its pages call the same tools through this gateway.
-        app.include_router(console_router(gateway, self._console_oauth))
         for install in self._routes:
             install(app)
         return app
@@ -300,19 +293,3 @@ async def _lifespan(receive: Receive, send: Send) -> None:
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
             return
-
-
-def create_app(
-    gateway: McpGateway,
-    *,
-    title: str = "cairn",
-    console_oauth: ConsoleOAuth | None = None,
-    health: Health | None = None,
-) -> McpApp:
-    """Routes: POST /mcp (GET and DELETE answer 405), the RFC 9728 metadata document, the
-    health check when `health` is given (local mode), and the web console.
-
-    Each MCP request runs through `run_blocking`: in a worker thread under uvicorn, inline in
-    Lambda (no thread per invocation).
-    """
-    return McpApp(gateway, title=title, console_oauth=console_oauth, health=health)

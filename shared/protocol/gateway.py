@@ -20,7 +20,7 @@ from shared.auth.oauth import OAuthVerifier, looks_like_jwt
 from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.observability import logger, metrics
-from shared.protocol import json_input, jsonrpc, versions
+from shared.protocol import jsonrpc, versions
 from shared.protocol.jsonrpc import RpcError
 from shared.protocol.tooling import decode_cursor, encode_cursor, error_result, success_result
 from shared.protocol.versions import (
@@ -28,6 +28,7 @@ from shared.protocol.versions import (
     PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
 )
+from shared.tools import json_input
 from shared.tools.catalog import HasEntry, ToolCatalog
 from shared.tools.envelope import Envelope, ErrorInfo
 from shared.tools.invoker import GroupInvocationError, Invoker

@@ -8,7 +8,7 @@ with it numpy, the tokenizer and the model, is built on the first call.
 
 from __future__ import annotations
 
-from shared.config import names
+from shared.search.group import GROUP
 from shared.search.models import (
     GetChunkInput,
     GetChunkOutput,
@@ -20,14 +20,9 @@ from shared.search.models import (
     SearchReferencesOutput,
 )
 from shared.search.service import SearchService
-from shared.search.wiring import build_search_service
-from shared.tools.registry import READ_ONLY, ToolContext, ToolGroup
+from shared.tools.registry import READ_ONLY, ToolContext
 
 MEMORY_READ = ("memory.read",)
-
-GROUP: ToolGroup[SearchService] = ToolGroup(
-    name=names.GROUP_SEARCH, build_service=build_search_service
-)
 
 
 @GROUP.tool(

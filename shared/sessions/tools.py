@@ -7,7 +7,7 @@ Destructive), exactly.
 
 from __future__ import annotations
 
-from shared.config import names
+from shared.sessions.group import GROUP
 from shared.sessions.models import (
     AppendMessagesInput,
     AppendMessagesOutput,
@@ -37,8 +37,7 @@ from shared.sessions.models import (
 )
 from shared.sessions.ports import StoredEngram
 from shared.sessions.service import SessionService
-from shared.sessions.wiring import build_session_service
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
 SESSIONS = ("sessions",)
 MEMORY_WRITE = ("memory.write",)
@@ -49,10 +48,6 @@ IDEMPOTENT_WRITE = Annotations(
     read_only=False, destructive=False, idempotent=True, open_world=False
 )
 DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False, open_world=False)
-
-GROUP: ToolGroup[SessionService] = ToolGroup(
-    name=names.GROUP_SESSIONS, build_service=build_session_service
-)
 
 
 def _pinned(engram: StoredEngram) -> PinEngramOutput:

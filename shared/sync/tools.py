@@ -3,7 +3,7 @@ and cairn's own sync_schedule_set / sync_schedule_get / sync_schedule_delete (a 
 
 from __future__ import annotations
 
-from shared.config import names
+from shared.sync.group import GROUP
 from shared.sync.models import (
     EmbeddingsBuildInput,
     EmbeddingsBuildOutput,
@@ -19,8 +19,7 @@ from shared.sync.models import (
     SyncStatusOutput,
 )
 from shared.sync.service import SyncService
-from shared.sync.wiring import build_sync_service
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
 # On a large team sync, sync_run and embeddings_build answer at once with a background run.
 _LARGE = (
@@ -28,7 +27,6 @@ _LARGE = (
     "and state) and sync_status reports its progress."
 )
 
-GROUP: ToolGroup[SyncService] = ToolGroup(name=names.GROUP_SYNC, build_service=build_sync_service)
 # Re-running a sync with nothing new changes nothing; it mirrors deletions made in the inbox.
 _SYNC = Annotations(read_only=False, destructive=False, idempotent=True, open_world=False)
 

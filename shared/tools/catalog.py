@@ -2,7 +2,7 @@
 no pydantic model and no group code behind it.
 
 In Lambda the gateway reads it from `shared/tools/catalog.json`, which the bundler generates
-from the groups' models into each gateway bundle (`python -m shared.tools.catalog OUT`), so it
+from the groups' models into each gateway bundle (`python -m shared.app.catalog OUT`), so it
 cannot go stale; tests/functional/test_catalog_file.py checks that a gateway serving the file
 lists exactly what one built from the models lists. Importing every group's models and
 services only to describe them was most of the gateway's cold start. Arguments are then
@@ -14,8 +14,6 @@ mode) the catalog is built from the live groups, so a changed model shows at onc
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,34 +101,7 @@ def generated_catalog(path: Path) -> ToolCatalog:
     return ToolCatalog(ToolEntry.from_json(item) for item in json.loads(path.read_text()))
 
 
-def gateway_catalog() -> ToolCatalog:
-    """The generated catalog where there is one (a bundle), else the one the live groups make."""
-    path = Path(os.environ.get(CATALOG_FILE_ENV) or CATALOG_FILE)
-    if path.is_file():
-        return generated_catalog(path)
-    from shared.tools.groups import load_catalog  # not in Lambda
-
-    return ToolCatalog(load_catalog())
-
-
 def render(catalog: ToolCatalog) -> str:
     """`catalog.json`'s exact text for `catalog`; keys keep the models' order, so `tools/list`
     answers the same bytes from the file as from the models."""
     return json.dumps(catalog.to_json(), indent=1, ensure_ascii=False) + "\n"
-
-
-def main(argv: list[str]) -> int:
-    """`python -m shared.tools.catalog OUT`: write the catalog the groups' models make to OUT."""
-    from shared.tools.groups import load_catalog  # not in Lambda: run at build time
-
-    if len(argv) != 1:
-        sys.stderr.write("usage: python -m shared.tools.catalog OUT\n")
-        return 2
-    catalog = ToolCatalog(load_catalog())
-    Path(argv[0]).write_text(render(catalog))
-    sys.stdout.write(f"wrote {argv[0]} ({len(catalog)} tools)\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

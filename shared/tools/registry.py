@@ -155,15 +155,27 @@ class ToolGroup(Generic[ServiceT]):
     def __init__(
         self,
         name: str,
-        build_service: Callable[[], ServiceT],
+        build_service: Callable[[], ServiceT] | None = None,
         tools: dict[str, ToolSpec] | None = None,
     ) -> None:
         self.name = name
-        self.build_service = build_service
+        # None: the composition root (`shared.app.groups`) binds the factory, because the
+        # group's service is put together with other groups' (cross-group reactions).
+        self.build_service: Callable[[], ServiceT] = build_service or self._unbound
         self._registered: dict[str, ToolSpec] = dict(tools or {})
         # Tool name → the module that registers it on import, until it is imported.
         self._deferred: dict[str, str] = {}
         self._importing = threading.RLock()
+
+    def _unbound(self) -> ServiceT:
+        raise RuntimeError(
+            f"tool group {self.name!r} has no service factory: load it through "
+            "shared.app.groups.load_group, which binds it"
+        )
+
+    def deferred_modules(self) -> list[str]:
+        """The modules `defer` declared that are not imported yet."""
+        return list(dict.fromkeys(self._deferred.values()))
 
     @property
     def tools(self) -> dict[str, ToolSpec]:
@@ -238,26 +250,3 @@ class ToolGroup(Generic[ServiceT]):
             return function
 
         return register
-
-
-class Catalog:
-    """Every tool of every group, in a stable order (the order of `tools/list`)."""
-
-    def __init__(self, specs: Iterable[ToolSpec]) -> None:
-        self._specs: dict[str, ToolSpec] = {}
-        for spec in specs:
-            if spec.name in self._specs:
-                raise ValueError(f"tool {spec.name!r} is defined by two groups")
-            self._specs[spec.name] = spec
-
-    def get(self, name: str) -> ToolSpec | None:
-        return self._specs.get(name)
-
-    def visible_to(self, principal: Principal) -> list[ToolSpec]:
-        return [s for s in self._specs.values() if principal.may_call(s.name, s.scopes)]
-
-    def __iter__(self) -> Any:
-        return iter(self._specs.values())
-
-    def __len__(self) -> int:
-        return len(self._specs)

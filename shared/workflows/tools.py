@@ -6,8 +6,8 @@ cancel, workflow.read for status, get and list.
 
 from __future__ import annotations
 
-from shared.config import names
-from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext, ToolGroup
+from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
+from shared.workflows.group import GROUP
 from shared.workflows.models import (
     WorkflowCreateInput,
     WorkflowIdInput,
@@ -17,14 +17,9 @@ from shared.workflows.models import (
     WorkflowStartInput,
 )
 from shared.workflows.service import WorkflowService
-from shared.workflows.wiring import build_workflow_service
 
 # Cancel ends an execution for good and cancels its open tasks.
 DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False, open_world=False)
-
-GROUP: ToolGroup[WorkflowService] = ToolGroup(
-    name=names.GROUP_WORKFLOWS, build_service=build_workflow_service
-)
 
 
 @GROUP.tool(

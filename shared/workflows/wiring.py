@@ -7,15 +7,14 @@ Functions; otherwise (the embedded default, the tests) the service drives them i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.tasks.wiring import build_task_store
-from shared.workflows.models import Execution
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
-from shared.workflows.service import WorkflowService
+from shared.workflows.service import EndListener, WorkflowService
 
 # Set by functions/workflows/handler.py from `context.invoked_function_arn`.
 FUNCTION_ARN_ENV = "CAIRN_WORKFLOW_FUNCTION_ARN"
@@ -74,8 +73,9 @@ def build_schedule_teams() -> Callable[[], list[str]]:
     return SqliteWorkflowStore(runtime.database()).schedule_teams
 
 
-@runtime.cached
-def build_workflow_service() -> WorkflowService:
+def build_workflow_service(*, on_end: Sequence[EndListener] = ()) -> WorkflowService:
+    """The workflow service; `on_end` runs when an execution ends (the composition root,
+    `shared.app.wiring`, records it as a knowledge event)."""
     service = WorkflowService(
         build_workflow_store(),
         build_task_store(),
@@ -83,27 +83,6 @@ def build_workflow_service() -> WorkflowService:
         schedules=build_schedules(),
         events=build_domain_events(),
     )
-    service.on_end(_record_knowledge_event)
+    for reaction in on_end:
+        service.on_end(reaction)
     return service
-
-
-def _record_knowledge_event(team: str, execution: Execution, name: str) -> None:
-    """An ended execution becomes a `workflow` event of the team's knowledge (seed 003), in
-    the same session as its steps' task events (the workflow id)."""
-    from shared.knowledge.wiring import record_workflow_event
-
-    steps = execution.steps.values()
-    done = sum(1 for s in steps if s.status == "completed")
-    summary = f"Workflow '{name}' {execution.status}: {done} of {len(steps)} steps completed"
-    if execution.error:
-        summary += f"; {execution.error}"
-    ended = execution.ended_at or execution.started_at
-    record_workflow_event(
-        team,
-        event_id=f"workflow-{execution.id}-{execution.status}",
-        timestamp_ms=int(ended.timestamp() * 1000),
-        summary=summary,
-        status=execution.status,
-        workflow_id=execution.workflow_id,
-        kind="workflow",
-    )

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from shared.protocol.app import create_app
+from shared.app.gateway import create_app
 from tests.functional.conftest import Harness, aws, harness  # noqa: F401 (fixtures)
 
 NONCE = re.compile(r'name="csrf" value="([^"]+)"')

@@ -15,15 +15,15 @@ import boto3
 import pytest
 from fastapi.testclient import TestClient
 
+from shared.app.gateway import create_app
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.adapters.dynamodb import DynamoTokenStore
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
 from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.console.oauth import FLOW_COOKIE, ConsoleOAuth
-from shared.protocol.app import create_app
 from shared.protocol.gateway import McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.unit.auth.test_oauth import ISSUER, RESOURCE, Issuer
 

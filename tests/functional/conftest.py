@@ -13,13 +13,13 @@ from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.models import TokenRequest
 from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 
 PEPPER = "functional-test-pepper"

@@ -11,19 +11,13 @@ from typing import Any
 import mcp_types
 import pytest
 
+from shared.app.catalog import gateway_catalog, main
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol import versions
 from shared.protocol.gateway import McpGateway
-from shared.tools.catalog import (
-    CATALOG_FILE_ENV,
-    ToolCatalog,
-    gateway_catalog,
-    generated_catalog,
-    main,
-    render,
-)
-from shared.tools.groups import load_catalog, load_groups
+from shared.tools.catalog import CATALOG_FILE_ENV, ToolCatalog, generated_catalog, render
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 

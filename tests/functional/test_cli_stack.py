@@ -14,8 +14,8 @@ from botocore.stub import Stubber
 
 from shared import runtime
 from shared.auth.adapters.dynamodb import DynamoTokenStore
-from shared.auth.admin import StackAdmin, TokenAdminError
 from shared.auth.service import TokenService, hash_secret
+from shared.cli.tokens import StackAdmin, TokenAdminError
 from shared.config import names
 from shared.config.settings import Settings
 

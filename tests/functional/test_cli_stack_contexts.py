@@ -7,9 +7,9 @@ import boto3
 import pytest
 
 from shared.auth.adapters.dynamodb import DynamoTokenStore
-from shared.auth.admin import StackAdmin, TokenAdminError
 from shared.auth.contexts import AGENT_TOOLS
 from shared.auth.service import TokenService
+from shared.cli.tokens import StackAdmin, TokenAdminError
 from shared.config import names
 from shared.config.settings import Settings
 from tests.functional.test_cli_stack import PEPPER, STACK, _cloudformation, stack_outputs

@@ -15,13 +15,13 @@ from typing import Any
 import boto3
 import pytest
 
+from shared.app.groups import load_groups
 from shared.auth.models import TokenRequest
 from shared.auth.origin import ORIGIN_HEADER, OriginGuard, build_origin_guard
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
-from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import PEPPER
 from tests.functional.test_gateway_per_request_work import _Context, _http_api_event

@@ -26,6 +26,7 @@ from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
@@ -36,7 +37,6 @@ from shared.domain_events.publisher import publish_records
 from shared.memory.wiring import build_detection_queue
 from shared.orchestrator.tasks import service as task_service
 from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import PEPPER, Harness
 from tests.unit.test_handoff_sections import VALID

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 from fastapi.testclient import TestClient
 
-from shared.protocol.app import create_app
+from shared.app.gateway import create_app
 from tests.functional.conftest import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_the_health_route_reports_the_callable_status(harness: Harness) -> None:
     assert TestClient(create_app(harness.gateway)).get("/healthz").status_code == 404
 
 
-@pytest.mark.parametrize("module", ["shared.protocol.app", "shared.protocol.wiring"])
+@pytest.mark.parametrize("module", ["shared.protocol.app", "shared.app.gateway"])
 def test_the_gateway_app_imports_no_fastapi(module: str) -> None:
     script = f"import {module}, sys; print('fastapi' in sys.modules, 'starlette' in sys.modules)"
     done = subprocess.run(

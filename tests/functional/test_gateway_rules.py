@@ -10,6 +10,7 @@ import time
 import boto3
 import pytest
 
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.adapters.dynamodb import DynamoTokenStore
 from shared.auth.models import TokenRequest
 from shared.auth.service import TokenService
@@ -17,7 +18,6 @@ from shared.config import names
 from shared.config.settings import Settings
 from shared.memory.models import MAX_CONTENT_CHARS
 from shared.protocol.gateway import DEFAULT_MAX_BODY_BYTES, GatewayConfig, McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 

@@ -17,10 +17,10 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from functions.memory.handler import handler as memory_handler
+from shared.app.groups import load_catalog
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import McpGateway
-from shared.tools.groups import load_catalog
 from shared.tools.invoker import LambdaInvoker
 from tests.functional.conftest import Harness
 

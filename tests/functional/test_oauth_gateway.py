@@ -9,6 +9,8 @@ import threading
 import boto3
 import pytest
 
+from shared.app.gateway import build_oauth_verifier
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.adapters.dynamodb import DynamoTokenStore
 from shared.auth.models import TokenRequest
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
@@ -16,8 +18,6 @@ from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.protocol.gateway import McpGateway
-from shared.protocol.wiring import build_oauth_verifier
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 from tests.unit.auth.test_oauth import ISSUER, RESOURCE, Issuer
@@ -144,7 +144,7 @@ def test_settings_build_the_verifier_bound_to_the_public_resource_url() -> None:
 
 
 def test_settings_give_the_console_its_oauth_sign_in_only_when_complete() -> None:
-    from shared.protocol.wiring import build_console_oauth
+    from shared.app.gateway import build_console_oauth
 
     env = {
         "CAIRN_OAUTH_ISSUER": ISSUER,

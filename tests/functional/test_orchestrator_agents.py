@@ -7,7 +7,9 @@ from typing import Any
 
 import boto3
 import pytest
+from shared.orchestrator.tools import GROUP
 
+from shared.app.groups import load_groups
 from shared.auth.principal import Principal
 from shared.auth.wiring import build_token_service
 from shared.config import names
@@ -15,11 +17,9 @@ from shared.config.settings import Settings
 from shared.orchestrator.agents.adapters import DynamoAgentStore
 from shared.orchestrator.agents.models import DEFAULT_AGENT_SCOPES, AgentRecord
 from shared.orchestrator.agents.service import AgentService
-from shared.orchestrator.tools import GROUP
 from shared.orchestrator.wiring import build_orchestrator
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.tools.errors import Conflict
-from shared.tools.groups import load_groups
 from shared.tools.invoker import InProcessInvoker
 from shared.tools.registry import Catalog
 from tests.functional.conftest import Harness

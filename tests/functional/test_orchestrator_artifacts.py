@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from shared.orchestrator.tools import GROUP
 
 from shared import runtime
 from shared.auth.principal import Principal
@@ -19,7 +20,6 @@ from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, BlobExists, BlobMissing
 from shared.orchestrator.artifacts.wiring import build_artifact_service
 from shared.orchestrator.tasks.wiring import build_task_service
-from shared.orchestrator.tools import GROUP
 from shared.tools.errors import InvalidArgument
 from tests.functional.conftest import PEPPER, Harness
 

@@ -157,7 +157,7 @@ def test_the_cli_manages_a_stacks_team_schedules(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from shared.cli import main
-    from shared.sync import schedule_cli
+    from shared.cli import schedules as schedule_cli
 
     client = _stack_with_outputs(aws.region, calls=6)
     monkeypatch.setattr(schedule_cli, "cloudformation", lambda: client)

@@ -14,11 +14,11 @@ import pytest
 from moto import mock_aws
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
 from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import PEPPER, Harness
 

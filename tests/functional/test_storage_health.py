@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.models import TokenRequest
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.storage.sqlite import Database
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 
 

@@ -13,13 +13,13 @@ import boto3
 import pytest
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.sync.local import LocalSyncScheduler, due, start_local_scheduler
 from shared.sync.runs import ThreadRunLauncher
 from shared.sync.wiring import build_local_schedules, build_run_launcher, build_sync_service
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 

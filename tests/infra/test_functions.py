@@ -16,9 +16,9 @@ from infra.functions import (
     TRACER_CAPTURE_RESPONSE,
     WORKER_ACCESS,
 )
+from shared.app.groups import load_groups
 from shared.config import names
 from shared.config.names import Env
-from shared.tools.groups import load_groups
 from tests.infra.support import RETENTION_DAYS, ROOT, Synth
 
 pytestmark = pytest.mark.infra

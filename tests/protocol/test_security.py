@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from shared.tools.groups import load_catalog
+from shared.app.groups import tool_specs
 from tests.protocol.conftest import LocalServer
 
 pytestmark = pytest.mark.protocol
@@ -83,7 +83,7 @@ def search_token(server: LocalServer) -> str:
 def test_every_tool_refuses_a_token_without_its_scope_with_32002_and_http_403(
     server: LocalServer, ingest_token: str, search_token: str
 ) -> None:
-    catalog = load_catalog()
+    catalog = tool_specs()
     listed = sorted(_tool_names(server, server.dev_token))
     assert listed
     wrong: dict[str, Any] = {}

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shared.app.groups import load_groups
 from shared.config import names
-from shared.tools.groups import load_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY = "gateway"  # the one function that is not a tool group

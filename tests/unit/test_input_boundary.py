@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shared.protocol.json_input import BodyRefused, find_bad_text, nesting_depth, parse_body
+from shared.tools.json_input import BodyRefused, find_bad_text, nesting_depth, parse_body
 from shared.tools.validation import MAX_ARGUMENT_DEPTH, find_unstorable
 
 

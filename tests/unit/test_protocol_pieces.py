@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
+from shared.app.groups import load_catalog, tool_specs
 from shared.protocol import versions
 from shared.protocol.gateway import _accepts_json, _is_local_origin, _parse
 from shared.protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError
@@ -18,7 +19,6 @@ from shared.protocol.tooling import (
     success_result,
 )
 from shared.tools.envelope import ErrorInfo
-from shared.tools.groups import load_catalog
 from shared.tools.validation import describe_validation_error
 
 
@@ -62,7 +62,7 @@ def test_an_error_result_names_the_field() -> None:
 
 
 def test_every_tool_descriptor_has_schemas_and_all_four_annotation_hints() -> None:
-    for spec in load_catalog():
+    for spec in tool_specs().values():
         tool = describe(spec)
         assert tool["name"]
         assert tool["title"]

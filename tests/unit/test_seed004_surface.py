@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.tools.groups import load_catalog
+from shared.app.groups import tool_specs
 from shared.tools.registry import ToolSpec
 
 # Seed 004's summary table: tool -> category.
@@ -62,7 +62,7 @@ PERSONA_ARGUMENTS: dict[str, tuple[set[str], set[str]]] = {
 
 @pytest.fixture(scope="module")
 def specs() -> dict[str, ToolSpec]:
-    catalog = load_catalog()
+    catalog = tool_specs()
     return {name: spec for name in SEED_004 if (spec := catalog.get(name)) is not None}
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import BaseModel
 
-from shared.tools.groups import load_catalog
+from shared.app.groups import tool_specs
 from shared.tools.registry import READ_ONLY, ToolContext, ToolGroup
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def test_the_models_are_read_from_the_annotations() -> None:
 def test_every_catalog_tool_declares_the_models_its_function_is_annotated_with() -> None:
     from typing import get_type_hints
 
-    for spec in load_catalog():
+    for spec in tool_specs().values():
         hints = get_type_hints(spec.implementation)
         assert hints["return"] is spec.output_model, spec.name
         assert spec.input_model in hints.values(), spec.name

@@ -15,6 +15,7 @@ import pytest
 from moto import mock_aws
 
 from shared import runtime
+from shared.app.groups import load_catalog, load_groups
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
@@ -29,7 +30,6 @@ from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.search.adapters.embedded import EmbeddedIndex
 from shared.search.service import SearchService
 from shared.search.wiring import build_document_store
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 from tests.functional.knowledge.corpus import NOW_MS, generate

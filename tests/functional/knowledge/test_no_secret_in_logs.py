@@ -28,6 +28,7 @@ from fastapi.testclient import TestClient
 
 import shared.observability  # noqa: F401 - its logger exists before the capture starts
 from shared import runtime
+from shared.app.gateway import build_gateway, create_app
 from shared.auth.models import TokenRequest
 from shared.auth.wiring import build_token_service
 from shared.cli import build_parser
@@ -39,8 +40,6 @@ from shared.knowledge.http import knowledge_router
 from shared.knowledge.wiring import build_knowledge_service
 from shared.local.runtime import LocalRuntime
 from shared.local.server import loopback_listener
-from shared.protocol.app import create_app
-from shared.protocol.wiring import build_gateway
 from shared.tools.invoker import LambdaInvoker
 from tests.functional.knowledge.corpus import NOW_MS
 from tests.functional.knowledge.test_redaction import SECRETS

@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from shared.knowledge.group import GROUP
 from shared.knowledge.http import knowledge_router
 from shared.knowledge.tools import function_group
 from shared.tools.dispatch import execute
@@ -27,7 +28,7 @@ SECRET = "s3cret-webhook-key"
 
 @pytest.fixture
 def client(knowledge: Knowledge) -> Iterator[TestClient]:
-    group = function_group()
+    group = function_group(GROUP)
     group.build_service = lambda: knowledge.service
 
     def invoke(envelope: Envelope) -> Reply:

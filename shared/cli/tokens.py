@@ -134,8 +134,8 @@ class StackAdmin:
         return [v.model_dump(mode="json") for v in self._service.contexts(team)]
 
     def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
+        from shared.app.groups import load_groups
         from shared.auth.contexts import ContextRequest, unknown_tools
-        from shared.tools.groups import load_groups
 
         try:
             request = ContextRequest.model_validate(body)

@@ -5,14 +5,20 @@ The token service it needs comes from `shared.auth.wiring.build_token_service`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from shared.app.catalog import gateway_catalog
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
 from shared.auth.principal import KNOWN_SCOPES
 from shared.auth.service import TokenService
 from shared.config.settings import Settings
 from shared.console.oauth import ConsoleOAuth
+from shared.protocol.app import Health, McpApp
 from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.catalog import ToolCatalog, gateway_catalog
 from shared.tools.invoker import Invoker
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def build_gateway(
@@ -23,9 +29,9 @@ def build_gateway(
     Locally the catalog is built from the groups' models (already loaded: they run in this
     process); in Lambda it is the generated `catalog.json`, so the gateway imports no group."""
     if local:
-        from shared.tools.groups import load_catalog  # not in Lambda
+        from shared.app.groups import load_catalog  # not in Lambda
 
-        catalog = ToolCatalog(load_catalog())
+        catalog = load_catalog()
     else:
         catalog = gateway_catalog()
     return McpGateway(
@@ -40,6 +46,32 @@ def build_gateway(
         ),
         oauth=build_oauth_verifier(settings),
     )
+
+
+def create_app(
+    gateway: McpGateway,
+    *,
+    title: str = "cairn",
+    console_oauth: ConsoleOAuth | None = None,
+    health: Health | None = None,
+) -> McpApp:
+    """Routes: POST /mcp (GET and DELETE answer 405), the RFC 9728 metadata document, the
+    health check when `health` is given (local mode), and the web console.
+
+    Each MCP request runs through `run_blocking`: in a worker thread under uvicorn, inline in
+    Lambda (no thread per invocation).
+    """
+    app = McpApp(gateway, title=title, health=health)
+
+    def console(api: FastAPI) -> None:
+        # The web console for people: its pages call the same tools through this gateway.
+        # Imported with FastAPI, when a request first needs the fallback app.
+        from shared.console import console_router
+
+        api.include_router(console_router(gateway, console_oauth))
+
+    app.add_routes(console)
+    return app
 
 
 def build_oauth_verifier(settings: Settings) -> OAuthVerifier | None:

@@ -49,7 +49,7 @@ def _token_request_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _tokens(args: argparse.Namespace) -> int:
-    from shared.auth.admin import TokenAdminError, token_admin
+    from shared.cli.tokens import TokenAdminError, token_admin
 
     try:
         admin = token_admin(stack=args.stack)
@@ -213,11 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--team", default=names.LOCAL_TEAM, help="team (default local)")
     index.set_defaults(run=_index)
 
-    from shared.knowledge.capture_cli import add_parser as add_capture
+    from shared.cli.capture import add_parser as add_capture
 
     add_capture(commands)
 
-    from shared.sync.schedule_cli import add_parser as add_sync_schedules
+    from shared.cli.schedules import add_parser as add_sync_schedules
 
     add_sync_schedules(commands)
 
