@@ -6,9 +6,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.app.wiring import build_enricher, build_knowledge_service
 from shared.coldstart import end_init
 from shared.knowledge.github import api_fetcher
-from shared.knowledge.wiring import build_enricher, build_knowledge_service, ci_pull_targets
+from shared.knowledge.wiring import ci_pull_targets
 from shared.knowledge.worker import handle_batch, run_ci_pull
 from shared.observability import logger, metrics, tracer
 

@@ -9,12 +9,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime
+from shared.app.wiring import build_sync_service
 from shared.auth.wiring import build_token_store
 from shared.coldstart import end_init
 from shared.config.settings import Settings
 from shared.observability import logger, metrics, tracer
 from shared.sync.runner import run_event
-from shared.sync.wiring import build_sync_service
 
 runtime.configure(Settings.from_env())
 

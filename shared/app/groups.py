@@ -62,7 +62,11 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
     names.GROUP_HANDOFFS: GroupPlan(
         group="shared.handoffs.group", tools=("shared.handoffs.tools",)
     ),
-    names.GROUP_SYNC: GroupPlan(group="shared.sync.group", tools=("shared.sync.tools",)),
+    names.GROUP_SYNC: GroupPlan(
+        group="shared.sync.group",
+        tools=("shared.sync.tools",),
+        service="shared.app.wiring:build_sync_service",
+    ),
     names.GROUP_ORCHESTRATOR: GroupPlan(
         group="shared.orchestrator.group",
         tools=(
@@ -75,7 +79,9 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
         service="shared.app.wiring:build_orchestrator",
     ),
     names.GROUP_SESSIONS: GroupPlan(
-        group="shared.sessions.group", tools=("shared.sessions.tools",)
+        group="shared.sessions.group",
+        tools=("shared.sessions.tools",),
+        service="shared.app.wiring:build_session_service",
     ),
     names.GROUP_WORKFLOWS: GroupPlan(
         group="shared.workflows.group",
@@ -83,7 +89,9 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
         service="shared.app.wiring:build_workflow_service",
     ),
     names.GROUP_KNOWLEDGE: GroupPlan(
-        group="shared.knowledge.group", tools=("shared.knowledge.tools",)
+        group="shared.knowledge.group",
+        tools=("shared.knowledge.tools",),
+        service="shared.app.wiring:build_knowledge_service",
     ),
 }
 

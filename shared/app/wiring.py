@@ -1,6 +1,8 @@
-"""What one group does when another group's work moves on: the cross-group reactions, and
-the services they are connected to (built once per process).
+"""The services that are put together from more than one group's (built once per process),
+and the cross-group reactions:
 
+- Sessions keep engrams as memories; sync indexes through search and prunes memories;
+  knowledge indexes its nodes through search; workflow steps are orchestrator tasks.
 - A finished task that runs a workflow step moves its execution on (workflows).
 - A finished task, and an ended workflow execution, become `workflow` events of the team's
   knowledge (seed 003).
@@ -17,9 +19,13 @@ from typing import TYPE_CHECKING
 from shared import runtime
 
 if TYPE_CHECKING:
+    from shared.knowledge.enrich import Enricher
+    from shared.knowledge.service import KnowledgeService
     from shared.orchestrator.events.models import Event
     from shared.orchestrator.service import Orchestrator
     from shared.orchestrator.tasks.models import Task
+    from shared.sessions.service import SessionService
+    from shared.sync.service import SyncService
     from shared.workflows.models import Execution
     from shared.workflows.service import WorkflowService
 
@@ -40,9 +46,53 @@ def build_orchestrator() -> Orchestrator:
 @runtime.cached
 def build_workflow_service() -> WorkflowService:
     """The workflows group's service, its ended executions recorded as knowledge events."""
+    from shared.orchestrator.tasks.wiring import build_task_store
     from shared.workflows.wiring import build_workflow_service as workflow_parts
 
-    return workflow_parts(on_end=(record_execution_event,))
+    return workflow_parts(build_task_store(), on_end=(record_execution_event,))
+
+
+@runtime.cached
+def build_session_service() -> SessionService:
+    """The sessions group's service: its engrams are the memory group's memories."""
+    from shared.memory.wiring import build_memory_service
+    from shared.sessions.wiring import build_session_service as session_parts
+
+    return session_parts(build_memory_service())
+
+
+@runtime.cached
+def build_sync_service() -> SyncService:
+    """The sync group's service: it indexes through the search group and prunes and writes
+    memories through the memory group."""
+    from shared.memory.wiring import build_memory_service, build_memory_store
+    from shared.search.wiring import build_search_service
+    from shared.sync.wiring import build_sync_service as sync_parts
+
+    return sync_parts(
+        search=build_search_service(),
+        memory=build_memory_service(),
+        memory_store=build_memory_store(),
+        sync=build_sync_service,
+    )
+
+
+@runtime.cached
+def build_knowledge_service() -> KnowledgeService:
+    """The knowledge group's service: it indexes and ranks its nodes through the search
+    group (built at the first use, as search is not needed to record an event)."""
+    from shared.knowledge.wiring import build_knowledge_service as knowledge_parts
+    from shared.search.wiring import build_search_service
+
+    return knowledge_parts(build_search_service)
+
+
+def build_enricher() -> Enricher:
+    """The knowledge worker's enricher, indexing through the search group."""
+    from shared.knowledge.wiring import build_enricher as enricher_parts
+    from shared.search.wiring import build_search_service
+
+    return enricher_parts(build_search_service)
 
 
 def resume_workflow_step(team: str, task: Task) -> None:
@@ -64,6 +114,7 @@ def record_task_event(team: str, task: Task) -> None:
 
     outcome = task.output_summary or task.error_message or ""
     record_workflow_event(
+        build_knowledge_service(),
         team,
         event_id=f"task-{task.id}-{task.status}-{task.fence}",
         timestamp_ms=int((task.finished_at or task.updated_at).timestamp() * 1000),
@@ -86,6 +137,7 @@ def record_execution_event(team: str, execution: Execution, name: str) -> None:
         summary += f"; {execution.error}"
     ended = execution.ended_at or execution.started_at
     record_workflow_event(
+        build_knowledge_service(),
         team,
         event_id=f"workflow-{execution.id}-{execution.status}",
         timestamp_ms=int(ended.timestamp() * 1000),

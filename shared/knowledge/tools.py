@@ -33,7 +33,6 @@ from shared.knowledge.models import (
     SearchResultsOutput,
 )
 from shared.knowledge.service import KnowledgeService
-from shared.knowledge.wiring import build_knowledge_service
 from shared.tools.registry import READ_ONLY, Annotations, ToolContext, ToolGroup
 
 SCOPE = "knowledge"
@@ -275,9 +274,8 @@ def ingest_events(
 
 # Tools no MCP client sees: what the knowledge function does for the HTTP routes (GitHub's
 # webhook). Not in the catalog; the knowledge Lambda serves them beside GROUP's tools.
-HOOKS: ToolGroup[KnowledgeService] = ToolGroup(
-    name=names.GROUP_KNOWLEDGE, build_service=build_knowledge_service
-)
+# Served with the group's own service (`function_group`).
+HOOKS: ToolGroup[KnowledgeService] = ToolGroup(name=names.GROUP_KNOWLEDGE)
 
 
 @HOOKS.tool(

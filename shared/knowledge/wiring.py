@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +20,9 @@ from shared.config import names
 from shared.knowledge.enrich import Enricher
 from shared.knowledge.ports import ChatModel, EnrichmentQueue, KnowledgeStores
 from shared.knowledge.service import KnowledgeService
+
+if TYPE_CHECKING:
+    from shared.search.service import SearchService
 
 ENV_MODEL: Final = "CAIRN_KNOWLEDGE_MODEL"
 ENV_QUEUE_URL: Final = "CAIRN_KNOWLEDGE_QUEUE_URL"
@@ -62,14 +65,13 @@ def build_stores() -> KnowledgeStores:
     return DynamoKnowledgeStores(runtime.table(names.TABLE_KNOWLEDGE))
 
 
-def build_enricher() -> Enricher:
+def build_enricher(search: Callable[[], SearchService]) -> Enricher:
+    """The enricher, indexing knowledge nodes through `search` (the search group's service,
+    passed by the composition root: `shared.app.wiring`)."""
     from shared.knowledge.adapters.search_index import SearchNodeIndex
-    from shared.search.wiring import build_search_service
 
     stores = build_stores()
-    return Enricher(
-        stores, stores, stores, SearchNodeIndex(build_search_service), model=build_model
-    )
+    return Enricher(stores, stores, stores, SearchNodeIndex(search), model=build_model)
 
 
 @runtime.cached
@@ -97,19 +99,18 @@ def build_queue(enricher: Enricher) -> EnrichmentQueue:
     return UnconfiguredQueue()
 
 
-@runtime.cached
-def build_knowledge_service() -> KnowledgeService:
+def build_knowledge_service(search: Callable[[], SearchService]) -> KnowledgeService:
+    """The knowledge group's service, indexing through `search` (as `build_enricher`)."""
     from shared.knowledge.adapters.search_index import SearchNodeIndex
-    from shared.search.wiring import build_search_service
 
     stores = build_stores()
-    enricher = build_enricher()
+    enricher = build_enricher(search)
     return KnowledgeService(
         events=stores,
         nodes=stores,
         entities=stores,
         lessons=stores,
-        index=SearchNodeIndex(build_search_service),
+        index=SearchNodeIndex(search),
         queue=build_queue(enricher),
         model=build_model,
         webhook_secrets=webhook_secret,
@@ -153,6 +154,7 @@ def webhook_secret(team: str) -> str | None:
 
 
 def record_workflow_event(
+    service: KnowledgeService,
     team: str,
     *,
     event_id: str,
@@ -179,4 +181,4 @@ def record_workflow_event(
         session_id=workflow_id[:256],
         kind=kind,
     )
-    build_knowledge_service().ingest(caller, [event])
+    service.ingest(caller, [event])

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from shared import runtime
 from shared.app.gateway import build_gateway, create_app
 from shared.app.groups import load_groups
-from shared.app.wiring import build_workflow_service
+from shared.app.wiring import build_sync_service, build_workflow_service
 from shared.auth.contexts import ContextName, ContextRequest, ContextView, unknown_tools
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
@@ -147,7 +147,7 @@ class LocalRuntime:
         # Teams' sync schedules (sync_schedule_set) fire here; it stops before the database closes.
         from shared.sync.local import start_local_scheduler
 
-        start_local_scheduler()
+        start_local_scheduler(build_sync_service)
 
     def _knowledge_routes(self, api: FastAPI) -> None:
         from shared.knowledge.http import knowledge_router, local_invoke

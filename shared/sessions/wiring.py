@@ -7,7 +7,7 @@ from pathlib import Path
 
 from shared import runtime
 from shared.config import names
-from shared.memory.wiring import build_memory_service
+from shared.memory.service import MemoryService
 from shared.sessions.ports import ModelCatalog, SessionStore
 from shared.sessions.service import SessionService
 
@@ -39,11 +39,9 @@ def build_model_catalog() -> ModelCatalog:
     return FileModelCatalog(Path(configured) if configured else SHIPPED_CATALOG)
 
 
-@runtime.cached
-def build_session_service() -> SessionService:
-    """The sessions group's service, built once per process."""
+def build_session_service(memory: MemoryService) -> SessionService:
+    """The sessions group's service; its engrams are memories of `memory` (the composition
+    root, `shared.app.wiring`, passes the memory group's service)."""
     from shared.sessions.adapters.memory import MemoryEngrams
 
-    return SessionService(
-        build_session_store(), MemoryEngrams(build_memory_service()), build_model_catalog
-    )
+    return SessionService(build_session_store(), MemoryEngrams(memory), build_model_catalog)

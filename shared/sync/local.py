@@ -16,10 +16,13 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from shared.sync.adapters.sqlite import SqliteScheduleBook
 from shared.sync.schedules import rate_seconds
+
+if TYPE_CHECKING:
+    from shared.sync.service import SyncService
 
 logger = logging.getLogger("cairn.sync")
 TICK_SECONDS: Final = 20.0
@@ -94,14 +97,14 @@ class LocalSyncScheduler:
             self._thread.join(timeout=self._interval + 5)
 
 
-def start_local_scheduler() -> LocalSyncScheduler:
-    """Start the scheduler of the configured (local) runtime; it stops before the database
-    closes (`runtime.on_reconfigure`)."""
+def start_local_scheduler(sync: Callable[[], SyncService]) -> LocalSyncScheduler:
+    """Start the scheduler of the configured (local) runtime, starting `sync()`'s scheduled
+    runs; it stops before the database closes (`runtime.on_reconfigure`)."""
     from shared import runtime
-    from shared.sync.wiring import build_local_schedules, build_sync_service
+    from shared.sync.wiring import build_local_schedules
 
     scheduler = LocalSyncScheduler(
-        build_local_schedules(), lambda team, name: build_sync_service().start_scheduled(team, name)
+        build_local_schedules(), lambda team, name: sync().start_scheduled(team, name)
     )
     runtime.on_reconfigure(scheduler.stop)
     scheduler.start()

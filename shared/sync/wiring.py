@@ -3,12 +3,15 @@ its adapters are chosen and its service is built)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shared import runtime
 from shared.config import names
-from shared.memory.wiring import build_memory_service, build_memory_store
-from shared.search.wiring import build_search_service
+from shared.memory.ports import MemoryStore
+from shared.memory.service import MemoryService
+from shared.search.service import SearchService
 from shared.sync.ports import Inbox, RunLauncher, ScheduleBook, SyncState
 from shared.sync.service import SyncService
 
@@ -41,8 +44,7 @@ def build_inbox() -> Inbox:
     return S3Inbox(boto3.client("s3", region_name=settings.region), settings.artifacts_bucket)
 
 
-@runtime.cached
-def build_run_launcher() -> RunLauncher:
+def build_run_launcher(sync: Callable[[], SyncService]) -> RunLauncher:
     """How a background run starts: an asynchronous invoke of the sync runner when the stack
     names it (`sync_runner_arn`), else a worker thread of this process (local mode, tests),
     stopped before the database closes."""
@@ -57,9 +59,7 @@ def build_run_launcher() -> RunLauncher:
     from shared.sync.runs import ThreadRunLauncher
 
     launcher = ThreadRunLauncher(
-        lambda team, run_id, interrupted: build_sync_service().runs.execute(
-            team, run_id, interrupted
-        )
+        lambda team, run_id, interrupted: sync().runs.execute(team, run_id, interrupted)
     )
     runtime.on_reconfigure(launcher.stop)
     return launcher
@@ -91,9 +91,16 @@ def build_schedule_book() -> ScheduleBook:
     return build_local_schedules()
 
 
-@runtime.cached
-def build_sync_service() -> SyncService:
-    """The sync group's service (on the search and memory services), built once per process."""
+def build_sync_service(
+    *,
+    search: SearchService,
+    memory: MemoryService,
+    memory_store: MemoryStore,
+    sync: Callable[[], SyncService],
+) -> SyncService:
+    """The sync group's service on the search and memory groups' (the composition root,
+    `shared.app.wiring`, passes them, and `sync`: the service as it builds it, which a
+    background run executes on)."""
     settings = runtime.settings()
     schedules = (
         build_schedule_book
@@ -101,11 +108,12 @@ def build_sync_service() -> SyncService:
         else None
     )
     return SyncService(
-        build_search_service(),
-        build_memory_service(),
+        search,
+        memory,
         build_sync_state(),
         build_inbox(),
-        memory_store=build_memory_store(),
-        launcher=build_run_launcher,
+        memory_store=memory_store,
+        # Built at the first background run, once per service.
+        launcher=functools.cache(lambda: build_run_launcher(sync)),
         schedules=schedules,
     )

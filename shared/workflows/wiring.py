@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events
-from shared.orchestrator.tasks.wiring import build_task_store
+from shared.orchestrator.tasks.ports import TaskStore
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
 from shared.workflows.service import EndListener, WorkflowService
 
@@ -73,12 +73,15 @@ def build_schedule_teams() -> Callable[[], list[str]]:
     return SqliteWorkflowStore(runtime.database()).schedule_teams
 
 
-def build_workflow_service(*, on_end: Sequence[EndListener] = ()) -> WorkflowService:
-    """The workflow service; `on_end` runs when an execution ends (the composition root,
-    `shared.app.wiring`, records it as a knowledge event)."""
+def build_workflow_service(
+    tasks: TaskStore, *, on_end: Sequence[EndListener] = ()
+) -> WorkflowService:
+    """The workflow service, whose steps are tasks of `tasks` (the orchestrator's store);
+    `on_end` runs when an execution ends. The composition root (`shared.app.wiring`) passes
+    both: the store, and recording the execution as a knowledge event."""
     service = WorkflowService(
         build_workflow_store(),
-        build_task_store(),
+        tasks,
         build_state_machines(),
         schedules=build_schedules(),
         events=build_domain_events(),

@@ -11,6 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from shared.app.wiring import build_sync_service
 from shared.auth.wiring import build_token_store
 from shared.config.settings import Settings
 from shared.sync.runner import run_event
@@ -21,7 +22,6 @@ from shared.sync.schedules import (
     expression,
     schedule_name,
 )
-from shared.sync.wiring import build_sync_service
 from tests.functional.conftest import Harness
 
 RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"

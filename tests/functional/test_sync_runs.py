@@ -14,13 +14,13 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from shared.app.wiring import build_sync_service
 from shared.config.settings import Settings
 from shared.search.wiring import build_search_service
 from shared.sync.models import SyncRun
 from shared.sync.runner import run_event
 from shared.sync.runs import LambdaRunLauncher, ThreadRunLauncher
 from shared.sync.service import SyncService
-from shared.sync.wiring import build_run_launcher, build_sync_service
 from tests.functional.conftest import Harness
 
 RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
@@ -46,7 +46,7 @@ def _ok(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drain() -> None:
-    launcher = build_run_launcher()
+    launcher = build_sync_service()._launcher()
     assert isinstance(launcher, ThreadRunLauncher)
     launcher.drain()
 
@@ -223,9 +223,10 @@ def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
         def launch(self, team: str, run_id: str) -> None:
             raise ConnectionError("runner unreachable")
 
+    launcher = large._launcher
     large._launcher = Down
     failed = harness.call(token, "sync", {})
-    large._launcher = build_run_launcher
+    large._launcher = launcher
     runs = _ok(harness.call(token, "sync_status", {}))["runs"]
     again = _ok(harness.call(token, "sync", {}))
 

@@ -14,12 +14,13 @@ import pytest
 
 from shared import runtime
 from shared.app.groups import load_catalog, load_groups
+from shared.app.wiring import build_sync_service
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.sync.local import LocalSyncScheduler, due, start_local_scheduler
 from shared.sync.runs import ThreadRunLauncher
-from shared.sync.wiring import build_local_schedules, build_run_launcher, build_sync_service
+from shared.sync.wiring import build_local_schedules
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 
@@ -203,7 +204,7 @@ def test_rate_and_cron_due_times() -> None:
 
 
 def test_the_servers_scheduler_stops_before_the_database_closes(local: Harness) -> None:
-    scheduler = start_local_scheduler()
+    scheduler = start_local_scheduler(build_sync_service)
     thread = scheduler._thread
     assert thread is not None
     assert thread.is_alive()
@@ -214,6 +215,6 @@ def test_the_servers_scheduler_stops_before_the_database_closes(local: Harness) 
 
 
 def _drain() -> None:
-    launcher = build_run_launcher()
+    launcher = build_sync_service()._launcher()
     assert isinstance(launcher, ThreadRunLauncher)
     launcher.drain()

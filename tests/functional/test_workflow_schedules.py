@@ -13,12 +13,13 @@ from moto import mock_aws
 
 from functions.workflows.handler import handler
 from shared import runtime
+from shared.app.wiring import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
 from shared.workflows.adapters.scheduler import EventBridgeSchedules
 from shared.workflows.service import WorkflowService
-from shared.workflows.wiring import FUNCTION_ARN_ENV, build_workflow_service
+from shared.workflows.wiring import FUNCTION_ARN_ENV
 
 GROUP = "cairn-test-workflows"
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflow-scheduler"

@@ -19,6 +19,7 @@ from moto import mock_aws
 
 from functions.workflow_dispatcher.handler import handler as dispatcher
 from shared import runtime
+from shared.app.wiring import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
@@ -27,7 +28,6 @@ from shared.orchestrator.tasks.service import TaskService
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
-from shared.workflows.wiring import build_workflow_service
 
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflows"
 

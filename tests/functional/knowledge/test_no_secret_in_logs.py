@@ -29,6 +29,7 @@ from fastapi.testclient import TestClient
 import shared.observability  # noqa: F401 - its logger exists before the capture starts
 from shared import runtime
 from shared.app.gateway import build_gateway, create_app
+from shared.app.wiring import build_knowledge_service
 from shared.auth.models import TokenRequest
 from shared.auth.wiring import build_token_service
 from shared.cli import build_parser
@@ -37,7 +38,6 @@ from shared.config.settings import Settings
 from shared.knowledge import capture
 from shared.knowledge.adapters.sqlite import SqliteKnowledgeStores
 from shared.knowledge.http import knowledge_router
-from shared.knowledge.wiring import build_knowledge_service
 from shared.local.runtime import LocalRuntime
 from shared.local.server import loopback_listener
 from shared.tools.invoker import LambdaInvoker

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shared.knowledge import wiring
+from shared.app import wiring
 from tests.functional.knowledge.conftest import Knowledge
 
 

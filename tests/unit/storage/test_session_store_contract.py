@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
+from shared.app.wiring import build_session_service
 from shared.auth.principal import Principal
 from shared.memory.wiring import build_memory_service
 from shared.sessions.adapters.memory import MemoryEngrams
@@ -18,7 +19,7 @@ from shared.sessions.adapters.sqlite import SqliteSessionStore
 from shared.sessions.models import Message, ModelChoice, ModelInfo, Session
 from shared.sessions.ports import CompactionLost, SessionPinned, SessionStore, UnknownSession
 from shared.sessions.service import Cleanup, SessionService
-from shared.sessions.wiring import build_model_catalog, build_session_service, build_session_store
+from shared.sessions.wiring import build_model_catalog, build_session_store
 from shared.storage.pages import BadCursor
 from tests.unit.storage.conftest import Backend
 
