@@ -8,13 +8,13 @@ bearer tokens) so it can answer with MCP's error shapes. Access logs without the
 header, stage-wide throttling as a coarse guard, an optional custom domain, and an X-Ray sampling
 rule for the requests the API starts.
 
-Which API (docs/infra.md, "The API bill"): an HTTP API ($1.00 per million requests); with a WAF
-(`api=cloudfront`) the HTTP API behind a CloudFront distribution carrying a CLOUDFRONT-scope web
-ACL (+ $1.00 per million for CloudFront), whose secret origin header the gateway checks so the
-execute-api URL cannot bypass the WAF; or, with `api=rest`, a REST API ($3.50) with a regional
-web ACL on its stage, which also keeps execution logs and X-Ray at the stage. With a WAF the
-default (`api=function_url`) leaves API Gateway out: CloudFront's origin is the gateway alias's
-function URL (no charge of its own), closed to direct callers by the same origin header.
+Which API (docs/infra/api-and-auth.md, "The API bill"): an HTTP API ($1.00 per million requests);
+with a WAF (`api=cloudfront`) the HTTP API behind a CloudFront distribution carrying a
+CLOUDFRONT-scope web ACL (+ $1.00 per million for CloudFront), whose secret origin header the
+gateway checks so the execute-api URL cannot bypass the WAF; or, with `api=rest`, a REST API ($3.50)
+with a regional web ACL on its stage, which also keeps execution logs and X-Ray at the stage. With a
+WAF the default (`api=function_url`) leaves API Gateway out: CloudFront's origin is the gateway
+alias's function URL (no charge of its own), closed to direct callers by the same origin header.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ URL_METRICS: Final = {
 }
 # X-Ray records this share of the requests the API starts, and no fixed reservoir: a reservoir
 # of 1 a second traces every call of a quiet team (X-Ray's default rule, $5 per million calls
-# below 1 call/s); 5 % costs $0.25 per million calls at any rate (docs/infra.md).
+# below 1 call/s); 5 % costs $0.25 per million calls at any rate (docs/infra/observability.md).
 XRAY_FIXED_RATE: Final = 0.05
 XRAY_RESERVOIR: Final = 0
 # Lower numbers win in X-Ray; the account's default rule is 10000.
@@ -529,7 +529,7 @@ class Api(Construct):
             "SMG4",
             "The origin header value is read by CloudFormation into the distribution and by the "
             "gateway at cold start; a rotation would refuse CloudFront until both were updated. "
-            "Rotate by replacing the secret in a deploy (docs/infra.md).",
+            "Rotate by replacing the secret in a deploy (docs/infra/api-and-auth.md).",
         )
 
     def _build_sampling_rule(self) -> None:

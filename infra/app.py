@@ -1,4 +1,4 @@
-"""The CDK app: `npx cdk synth -c env=dev|prod [-c developer=<you>]` (see docs/infra.md).
+"""The CDK app: `npx cdk synth -c env=dev|prod [-c developer=<you>]` (see docs/infra/README.md).
 
 cdk-nag's AWS Solutions checks run on every synth; any unsuppressed finding fails the tests.
 """

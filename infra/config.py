@@ -246,9 +246,9 @@ def _reranker(value: str | None) -> str | None:
 API_CHOICES = ("http", "rest", "cloudfront", "function_url")
 # The fronts that put CloudFront (and its WAF) before the gateway.
 EDGE_APIS = ("cloudfront", "function_url")
-# What a WAF picks when `api` is not given (docs/infra.md, "The API bill"): CloudFront straight
-# to the gateway's function URL, $1.00 per million requests (CloudFront's; a function URL adds
-# nothing) against $2.00 with an HTTP API behind CloudFront and REST's $3.50.
+# What a WAF picks when `api` is not given (docs/infra/api-and-auth.md, "The API bill"): CloudFront
+# straight to the gateway's function URL, $1.00 per million requests (CloudFront's; a function URL
+# adds nothing) against $2.00 with an HTTP API behind CloudFront and REST's $3.50.
 API_WITH_WAF = "function_url"
 
 

@@ -495,7 +495,7 @@ class Functions(Construct):
             function,
             "L1",
             "The bundle's bytecode is compiled for the runtime's exact Python, and the build "
-            "machines can run 3.13 but cannot install 3.14 (docs/infra.md, bundling).",
+            "machines can run 3.13 but cannot install 3.14 (docs/infra/functions-and-bundling.md).",
         )
         return function
 

@@ -16,7 +16,7 @@ present the access token; the gateway validates it (`shared.auth.oauth`) and map
   sign in to the console with the same accounts), one-hour access tokens, refresh-token
   revocation on.
 - Cognito supports neither dynamic client registration nor client ID metadata documents, so
-  clients are configured with this app client's id (docs/infra.md, "OAuth").
+  clients are configured with this app client's id (docs/infra/api-and-auth.md, "OAuth").
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class OAuth(Construct):
         plus_reason = (
             "Threat protection (advanced security) needs Cognito's Plus plan, priced per active "
             "user; sign-in here is invitation-only with required TOTP MFA and a 12-character "
-            "policy instead (docs/infra.md, OAuth)."
+            "policy instead (docs/infra/api-and-auth.md, OAuth)."
         )
         suppress(self.user_pool, "COG3", plus_reason)
         suppress(self.user_pool, "COG8", plus_reason)

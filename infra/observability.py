@@ -24,9 +24,9 @@ from infra.config import DeployConfig
 PERIOD: Final = Duration.minutes(5)
 API_5XX_THRESHOLD: Final = 5  # per period: a burst of 5xx, not one unlucky request
 WIDGET_WIDTH: Final = 8
-# What a function logs, per environment (docs/infra.md, "Logs"). Lambda's advanced logging
-# controls filter by level before CloudWatch ingests (and bills) a line. The application level:
-# dev keeps one INFO line per tool call in each function; prod logs warnings and errors only
+# What a function logs, per environment (docs/infra/observability.md, "Logs"). Lambda's advanced
+# logging controls filter by level before CloudWatch ingests (and bills) a line. The application
+# level: dev keeps one INFO line per tool call in each function; prod logs warnings and errors only
 # (per-call figures come from metrics and sampled traces). The system level WARN drops Lambda's
 # START/END/REPORT lines (about 380 bytes per invocation, two invocations per tool call): the
 # Duration and Errors metrics carry what they say. Powertools' per-invocation DEBUG sampling

@@ -6,7 +6,7 @@
 - `domain` (dev by default): a one-node managed OpenSearch domain on a small instance with
   k-NN, encryption at rest and node to node, HTTPS only (TLS 1.2+), its slow and error logs
   in CloudWatch, and a resource policy naming exactly the same roles. A fraction of the idle
-  bill (docs/infra.md, "Search").
+  bill (docs/infra/search-domain.md).
 
 Either way the index template carrying the k-NN mapping of every team index is put at deploy
 by a custom resource (`infra/index_template_provider/handler.py`), after the access policy,

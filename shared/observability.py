@@ -140,11 +140,11 @@ class SampledTracer:
 
     Creating a Tracer imports the X-Ray SDK, and with it wrapt and asyncio: about 0.2x
     `import boto3` on every cold start of a function initialized on demand, though the stack's
-    rule samples 5 % of requests (docs/infra.md). An unsampled invocation has nothing to record,
-    and botocore forwards the trace header from `_X_AMZN_TRACE_ID` by itself, so the calls a
-    function makes stay in the caller's trace either way. For the same reason an unsampled
-    invocation skips Powertools' tracing wrapper even once the Tracer exists (the gateway loads
-    it into its snapshot): the subsegments it would build are never sent. (The `ColdStart`
+    rule samples 5 % of requests (docs/infra/observability.md). An unsampled invocation has
+    nothing to record, and botocore forwards the trace header from `_X_AMZN_TRACE_ID` by itself, so
+    the calls a function makes stay in the caller's trace either way. For the same reason an
+    unsampled invocation skips Powertools' tracing wrapper even once the Tracer exists (the gateway
+    loads it into its snapshot): the subsegments it would build are never sent. (The `ColdStart`
     annotation marks a container's first traced invocation, not always its cold start.)
     """
 

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 settings = Settings.from_env()
 runtime.configure(settings)
-# The time budget (docs/infra.md): API Gateway gives up at 29 s, this function at 28, a group at
-# 24. The gateway stops waiting for a group at 26 s so it still answers with an MCP error, and
-# never retries an invoke: a retried tool call could run a write twice.
+# The time budget (docs/infra/functions-and-bundling.md): API Gateway gives up at 29 s, this
+# function at 28, a group at 24. The gateway stops waiting for a group at 26 s so it still answers
+# with an MCP error, and never retries an invoke: a retried tool call could run a write twice.
 GROUP_INVOKE_CONFIG = Config(
     connect_timeout=2, read_timeout=26, retries={"total_max_attempts": 1, "mode": "standard"}
 )

@@ -36,7 +36,7 @@ from shared.auth.principal import Principal
 SECRET_PREFIX = "cairn_sk_"
 RATE_WINDOW_SECONDS = 60
 # How long a process trusts a token it verified before reading it again: the bound on how late a
-# revocation made elsewhere takes effect here (docs/infra.md, "Auth per request").
+# revocation made elsewhere takes effect here (docs/infra/api-and-auth.md, "Auth per request").
 DEFAULT_TOKEN_CACHE_SECONDS = 60.0
 
 

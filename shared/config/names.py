@@ -81,7 +81,7 @@ class Env:
     TOKEN_PEPPER_SECRET_ARN: Final = "CAIRN_TOKEN_PEPPER_SECRET_ARN"
     TOKEN_PEPPER: Final = "CAIRN_TOKEN_PEPPER"
     # Behind CloudFront (api=cloudfront): the secret holding the header value CloudFront adds to
-    # every origin request; the gateway refuses requests without it (docs/infra.md).
+    # every origin request; the gateway refuses requests without it (docs/infra/api-and-auth.md).
     ORIGIN_SECRET_ARN: Final = "CAIRN_ORIGIN_SECRET_ARN"
     SEARCH_ENDPOINT: Final = "CAIRN_SEARCH_ENDPOINT"
     SEARCH_INDEX: Final = "CAIRN_SEARCH_INDEX"

@@ -32,8 +32,8 @@ class Settings(BaseModel):
     token_pepper_secret_arn: str | None = None
     # The secret whose value CloudFront sends as the origin header (unset: no CloudFront front).
     origin_secret_arn: str | None = None
-    # How long a process trusts a team token it verified before reading it again: a revocation
-    # made elsewhere takes effect within this bound (docs/infra.md, "Auth per request").
+    # How long a process trusts a team token it verified before reading it again: a revocation made
+    # elsewhere takes effect within this bound (docs/infra/api-and-auth.md, "Auth per request").
     token_cache_seconds: float = Field(default=60.0, ge=0, le=3600)
     group_functions: Mapping[str, str] = Field(default_factory=dict)
     public_url: str | None = None

@@ -91,7 +91,8 @@ def test_dev_gets_an_http_api_and_prod_cloudfront_to_the_gateways_function_url(
     dev: Synth, prod: Synth, edge_http: Synth, rest: Synth
 ) -> None:
     # $1.00 per million requests; prod pays CloudFront's $1.00 for its WAF and no API Gateway,
-    # against $2.00 with an HTTP API behind CloudFront and a REST API's $3.50 (docs/infra.md).
+    # against $2.00 with an HTTP API behind CloudFront and a REST API's $3.50
+    # (docs/infra/api-and-auth.md).
     assert (dev.stack.api.kind, dev.stack.api.front) == ("http", "direct")
     dev.template.resource_count_is("AWS::ApiGateway::RestApi", 0)
     dev.template.resource_count_is("AWS::CloudFront::Distribution", 0)
@@ -333,7 +334,7 @@ def test_every_function_logs_json_at_its_environments_level_without_platform_lin
 
 def test_every_function_has_a_throttles_alarm(synth: Synth) -> None:
     # Each tool call holds two concurrent executions (gateway + group): a throttle is a
-    # concurrency quota reached (docs/infra.md, "Concurrency").
+    # concurrency quota reached (docs/infra/functions-and-bundling.md, "Concurrency").
     alarms = [
         a["Properties"]
         for a in synth.of_type("AWS::CloudWatch::Alarm").values()

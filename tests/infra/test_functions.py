@@ -336,7 +336,7 @@ def test_the_gateway_reaches_neither_bedrock_nor_the_collection(synth: Synth) ->
 def test_the_gateway_advertises_its_public_url(dev: Synth, prod: Synth) -> None:
     dev_url = json.dumps(_env(dev, "gateway")[Env.PUBLIC_URL])
     assert "execute-api" in dev_url
-    assert dev.stack.api.http_api is not None  # dev: an HTTP API (docs/infra.md)
+    assert dev.stack.api.http_api is not None  # dev: an HTTP API (docs/infra/api-and-auth.md)
     assert dev.logical_id(dev.stack.api.http_api) in dev_url
     assert _env(prod, "gateway")[Env.PUBLIC_URL] == "https://mcp.example.com"
 

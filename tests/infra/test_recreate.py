@@ -34,7 +34,8 @@ FIXED_NAMES_ALLOWED = {
     "AWS::Cognito::UserPool": "names are not unique",
     # The issue asks prod to retain its search collection (rebuilding the index takes a full
     # re-index of DynamoDB); re-creating prod after deleting its stack is then a decision:
-    # delete the old collection first, or deploy with another stack name (docs/infra.md).
+    # delete the old collection first, or deploy with another stack name
+    # (docs/infra/observability.md).
     "AWS::OpenSearchServerless::Collection": "kept on purpose",
 }
 

@@ -1,6 +1,7 @@
-"""The time budget of a tool call (docs/infra.md, "Timeouts"): API Gateway gives up on its
-integration at 29 s, so the gateway must end first (28 s) to answer with an MCP error rather
-than a 504, and a group function must end before the gateway stops waiting for it (24 s)."""
+"""The time budget of a tool call (docs/infra/functions-and-bundling.md, "Timeouts"): API
+Gateway gives up on its integration at 29 s, so the gateway must end first (28 s) to answer with
+an MCP error rather than a 504, and a group function must end before the gateway stops waiting
+for it (24 s)."""
 
 from __future__ import annotations
 
