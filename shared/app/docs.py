@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from shared.tools.catalog import ToolCatalog
+from shared.app.groups import load_catalog
 from shared.tools.reference import render_reference
 
 TOOLS_REFERENCE: Final = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
@@ -21,9 +21,7 @@ TOOLS_REFERENCE: Final = Path(__file__).resolve().parents[2] / "docs" / "tools.m
 
 def tools_reference() -> str:
     """`docs/tools.md` as the live catalog renders it."""
-    from shared.tools.groups import load_catalog
-
-    return render_reference(ToolCatalog(load_catalog()))
+    return render_reference(load_catalog())
 
 
 def main() -> int:

@@ -71,10 +71,10 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
         group="shared.orchestrator.group",
         tools=(
             "shared.orchestrator.agents.tools",
-            "shared.orchestrator.tasks.tools",
             "shared.orchestrator.artifacts.tools",
-            "shared.orchestrator.events.tools",
             "shared.orchestrator.costs.tools",
+            "shared.orchestrator.events.tools",
+            "shared.orchestrator.tasks.tools",
         ),
         service="shared.app.wiring:build_orchestrator",
     ),
