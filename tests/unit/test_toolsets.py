@@ -114,3 +114,33 @@ def test_a_tokens_unknown_default_toolset_selects_nothing_rather_than_everything
 def test_a_toolset_cannot_take_a_reserved_name(name: str) -> None:
     with pytest.raises(ValueError, match="not usable"):
         Toolsets([Toolset(name, "", ("x",))])
+
+
+def test_the_banner_offers_a_ready_line_for_all_and_each_seed_endpoint() -> None:
+    from shared.local.server import other_endpoints
+
+    text = other_endpoints("http://127.0.0.1:8765/mcp", "cairn_sk_x")
+
+    for name in ("all", *SEED_ENDPOINTS):
+        assert (
+            f"claude mcp add --transport http cairn-{name} http://127.0.0.1:8765/mcp/{name} "
+            '--header "Authorization: Bearer cairn_sk_x"'
+        ) in text
+
+
+def test_the_context_bench_prints_one_table_row_per_url() -> None:
+    from shared.bench.context import table
+
+    row = {
+        "token": "printed",
+        "url": "/mcp",
+        "tools": 14,
+        "initialize_bytes": 1399,
+        "tools_list_bytes": 17838,
+        "total_bytes": 19237,
+        "estimated_tokens": 4809,
+    }
+
+    assert table([row]).splitlines()[-1] == (
+        "| printed | `/mcp` | 14 | 1,399 | 17,838 | 19,237 | 4,809 |"
+    )
