@@ -306,7 +306,7 @@ class McpGateway:
         secret = credential.strip() if scheme.lower() == "bearer" else None
         try:
             if self._oauth is not None and secret and looks_like_jwt(secret):
-                principal = self._oauth.verify(secret)
+                principal = self._oauth.verify(secret, toolset)
                 self._tokens.limit(principal.token_id, self._oauth.config.rate_limit_per_minute)
                 return principal
             return self._tokens.authenticate_and_limit(secret)
