@@ -86,3 +86,34 @@ def test_a_seed_endpoint_serves_its_seeds_tools_with_their_schemas(
     assert not recalled.is_error
     assert "memories" in recalled.structured_content
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_token_created_with_toolsets_gets_them_at_bare_mcp_and_the_rest_at_all(
+    server: LocalServer,
+) -> None:
+    secret = server.create_token("local", "admin", "narrow-view", "--toolsets", "handoffs")
+
+    async def listed(path: str) -> set[str]:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
+        async with http:
+            transport = streamable_http_client(server.url + path, http_client=http)
+            async with Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert anyio.run(listed, "") == _tools("handoffs")
+    assert len(anyio.run(listed, "/all")) == 96
+    refused = server.cli(
+        "tokens",
+        "create",
+        "--team",
+        "local",
+        "--name",
+        "x",
+        "--scopes",
+        "admin",
+        "--toolsets",
+        "memroy",
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "known: core, memory" in refused.stderr
