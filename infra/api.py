@@ -1,12 +1,12 @@
 """API: the public HTTPS front of the gateway's SnapStart alias: an HTTP API, the same behind
 CloudFront + WAF, CloudFront + WAF straight to the alias's function URL, or a REST API.
 
-Routes: `/mcp` (POST, and GET/DELETE so the app can answer 405 itself), the unauthenticated
-RFC 9728 protected-resource metadata, the web console under `/console`, and what other constructs
-add through `add_routes` (seed 003's capture routes). Authentication is the gateway's (team
-bearer tokens) so it can answer with MCP's error shapes. Access logs without the Authorization
-header, stage-wide throttling as a coarse guard, an optional custom domain, and an X-Ray sampling
-rule for the requests the API starts.
+Routes: `/mcp` and `/mcp/{toolset}` (POST, and GET/DELETE so the app can answer 405 itself), the
+unauthenticated RFC 9728 protected-resource metadata of each, the web console under `/console`, and
+what other constructs add through `add_routes` (seed 003's capture routes). Authentication is the
+gateway's (team bearer tokens) so it can answer with MCP's error shapes. Access logs without the
+Authorization header, stage-wide throttling as a coarse guard, an optional custom domain, and an
+X-Ray sampling rule for the requests the API starts.
 
 Which API (docs/infra/api-and-auth.md, "The API bill"): an HTTP API ($1.00 per million requests);
 with a WAF (`api=cloudfront`) the HTTP API behind a CloudFront distribution carrying a
@@ -74,8 +74,11 @@ WAF_RATE_LIMIT: Final = 3000
 # (method, path) of the gateway's own routes; other constructs add theirs with `add_routes`.
 ROUTES: Final = (
     *((method, "/mcp") for method in MCP_METHODS),
+    # A toolset per connection (docs/toolsets.md): `/mcp/memory+search`, `/mcp/all`, ...
+    *((method, "/mcp/{toolset}") for method in MCP_METHODS),
     ("GET", "/" + "/".join(METADATA_PATH)),
     ("GET", "/" + "/".join(METADATA_PATH) + "/mcp"),
+    ("GET", "/" + "/".join(METADATA_PATH) + "/mcp/{toolset}"),
     # The web console (shared/console): pages, static files and form posts.
     ("GET", "/console"),
     ("GET", "/console/{proxy+}"),

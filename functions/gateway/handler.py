@@ -15,6 +15,7 @@ from mangum import Mangum
 
 from shared import runtime
 from shared.app.gateway import build_console_oauth, build_gateway, create_app
+from shared.app.toolsets import TOOLSETS
 from shared.auth.origin import build_origin_guard
 from shared.auth.wiring import build_token_service
 from shared.coldstart import end_init
@@ -41,7 +42,8 @@ tokens = build_token_service(settings)
 # Into the SnapStart snapshot with the rest: no sampled request loads the X-Ray SDK.
 tracer.load()
 app = create_app(
-    build_gateway(settings, invoker, tokens), console_oauth=build_console_oauth(settings)
+    build_gateway(settings, invoker, tokens, toolsets=TOOLSETS),
+    console_oauth=build_console_oauth(settings),
 )
 
 

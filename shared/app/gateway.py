@@ -15,6 +15,7 @@ from shared.config.settings import Settings
 from shared.console.oauth import ConsoleOAuth
 from shared.protocol.app import Health, McpApp
 from shared.protocol.gateway import GatewayConfig, McpGateway
+from shared.protocol.toolsets import Toolsets
 from shared.tools.invoker import Invoker
 
 if TYPE_CHECKING:
@@ -22,9 +23,15 @@ if TYPE_CHECKING:
 
 
 def build_gateway(
-    settings: Settings, invoker: Invoker, tokens: TokenService, *, local: bool = False
+    settings: Settings,
+    invoker: Invoker,
+    tokens: TokenService,
+    *,
+    local: bool = False,
+    toolsets: Toolsets | None = None,
 ) -> McpGateway:
-    """The MCP gateway over every group's catalog; `local` admits localhost origins and hosts.
+    """The MCP gateway over every group's catalog; `local` admits localhost origins and hosts;
+    `toolsets` are what `/mcp/<toolset>` serves (the composition root's, `shared.app.toolsets`).
 
     Locally the catalog is built from the groups' models (already loaded: they run in this
     process); in Lambda it is the generated `catalog.json`, so the gateway imports no group."""
@@ -45,6 +52,7 @@ def build_gateway(
             loopback_hosts_only=local,
         ),
         oauth=build_oauth_verifier(settings),
+        toolsets=toolsets,
     )
 
 

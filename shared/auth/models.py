@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +34,9 @@ class TokenRecord(BaseModel):
     revoked_at: datetime | None = None
     # The token that minted this one (`agent.register`); revoking the issuer revokes this too.
     issued_by: str | None = None
+    # The toolsets `/mcp` serves this token (docs/toolsets.md); None: every tool it may call.
+    # A view only: `/mcp/<toolset>` and `/mcp/all` still serve what its scopes allow.
+    toolsets: tuple[str, ...] | None = None
 
     def is_active(self, now: datetime) -> bool:
         if self.revoked_at is not None:
@@ -55,6 +59,19 @@ class TokenRequest(BaseModel):
     agent_id: str | None = Field(default=None, min_length=1, max_length=128)
     expires_days: int | None = Field(default=None, ge=1, le=3650)
     rate_limit_per_minute: int = Field(default=DEFAULT_RATE_LIMIT_PER_MINUTE, ge=1, le=100_000)
+    toolsets: tuple[str, ...] | None = None
+
+    @field_validator("toolsets")
+    @classmethod
+    def _toolset_names(cls, toolsets: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if toolsets is None:
+            return None
+        bad = [name for name in toolsets if not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", name)]
+        if bad or not toolsets:
+            raise ValueError(
+                f"toolset names are lower-case words (got {', '.join(map(repr, bad)) or 'none'})"
+            )
+        return tuple(dict.fromkeys(toolsets))
 
     @field_validator("scopes")
     @classmethod

@@ -127,7 +127,12 @@ class OAuthVerifier:
         self.config = config
         self._keys = _KeySet(config.jwks, fetch)
 
-    def verify(self, token: str) -> Principal:
+    def verify(self, token: str, toolset: str | None = None) -> Principal:
+        """The principal of `token`; at `/mcp/<toolset>` its audience may also be that URL
+        (RFC 8707: a client binds its token to the MCP URL it connects to)."""
+        audiences = [self.config.audience]
+        if toolset:
+            audiences.append(f"{self.config.audience.rstrip('/')}/{toolset}")
         # PyJWT and cryptography load on the first JWT, not with the gateway: a stack without
         # an authorization server never pays for them at cold start.
         import jwt
@@ -147,7 +152,7 @@ class OAuthVerifier:
                 self._keys.key(kid),
                 algorithms=list(ALGORITHMS),
                 issuer=self.config.issuer,
-                audience=self.config.audience,
+                audience=audiences,
                 leeway=LEEWAY_SECONDS,
                 options={"require": ["exp", "iss", "sub", "aud"]},
             )

@@ -81,6 +81,8 @@ class Principal(BaseModel):
     # How the caller proved who it is: a team token, or an OAuth access token (whose client can
     # ask its authorization server for a missing scope: the gateway answers it with a step-up).
     auth_method: Literal["token", "oauth"] = "token"
+    # The token's default toolsets: what `/mcp` serves it (None: all it may call).
+    toolsets: tuple[str, ...] | None = None
 
     @property
     def effective_scopes(self) -> frozenset[str]:

@@ -109,6 +109,7 @@ class TokenService:
             expires_at=expires_at,
             rate_limit_per_minute=rate_limit,
             issued_by=issued_by,
+            toolsets=request.toolsets,
         )
         self._store.put(hash_secret(self._pepper, secret), record)
         return IssuedToken(secret=secret, record=record)
@@ -151,6 +152,7 @@ class TokenService:
             agent_id=record.agent_id,
             token_expires_at=record.expires_at,
             rate_limit_per_minute=record.rate_limit_per_minute,
+            toolsets=record.toolsets,
         )
         self._verified.put(secret_hash, Verified(record, principal, now))
         return principal, record

@@ -45,7 +45,23 @@ def _token_request_body(args: argparse.Namespace) -> dict[str, Any]:
         body["context"] = args.context
     if args.rate_limit is not None:
         body["rate_limit_per_minute"] = args.rate_limit
+    if args.toolsets:
+        body["toolsets"] = _toolsets(args.toolsets)
     return body
+
+
+def _toolsets(value: str) -> list[str]:
+    """`--toolsets a,b`: names the server knows (docs/toolsets.md), else exit naming them."""
+    from shared.app.toolsets import TOOLSETS
+
+    chosen = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in TOOLSETS.names()]
+    if unknown:
+        raise SystemExit(
+            f"cairn: --toolsets: no toolset {', '.join(unknown)}; "
+            f"known: {', '.join(TOOLSETS.names())}"
+        )
+    return chosen
 
 
 def _tokens(args: argparse.Namespace) -> int:
@@ -125,6 +141,7 @@ BENCHMARKS: dict[str, str] = {
     "workflows": "per-step overhead of a 20-step workflow through a local server (p50/p99)",
     "cost": "AWS cost per 1M typical tool calls and idle per month, dev and prod (prices.json)",
     "cold": "each Lambda function's import time as a ratio to import boto3, and its bundle size",
+    "context": "bytes and ~tokens of initialize + tools/list per toolset URL (docs/toolsets.md)",
 }
 
 
@@ -178,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
         "until the team adds some, internal = all; the team's own version applies",
     )
     create.add_argument("--rate-limit", type=int, dest="rate_limit", help="requests per minute")
+    create.add_argument(
+        "--toolsets",
+        help="comma-separated toolsets `/mcp` serves this token, e.g. core or memory,search "
+        "(default: every tool it may call); /mcp/<toolset> and /mcp/all still work",
+    )
     listing = token_commands.add_parser("list", help="list a team's tokens (never the secrets)")
     listing.add_argument("--team", required=True)
     revoke = token_commands.add_parser("revoke", help="revoke a token by id")

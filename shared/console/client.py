@@ -60,7 +60,9 @@ class ToolClient:
             # The browser's Host: local mode answers loopback hosts only, here as over MCP.
             "host": self.host,
         }
-        reply = self.gateway.handle_post(body, headers, self.base_url)
+        # As `/mcp/all`: the console's pages call what the token may call, whatever toolsets
+        # `/mcp` serves it by default (a toolset is an agent's view, not a permission).
+        reply = self.gateway.handle_post(body, headers, self.base_url, toolset="all")
         payload = reply.body or {}
         if "error" in payload:
             error = payload["error"]

@@ -24,6 +24,7 @@ from shared import runtime
 from shared.app.gateway import build_gateway, create_app
 from shared.app.groups import load_groups
 from shared.app.wiring import build_sync_service, build_workflow_service
+from shared.app.toolsets import CORE, TOOLSETS
 from shared.auth.contexts import ContextName, ContextRequest, ContextView, unknown_tools
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest
@@ -134,7 +135,7 @@ class LocalRuntime:
         # No process-wide lock: every store's writes are transactions of their own.
         invoker = InProcessInvoker(load_groups())
         self.tokens = build_token_service(settings)
-        gateway = build_gateway(settings, invoker, self.tokens, local=True)
+        gateway = build_gateway(settings, invoker, self.tokens, local=True, toolsets=TOOLSETS)
         self.admin_key = _secret_file(self.data_dir / ADMIN_KEY_FILE, secrets.token_urlsafe(32))
         self.app = create_app(gateway, health=self.health)
         # Seed 003's capture routes (hooks' batch ingest, GitHub webhooks), in-process here, and
@@ -208,7 +209,14 @@ class LocalRuntime:
                     f"({existing.token_id}); set it to a new value or unset it"
                 )
             secret = None  # the kept token was revoked or expired: mint a fresh one
-        request = TokenRequest(team=names.LOCAL_TEAM, name="dev", scopes=("admin",))
+        # The token people paste into a client gets the core toolsets at `/mcp` (the rest at
+        # `/mcp/<toolset>` and `/mcp/all`); one named by CAIRN_DEV_TOKEN (scripts, tests) none.
+        request = TokenRequest(
+            team=names.LOCAL_TEAM,
+            name="dev",
+            scopes=("admin",),
+            toolsets=None if env_secret else (CORE,),
+        )
         secret, record = self.issue(request, secret=secret)
         if not env_secret:
             path.touch(mode=0o600)

@@ -14,6 +14,7 @@ from types import FrameType
 
 import uvicorn
 
+from shared.app.toolsets import ENDPOINTS_SHOWN
 from shared.config import names
 from shared.local.discovery import forget_server, record_server
 from shared.local.runtime import DevTokenUnusable, LocalRuntime, default_data_dir
@@ -27,6 +28,22 @@ def client_config(url: str, secret: str) -> dict[str, object]:
             "cairn": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {secret}"}}
         }
     }
+
+
+def _serves(toolsets: tuple[str, ...] | None) -> str:
+    return f", /mcp serves this token {'+'.join(toolsets)}" if toolsets else ""
+
+
+def other_endpoints(url: str, secret: str) -> str:
+    """Ready `claude mcp add` lines for `/mcp/all` and each seed-shaped endpoint (one per
+    client: each lists its own tools; docs/toolsets.md has every toolset)."""
+    lines = ["Other endpoints, same token (add one per client; docs/toolsets.md lists all):"]
+    for name, what in ENDPOINTS_SHOWN:
+        lines.append(
+            f"  # {what}\n  claude mcp add --transport http cairn-{name} {url}/{name} "
+            f'--header "Authorization: Bearer {secret}"'
+        )
+    return "\n".join(lines)
 
 
 def loopback_listener(port: int) -> socket.socket:
@@ -91,8 +108,9 @@ def serve(threads: int | None = None) -> int:
             f"console: {url.removesuffix('/mcp')}/console/ (sign in with the token below)\n"
             f"data folder: {data_dir}\n"
             f"token (team {dev.record.team}, all scopes, from {source}):\n  {dev.secret}\n\n"
-            "Claude Code (.mcp.json or ~/.claude.json):\n"
+            f"Claude Code (.mcp.json or ~/.claude.json){_serves(dev.record.toolsets)}:\n"
             f"{json.dumps(client_config(url, dev.secret), indent=2)}\n\n"
+            f"{other_endpoints(url, dev.secret)}\n\n"
             "Press Ctrl-C to stop.",
             flush=True,
         )

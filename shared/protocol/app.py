@@ -42,6 +42,19 @@ METADATA_PATHS = (
     "/.well-known/oauth-protected-resource",
     "/.well-known/oauth-protected-resource/mcp",
 )
+# `/mcp/<toolset>` (shared.protocol.toolsets) and its RFC 9728 metadata.
+_TOOLSET_PREFIX = MCP_PATH + "/"
+_TOOLSET_METADATA_PREFIX = METADATA_PATHS[1] + "/"
+
+
+def _segment(path: str, prefix: str) -> str | None:
+    """`memory+search` of `/mcp/memory+search` (prefix `/mcp/`); None for other paths."""
+    if not path.startswith(prefix):
+        return None
+    segment = path[len(prefix) :]
+    return segment if segment and "/" not in segment else None
+
+
 HEALTH_PATH = "/healthz"
 # The methods the FastAPI app gave a bare 405 on /mcp (HEAD comes with GET); any other
 # method got FastAPI's JSON 405 from the POST route, and still does (through the fallback).
@@ -117,23 +130,40 @@ class McpApp:
         # as it always was: FastAPI's JSON 405 or its redirect.
         async def mcp_post(request: Request) -> Response:
             status, headers, body, content_type = await _answer_post(
-                gateway, await request.body(), _header_dict(request.scope), _base_url(request.scope)
+                gateway,
+                await request.body(),
+                _header_dict(request.scope),
+                _base_url(request.scope),
+                request.path_params.get("toolset"),
             )
             response = Response(body, status)
             response.raw_headers = _headers(headers, body, content_type)
             return response
 
+        def unknown(request: Request) -> Response | None:
+            toolset = request.path_params.get("toolset")
+            if toolset is None or gateway.knows_toolset(toolset):
+                return None
+            return Response(_dumps({"detail": "Not Found"}), 404, media_type="application/json")
+
         async def mcp_other(request: Request) -> Response:
             # Stateless server: no server-to-client stream (GET) and no session to end (DELETE).
-            return Response(status_code=405, headers={"Allow": "POST"})
+            return unknown(request) or Response(status_code=405, headers={"Allow": "POST"})
 
         async def metadata(request: Request) -> Response:
-            body = _dumps(gateway.protected_resource_metadata(_base_url(request.scope)))
+            if refused := unknown(request):
+                return refused
+            body = _dumps(
+                gateway.protected_resource_metadata(
+                    _base_url(request.scope), request.path_params.get("toolset")
+                )
+            )
             return Response(body, media_type="application/json")
 
-        app.add_route(MCP_PATH, mcp_post, methods=["POST"])
-        app.add_route(MCP_PATH, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
-        for path in METADATA_PATHS:
+        for path in (MCP_PATH, _TOOLSET_PREFIX + "{toolset}"):
+            app.add_route(path, mcp_post, methods=["POST"])
+            app.add_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
+        for path in (*METADATA_PATHS, _TOOLSET_METADATA_PREFIX + "{toolset}"):
             app.add_route(path, metadata, methods=["GET"])
 
         for install in self._routes:
@@ -144,17 +174,23 @@ class McpApp:
         if scope["type"] == "http":
             path = _route_path(scope)
             method = scope["method"]
-            if path == MCP_PATH:
+            toolset = _segment(path, _TOOLSET_PREFIX)
+            if path == MCP_PATH or toolset is not None:
                 if method == "POST":
-                    await self._mcp_post(scope, receive, send)
+                    await self._mcp_post(scope, receive, send, toolset)
                     return
-                if method in _MCP_OTHER_METHODS:
+                if method in _MCP_OTHER_METHODS and (
+                    toolset is None or self.gateway.knows_toolset(toolset)
+                ):
                     await _send(send, 405, [(b"allow", b"POST")], b"")
                     return
             elif method in _READ_METHODS:
-                if path in METADATA_PATHS:
-                    body = _dumps(self.gateway.protected_resource_metadata(_base_url(scope)))
-                    await _send(send, 200, [], body, _JSON)
+                toolset = _segment(path, _TOOLSET_METADATA_PREFIX)
+                if path in METADATA_PATHS or (
+                    toolset is not None and self.gateway.knows_toolset(toolset)
+                ):
+                    metadata = self.gateway.protected_resource_metadata(_base_url(scope), toolset)
+                    await _send(send, 200, [], _dumps(metadata), _JSON)
                     return
                 if path == HEALTH_PATH and self._health is not None:
                     status, report = await run_blocking(self._health)
@@ -165,7 +201,9 @@ class McpApp:
             return
         await self.fallback(scope, receive, send)
 
-    async def _mcp_post(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _mcp_post(
+        self, scope: Scope, receive: Receive, send: Send, toolset: str | None = None
+    ) -> None:
         chunks = []
         while True:
             message = await receive()
@@ -176,25 +214,36 @@ class McpApp:
                 break
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         await _send(
-            send, *await _answer_post(self.gateway, body, _header_dict(scope), _base_url(scope))
+            send,
+            *await _answer_post(self.gateway, body, _header_dict(scope), _base_url(scope), toolset),
         )
 
 
 async def _answer_post(
-    gateway: McpGateway, body: bytes, headers: dict[str, str], base_url: str
+    gateway: McpGateway,
+    body: bytes,
+    headers: dict[str, str],
+    base_url: str,
+    toolset: str | None = None,
 ) -> Answer:
-    """Status, headers, body and content type answering one POST /mcp.
+    """Status, headers, body and content type answering one POST /mcp (or /mcp/<toolset>).
 
     The reply is encoded in the worker thread too: the event loop only moves bytes."""
     try:
-        return await run_blocking(_handled, gateway, body, headers, base_url)
+        return await run_blocking(_handled, gateway, body, headers, base_url, toolset)
     except Exception:
         logger.exception("request failed outside the gateway's error model")
         return _internal_error(None)
 
 
-def _handled(gateway: McpGateway, body: bytes, headers: dict[str, str], base_url: str) -> Answer:
-    return _encoded(gateway.handle_post(body, headers, base_url))
+def _handled(
+    gateway: McpGateway,
+    body: bytes,
+    headers: dict[str, str],
+    base_url: str,
+    toolset: str | None = None,
+) -> Answer:
+    return _encoded(gateway.handle_post(body, headers, base_url, toolset))
 
 
 def _encoded(reply: HttpReply) -> Answer:

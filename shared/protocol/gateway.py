@@ -23,6 +23,7 @@ from shared.observability import logger, metrics
 from shared.protocol import jsonrpc, versions
 from shared.protocol.jsonrpc import RpcError
 from shared.protocol.tooling import decode_cursor, encode_cursor, error_result, success_result
+from shared.protocol.toolsets import ALL, SEPARATOR, Toolsets, UnknownToolset
 from shared.protocol.versions import (
     CLIENT_CAPABILITIES_META_KEY,
     PROTOCOL_VERSION_META_KEY,
@@ -77,6 +78,32 @@ def instructions_for(callable_tools: Collection[str]) -> str:
             sentences.append(template.format(_joined(named, conjunction)))
     sentences.append("You only see the tools your token allows.")
     return " ".join(sentences)
+
+
+def elsewhere_for(
+    toolsets: Toolsets, hidden: Collection[str], callable_count: int, prefix: str = "/mcp"
+) -> str:
+    """Where a token finds the tools it may call that this connection does not serve.
+
+    >>> from shared.protocol.toolsets import Toolset
+    >>> elsewhere_for(Toolsets([Toolset("handoffs", "hand work off", ("store_handoff",))]),
+    ...     {"store_handoff"}, 3)  # doctest: +NORMALIZE_WHITESPACE
+    'More tools your token may call are on other URLs of this server: /mcp/handoffs (hand work
+    off); /mcp/all (all 3). Join toolsets with +, as /mcp/a+b.'
+    """
+    if not hidden:
+        return ""
+    places = [
+        f"{prefix}/{toolset.name} ({toolset.summary})"
+        for toolset in toolsets
+        if toolset.listed and set(toolset.tools) & set(hidden)
+    ]
+    places.append(f"{prefix}/{ALL} (all {callable_count})")
+    return (
+        "More tools your token may call are on other URLs of this server: "
+        + "; ".join(places)
+        + f". Join toolsets with {SEPARATOR}, as {prefix}/a{SEPARATOR}b."
+    )
 
 
 def _joined(names: list[str], conjunction: str) -> str:
@@ -137,6 +164,7 @@ class McpGateway:
         tokens: TokenService,
         config: GatewayConfig | None = None,
         oauth: OAuthVerifier | None = None,
+        toolsets: Toolsets | None = None,
     ) -> None:
         # A catalog of the groups' specs (local mode, tests) is described once, here.
         self._catalog = catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(catalog)
@@ -146,21 +174,41 @@ class McpGateway:
         # The optional authorization server: its JWT access tokens are accepted beside team
         # tokens (shared.auth.oauth).
         self._oauth = oauth
+        # What `/mcp/<toolset>` selects (shared.protocol.toolsets); none: only `all`.
+        self._toolsets = toolsets or Toolsets()
 
     # -- HTTP ------------------------------------------------------------------------------
 
-    def resource_url(self, base_url: str) -> str:
-        return (self._config.public_url or base_url).rstrip("/") + "/mcp"
+    @property
+    def toolsets(self) -> Toolsets:
+        return self._toolsets
 
-    def metadata_url(self, base_url: str) -> str:
+    def resource_url(self, base_url: str, toolset: str | None = None) -> str:
+        """The MCP URL: `<base>/mcp`, or `<base>/mcp/<toolset>`."""
+        suffix = f"/{toolset}" if toolset else ""
+        return (self._config.public_url or base_url).rstrip("/") + "/mcp" + suffix
+
+    def metadata_url(self, base_url: str, toolset: str | None = None) -> str:
         base = (self._config.public_url or base_url).rstrip("/")
-        return f"{base}/.well-known/oauth-protected-resource/mcp"
+        suffix = f"/{toolset}" if toolset else ""
+        return f"{base}/.well-known/oauth-protected-resource/mcp{suffix}"
 
-    def protected_resource_metadata(self, base_url: str) -> dict[str, Any]:
-        """RFC 9728 metadata: what this resource is and how to present a token to it."""
+    def knows_toolset(self, segment: str) -> bool:
+        """Does `segment` (`name`, `a+b`, `all`) name toolsets this gateway serves?"""
+        try:
+            self._toolsets.select(segment)
+        except UnknownToolset:
+            return False
+        return True
+
+    def protected_resource_metadata(
+        self, base_url: str, toolset: str | None = None
+    ) -> dict[str, Any]:
+        """RFC 9728 metadata: what this resource is and how to present a token to it (per
+        MCP URL: `/.well-known/oauth-protected-resource/mcp/<toolset>` names `/mcp/<toolset>`)."""
         scopes = sorted({s for spec in self._catalog for s in spec.scopes})
         metadata: dict[str, Any] = {
-            "resource": self.resource_url(base_url),
+            "resource": self.resource_url(base_url, toolset),
             "resource_name": "cairn MCP server",
             "bearer_methods_supported": ["header"],
             "scopes_supported": scopes,
@@ -185,16 +233,25 @@ class McpGateway:
             return True
         return self._config.allow_localhost_origins and _is_local_origin(origin)
 
-    def handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
-        """Answer one POST /mcp. `headers` must have lower-case names."""
+    def handle_post(
+        self,
+        body: bytes,
+        headers: Mapping[str, str],
+        base_url: str,
+        toolset: str | None = None,
+    ) -> HttpReply:
+        """Answer one POST /mcp, or /mcp/<toolset> with `toolset` (`name`, `a+b`, `all`).
+        `headers` must have lower-case names."""
         try:
-            return self._handle_post(body, headers, base_url)
+            return self._handle_post(body, headers, base_url, toolset)
         except RpcError as exc:
             return HttpReply(
                 exc.http_status, jsonrpc.error_response(exc.request_id, exc), exc.headers
             )
 
-    def _handle_post(self, body: bytes, headers: Mapping[str, str], base_url: str) -> HttpReply:
+    def _handle_post(
+        self, body: bytes, headers: Mapping[str, str], base_url: str, toolset: str | None
+    ) -> HttpReply:
         if self._config.loopback_hosts_only and not _is_local_origin(headers.get("host", "")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Host not allowed", http_status=403)
         if not self.origin_allowed(headers.get("origin")):
@@ -224,28 +281,38 @@ class McpGateway:
         message = _parse(body)
         request_id = message.get("id")
         try:
-            principal = self._authenticate(headers, base_url)
+            view = self._toolsets.select(toolset) if toolset is not None else None
+        except UnknownToolset as exc:
+            raise RpcError(
+                jsonrpc.INVALID_REQUEST, str(exc), http_status=404, request_id=request_id
+            ) from exc
+        try:
+            principal = self._authenticate(headers, base_url, toolset)
             if "method" not in message:
                 return HttpReply(202)  # a JSON-RPC response from the client: accepted, no body
             if "id" not in message:
                 return HttpReply(202)  # a notification
-            result = self._dispatch(message, headers, principal)
+            if toolset is None:
+                view = self._toolsets.select_default(principal.toolsets)
+            result = self._dispatch(message, headers, principal, view)
         except RpcError as exc:
             return HttpReply(exc.http_status, jsonrpc.error_response(request_id, exc), exc.headers)
         return HttpReply(200, jsonrpc.success_response(request_id, result))
 
-    def _authenticate(self, headers: Mapping[str, str], base_url: str) -> Principal:
+    def _authenticate(
+        self, headers: Mapping[str, str], base_url: str, toolset: str | None = None
+    ) -> Principal:
         authorization = headers.get("authorization", "")
         scheme, _, credential = authorization.partition(" ")
         secret = credential.strip() if scheme.lower() == "bearer" else None
         try:
             if self._oauth is not None and secret and looks_like_jwt(secret):
-                principal = self._oauth.verify(secret)
+                principal = self._oauth.verify(secret, toolset)
                 self._tokens.limit(principal.token_id, self._oauth.config.rate_limit_per_minute)
                 return principal
             return self._tokens.authenticate_and_limit(secret)
         except InvalidToken as exc:
-            challenge = f'Bearer resource_metadata="{self.metadata_url(base_url)}"'
+            challenge = f'Bearer resource_metadata="{self.metadata_url(base_url, toolset)}"'
             if secret:  # RFC 6750 §3.1: a token was sent, and it is not accepted
                 challenge += ', error="invalid_token"'
             raise RpcError(
@@ -264,7 +331,11 @@ class McpGateway:
     # -- JSON-RPC --------------------------------------------------------------------------
 
     def _dispatch(
-        self, message: dict[str, Any], headers: Mapping[str, str], principal: Principal
+        self,
+        message: dict[str, Any],
+        headers: Mapping[str, str],
+        principal: Principal,
+        view: frozenset[str] | None = None,
     ) -> dict[str, Any]:
         method = message["method"]
         params = message.get("params")
@@ -273,13 +344,13 @@ class McpGateway:
         params = params or {}
         header_version = headers.get("mcp-protocol-version")
         if method == "initialize":
-            return self._initialize(params, principal)
+            return self._initialize(params, principal, view)
         modern = method == "server/discover" or (
             header_version is not None and versions.is_modern(header_version)
         )
         if modern:
             version = _check_modern_envelope(method, params, headers)
-            result = self._method(method, params, principal, modern=True)
+            result = self._method(method, params, principal, view, modern=True)
             result["resultType"] = "complete"
             if method in CACHEABLE_METHODS:
                 # The tool list depends on the token (scopes, allow-list): cache per client only.
@@ -288,42 +359,60 @@ class McpGateway:
             result["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: _server_info()}
             logger.debug("modern request", extra={"method": method, "version": version})
             return result
-        return self._method(method, params, principal, modern=False)
+        return self._method(method, params, principal, view, modern=False)
 
     def _method(
-        self, method: str, params: dict[str, Any], principal: Principal, *, modern: bool
+        self,
+        method: str,
+        params: dict[str, Any],
+        principal: Principal,
+        view: frozenset[str] | None,
+        *,
+        modern: bool,
     ) -> dict[str, Any]:
         if method == "server/discover":
             return {
                 "supportedVersions": list(versions.SUPPORTED_VERSIONS),
                 "capabilities": _capabilities(),
-                "instructions": self._instructions(principal),
+                "instructions": self._instructions(principal, view),
             }
         if method == "ping":
             return {}
         if method == "tools/list":
-            return self._tools_list(params, principal)
+            return self._tools_list(params, principal, view)
         if method == "tools/call":
-            return self._tools_call(params, principal)
+            return self._tools_call(params, principal, view)
         raise RpcError(
             jsonrpc.METHOD_NOT_FOUND,
             f"Method not found: {method}",
             http_status=404 if modern else 200,
         )
 
-    def _initialize(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
+    def _initialize(
+        self, params: dict[str, Any], principal: Principal, view: frozenset[str] | None
+    ) -> dict[str, Any]:
         return {
             "protocolVersion": versions.negotiate_handshake(params.get("protocolVersion")),
             "capabilities": _capabilities(),
             "serverInfo": _server_info(),
-            "instructions": self._instructions(principal),
+            "instructions": self._instructions(principal, view),
         }
 
-    def _instructions(self, principal: Principal) -> str:
-        return instructions_for({spec.name for spec in self._catalog.visible_to(principal)})
+    def _instructions(self, principal: Principal, view: frozenset[str] | None) -> str:
+        callable_tools = [entry.name for entry in self._catalog.visible_to(principal)]
+        here = [name for name in callable_tools if view is None or name in view]
+        hidden = set(callable_tools) - set(here)
+        elsewhere = elsewhere_for(self._toolsets, hidden, len(callable_tools))
+        return instructions_for(set(here)) + (f"\n{elsewhere}" if elsewhere else "")
 
-    def _tools_list(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
-        visible = self._catalog.visible_to(principal)
+    def _tools_list(
+        self, params: dict[str, Any], principal: Principal, view: frozenset[str] | None
+    ) -> dict[str, Any]:
+        visible = [
+            entry
+            for entry in self._catalog.visible_to(principal)
+            if view is None or entry.name in view
+        ]
         offset = decode_cursor(params["cursor"]) if params.get("cursor") is not None else 0
         if offset > len(visible):
             raise RpcError(jsonrpc.INVALID_PARAMS, "`cursor` is past the end of the tool list")
@@ -333,7 +422,9 @@ class McpGateway:
             result["nextCursor"] = encode_cursor(offset + len(page))
         return result
 
-    def _tools_call(self, params: dict[str, Any], principal: Principal) -> dict[str, Any]:
+    def _tools_call(
+        self, params: dict[str, Any], principal: Principal, view: frozenset[str] | None
+    ) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str) or not name:
             raise RpcError(jsonrpc.INVALID_PARAMS, "`name` must be a non-empty string")
@@ -346,6 +437,19 @@ class McpGateway:
             where = f"its {principal.context!r} context" if principal.context else "its allow-list"
             raise RpcError(
                 jsonrpc.MISSING_SCOPE, f"Token not allowed to call {name}: not in {where}"
+            )
+        if view is not None and name not in view:
+            # Not listed on this URL: refused like a tool outside the allow-list, naming where
+            # it is served (a toolset narrows what a connection may call, never widens it).
+            places = [
+                f"/mcp/{toolset.name}"
+                for toolset in self._toolsets
+                if toolset.listed and name in toolset.tools
+            ]
+            raise RpcError(
+                jsonrpc.MISSING_SCOPE,
+                f"{name} is not served on this URL's toolsets; connect to "
+                f"{' or '.join([*places, f'/mcp/{ALL}'])}",
             )
         if not principal.has_any_scope(spec.scopes):
             headers = {}

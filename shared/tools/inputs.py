@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 
 class SeedToolInput(BaseModel):
@@ -16,9 +16,10 @@ class SeedToolInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    token: str | None = Field(
-        default=None, description="Ignored: cairn authenticates by the Authorization header."
-    )
+    # No description: it was the same sentence in 47 listed tools (3.6 KB of every `tools/list`
+    # at /mcp/all); seed 000 itself lists `token` bare on some tools, and docs/protocol.md says
+    # it is ignored.
+    token: str | None = None
 
 
 def is_none(value: object) -> bool:

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from shared.auth.principal import Principal
 from shared.tools.catalog import ToolEntry
+from shared.tools.schemas import input_schema, output_schema
 
 ServiceT = TypeVar("ServiceT")
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -137,9 +138,13 @@ def _entry(spec: ToolSpec) -> ToolEntry:
             "name": spec.name,
             "title": spec.title,
             "description": spec.description,
-            "inputSchema": spec.input_model.model_json_schema(mode="validation"),
-            "outputSchema": spec.output_model.model_json_schema(mode="serialization"),
-            "annotations": {"title": spec.title, **spec.annotations.to_wire()},
+            "inputSchema": input_schema(spec.input_model.model_json_schema(mode="validation")),
+            "outputSchema": output_schema(
+                spec.output_model.model_json_schema(mode="serialization")
+            ),
+            # The tool's `title` above is its display name; the annotation's copy was a
+            # duplicate (MCP: `title` wins over `annotations.title`).
+            "annotations": spec.annotations.to_wire(),
         },
     )
 

@@ -163,3 +163,24 @@ def test_the_public_url_without_cloudfronts_header_is_refused(
         )
         assert refused["statusCode"] == 403
     assert invoked == []
+
+
+def test_a_toolset_url_behind_the_function_url_narrows_the_tools(
+    entry: ModuleType, aws: Settings, invoked: list[str]
+) -> None:
+    token = (
+        build_token_service(aws)
+        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
+        .secret
+    )
+    listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+    listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), _Context())
+    refused = entry.handler(
+        _url_event("POST", "/mcp/hippo", _tool_call("memory_get", {"key": "k"}), token),
+        _Context(),
+    )
+
+    assert len(json.loads(listed["body"])["result"]["tools"]) == 9
+    assert json.loads(refused["body"])["error"]["code"] == -32002
+    assert invoked == []

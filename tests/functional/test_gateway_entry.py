@@ -176,3 +176,27 @@ def test_the_gateway_waits_for_a_group_within_its_budget_and_never_retries(
     # API Gateway (29 s) > gateway > invoke read timeout > group: each answers inside the next.
     assert 29 > gateway_seconds > config.read_timeout > group_seconds
     assert config.retries["total_max_attempts"] == 1  # a retried call could write twice
+
+
+def test_a_toolset_url_behind_api_gateway_lists_its_seeds_tools(
+    entry: ModuleType, aws: Settings
+) -> None:
+    from shared.auth.models import TokenRequest
+
+    token = (
+        build_token_service(aws)
+        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
+        .secret
+    )
+    event = _event("POST", "/mcp/verbs", _rpc("tools/list"), _mcp_headers(token))
+    event["resource"] = event["requestContext"]["resourcePath"] = "/mcp/{toolset}"
+    event["pathParameters"] = {"toolset": "verbs"}
+
+    response = entry.handler(event, _Context())
+
+    assert response["statusCode"] == 200
+    assert len(_body(response)["result"]["tools"]) == 7
+    metadata = entry.handler(
+        _event("GET", "/.well-known/oauth-protected-resource/mcp/verbs", None, {}), _Context()
+    )
+    assert _body(metadata)["resource"] == f"{PUBLIC_URL}/mcp/verbs"

@@ -11,6 +11,7 @@ import pytest
 
 from shared.app.gateway import build_oauth_verifier
 from shared.app.groups import load_catalog, load_groups
+from shared.app.toolsets import TOOLSETS
 from shared.auth.adapters.dynamodb import DynamoTokenStore
 from shared.auth.models import TokenRequest
 from shared.auth.oauth import OAuthConfig, OAuthVerifier
@@ -18,6 +19,7 @@ from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.protocol.gateway import McpGateway
+from shared.protocol.toolsets import Toolsets
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 from tests.unit.auth.test_oauth import ISSUER, RESOURCE, Issuer
@@ -28,7 +30,9 @@ def issuer() -> Issuer:
     return Issuer()
 
 
-def _gateway(settings: Settings, issuer: Issuer, rate_limit: int = 600) -> Harness:
+def _gateway(
+    settings: Settings, issuer: Issuer, rate_limit: int = 600, toolsets: Toolsets | None = None
+) -> Harness:
     table = boto3.resource("dynamodb").Table(settings.table(names.TABLE_TOKENS))
     tokens = TokenService(DynamoTokenStore(table), b"pepper")
     verifier = OAuthVerifier(
@@ -36,7 +40,11 @@ def _gateway(settings: Settings, issuer: Issuer, rate_limit: int = 600) -> Harne
         fetch=issuer.jwks,
     )
     gateway = McpGateway(
-        load_catalog(), InProcessInvoker(load_groups(), threading.RLock()), tokens, oauth=verifier
+        load_catalog(),
+        InProcessInvoker(load_groups(), threading.RLock()),
+        tokens,
+        oauth=verifier,
+        toolsets=toolsets,
     )
     return Harness(gateway, tokens)
 
@@ -160,3 +168,32 @@ def test_settings_give_the_console_its_oauth_sign_in_only_when_complete() -> Non
     assert "admin" not in console.scopes
     without_client = {k: v for k, v in env.items() if k != "CAIRN_OAUTH_CLIENT_ID"}
     assert build_console_oauth(Settings.from_env(without_client)) is None
+
+
+def test_an_oauth_token_bound_to_a_toolset_url_works_there_and_only_there(
+    aws: Settings, issuer: Issuer
+) -> None:
+    harness = _gateway(aws, issuer, toolsets=TOOLSETS)
+    bound = issuer.token(scope=_scopes("memory"), aud=f"{RESOURCE}/memory")
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    headers = {
+        "content-type": "application/json",
+        "authorization": f"Bearer {bound}",
+    }
+
+    there = harness.gateway.handle_post(body, headers, "http://testserver", "memory")
+    elsewhere = harness.gateway.handle_post(body, headers, "http://testserver", "search")
+    bare = harness.gateway.handle_post(body, headers, "http://testserver")
+
+    assert there.status == 200
+    assert there.body is not None
+    assert {tool["name"] for tool in there.body["result"]["tools"]} == {
+        "recall",
+        "remember",
+        "flag_memory",
+        "memory_put",
+        "memory_get",
+        "memory_search",
+    }
+    assert elsewhere.status == 401
+    assert bare.status == 401

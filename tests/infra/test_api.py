@@ -53,6 +53,11 @@ EXPECTED_ROUTES = {
     ("DELETE", "/mcp"),
     ("GET", "/.well-known/oauth-protected-resource"),
     ("GET", "/.well-known/oauth-protected-resource/mcp"),
+    # A toolset per connection (docs/toolsets.md) and its RFC 9728 metadata.
+    ("POST", "/mcp/{toolset}"),
+    ("GET", "/mcp/{toolset}"),
+    ("DELETE", "/mcp/{toolset}"),
+    ("GET", "/.well-known/oauth-protected-resource/mcp/{toolset}"),
     # Seed 003's capture routes (infra/knowledge.py), to the gateway as well.
     ("POST", "/ingest/events"),
     ("POST", "/hooks/github/{team}"),

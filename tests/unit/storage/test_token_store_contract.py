@@ -46,6 +46,7 @@ def test_a_stored_token_reads_back_whole(store: TokenStore) -> None:
         expires_at=T0 + timedelta(days=30),
         rate_limit_per_minute=600,
         issued_by="tok_0000",
+        toolsets=("memory", "search"),
     )
     store.put(secret_hash(1), stored)
     assert store.get_by_hash(secret_hash(1)) == stored
