@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
+from shared.app.gateway import create_app
+from shared.app.groups import load_catalog, load_groups
 from shared.app.toolsets import TOOLSETS
 from shared.auth.models import TokenRequest
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol import jsonrpc
-from shared.protocol.app import create_app
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
-from shared.tools.groups import load_catalog, load_groups
 from shared.tools.invoker import InProcessInvoker
 
 BASE = "http://testserver"

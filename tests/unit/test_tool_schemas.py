@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from shared.app.groups import load_catalog
 from shared.tools.catalog import ToolCatalog, generated_catalog, render
-from shared.tools.groups import load_catalog
 from shared.tools.schemas import input_schema, output_schema
 
 # docs/toolsets.md: every tool at /mcp/all in at most 100 KiB.
@@ -21,7 +21,7 @@ ALL_TOOLS_BUDGET = 102_400
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> ToolCatalog:
     # The file the Lambda gateway serves, read back: what either path lists.
     path = tmp_path_factory.mktemp("catalog") / "catalog.json"
-    path.write_text(render(ToolCatalog(load_catalog())))
+    path.write_text(render(load_catalog()))
     return generated_catalog(path)
 
 

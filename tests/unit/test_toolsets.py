@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from shared.app.groups import load_catalog
 from shared.app.toolsets import CORE, SEED_ENDPOINTS, TOOLSETS
 from shared.protocol.toolsets import Toolset, Toolsets, UnknownToolset
 from shared.tools.catalog import ToolCatalog
-from shared.tools.groups import load_catalog
 
 SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 CORE_BUDGET = 32_768
@@ -48,7 +48,7 @@ SEED_TOOLS = {"hoard": _hoard, "verbs": _verbs, "hippo": _hippo, "nullblock": _n
 
 @pytest.fixture(scope="module")
 def catalog() -> ToolCatalog:
-    return ToolCatalog(load_catalog())
+    return load_catalog()
 
 
 def _bytes(catalog: ToolCatalog, names: frozenset[str] | None) -> int:
