@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shared.dynamo_values import storable_number_problem
 from shared.protocol.json_input import json_path, surrogate_problem
+from shared.storage.values import storable_number_problem
 
 
 def describe_validation_error(exc: ValidationError) -> tuple[str | None, str]:

@@ -10,9 +10,9 @@ from typing import Any
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.domain_events.log import Event, expires_at
-from shared.dynamo_values import to_dynamo
 from shared.storage.dynamo import team_pk
 from shared.storage.times import sortable
+from shared.storage.values import to_dynamo
 
 
 def event_item(team: str, event: Event) -> dict[str, Any]:

@@ -26,10 +26,10 @@ from botocore.exceptions import ClientError
 from shared.config.names import TTL_ATTRIBUTE
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
 from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
+from shared.storage.values import check_item_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -24,11 +24,11 @@ from typing import Any
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
+from shared.storage.values import check_item_size, from_dynamo
 
 MIGRATIONS = (
     Migration(

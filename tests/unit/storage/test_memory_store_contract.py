@@ -11,7 +11,7 @@ import pytest
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import FindingStore, KeyTaken, MemoryGone, MemoryStore, StateChanged
 from shared.memory.wiring import build_finding_store, build_memory_store
-from shared.tools.errors import InvalidArgument
+from shared.storage.values import UnstorableValue
 from tests.unit.storage.conftest import Backend
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -442,7 +442,7 @@ def test_a_finding_is_settled_once(findings: FindingStore) -> None:
 def test_a_memory_too_large_for_a_dynamodb_item_is_refused_by_both(store: MemoryStore) -> None:
     # 100k four-byte characters: within the model's length limit, over DynamoDB's 400 KB.
     oversized = memory(1, content="\U0001f600" * 100_000)
-    with pytest.raises(InvalidArgument) as refused:
+    with pytest.raises(UnstorableValue) as refused:
         store.create("alpha", oversized)
     assert refused.value.field == "content"
     assert store.get("alpha", oversized.id) is None

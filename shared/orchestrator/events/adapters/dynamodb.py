@@ -20,9 +20,9 @@ from boto3.dynamodb.conditions import Attr, Key
 from shared.config.names import TTL_ATTRIBUTE
 from shared.domain_events.adapters.log_item import event_item
 from shared.domain_events.log import Event
-from shared.dynamo_values import from_dynamo
 from shared.storage.dynamo import query_all, team_pk
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -19,9 +19,9 @@ from shared.domain_events.adapters.sqlite_log_rows import (
     log_row,
 )
 from shared.domain_events.log import Event, expires_at
-from shared.dynamo_values import from_dynamo
 from shared.storage.sqlite import Database, from_json
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo
 
 
 class SqliteEventLog:
