@@ -21,6 +21,11 @@ class MemoryStore(Protocol):
         """The memory, unless it does not exist or has expired."""
         ...
 
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories of `memory_ids` that `get` would return, by id, in one batch read
+        (ids that do not exist, have expired or are another team's are left out)."""
+        ...
+
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         """The memory under `key` (an engram's key when `wallet` is given); None once expired."""
         ...

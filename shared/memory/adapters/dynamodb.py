@@ -28,7 +28,15 @@ from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
-from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
+from shared.storage.dynamo import (
+    ConditionLost,
+    batch_get,
+    delete_if,
+    put_if,
+    query_all,
+    team_pk,
+    update_if,
+)
 from shared.storage.values import check_item_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
@@ -143,6 +151,12 @@ class DynamoMemoryStore:
             return None
         memory = _memory(item)
         return None if memory.is_expired(datetime.now(UTC)) else memory
+
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        keys = [{"pk": team_pk(team), "sk": _memory_sk(memory_id)} for memory_id in memory_ids]
+        now = datetime.now(UTC)
+        memories = (_memory(item) for item in batch_get(self._table, keys))
+        return {memory.id: memory for memory in memories if not memory.is_expired(now)}
 
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         response = self._table.get_item(

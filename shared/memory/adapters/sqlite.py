@@ -102,6 +102,10 @@ def _now() -> str:
     return sortable(datetime.now(UTC))
 
 
+# Ids bound in one `get_many` statement: within SQLite's limit on parameters (999 before 3.32).
+_IDS_PER_READ = 500
+
+
 def _record(memory: Memory) -> str:
     record = memory.model_dump(mode="json", exclude_none=True)
     # The limit of a DynamoDB item, so a memory stored here can be stored in AWS too.
@@ -210,6 +214,25 @@ class SqliteMemoryStore:
             .fetchone()
         )
         return _memory(row) if row else None
+
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        unique = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        connection = self._db.connection()
+        now = _now()
+        # Chunks keep each statement within SQLite's limit on bound parameters.
+        for start in range(0, len(unique), _IDS_PER_READ):
+            chunk = unique[start : start + _IDS_PER_READ]
+            marks = ", ".join("?" * len(chunk))
+            rows = connection.execute(
+                f"SELECT record FROM memories WHERE team = ? AND id IN ({marks})"  # noqa: S608 - placeholders only
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (team, *chunk, now),
+            ).fetchall()
+            for row in rows:
+                memory = _memory(row)
+                found[memory.id] = memory
+        return found
 
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         row = (

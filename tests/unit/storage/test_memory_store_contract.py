@@ -109,6 +109,31 @@ def test_an_expired_memory_is_never_returned_by_get_or_key(store: MemoryStore) -
     assert [m.id for m in store.iter_team("alpha")] == ["mem_0001", "mem_0002"]
 
 
+def test_get_many_reads_what_get_would_return_by_id(store: MemoryStore) -> None:
+    store.create("alpha", memory(1, key="k", tags=["x"]))
+    store.create("alpha", memory(2, expires_at=past()))
+    store.create("alpha", memory(3, status="pending"))
+    store.create("beta", memory(4))
+
+    found = store.get_many("alpha", ["mem_0003", "mem_0001", "mem_0002", "mem_0004", "mem_0009"])
+
+    # Missing, expired and another team's ids are left out; the rest read back whole.
+    assert found == {
+        "mem_0001": store.get("alpha", "mem_0001"),
+        "mem_0003": store.get("alpha", "mem_0003"),
+    }
+    assert store.get_many("alpha", []) == {}
+    assert store.get_many("alpha", ["mem_0001", "mem_0001"]).keys() == {"mem_0001"}
+
+
+def test_get_many_reads_past_one_batch_of_keys(store: MemoryStore) -> None:
+    """DynamoDB's BatchGetItem takes at most 100 keys a call: 130 ids need two."""
+    for number in range(1, 131):
+        store.create("alpha", memory(number))
+    ids = [f"mem_{n:04d}" for n in range(130, 0, -1)]
+    assert sorted(store.get_many("alpha", ids)) == sorted(ids)
+
+
 def test_an_expired_holder_gives_up_its_key_to_a_new_memory(store: MemoryStore) -> None:
     store.create("alpha", memory(1, key="k", expires_at=past()))
     store.create("alpha", memory(2, key="k"))
