@@ -42,10 +42,6 @@ class MemoryStore(Protocol):
         taken over), and then no event."""
         ...
 
-    def replace(self, team: str, memory: Memory) -> None:
-        """Overwrite an existing memory; `MemoryGone` if it was deleted meanwhile."""
-        ...
-
     def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
         """Set only the `pinned` field (record and key alias in one atomic step, nothing else
         written back, so a change made since the caller's read is kept) and return the stored
@@ -89,10 +85,6 @@ class MemoryStore(Protocol):
         """In one transaction: replace `old` (while its stored status is one of `expected`,
         else `StateChanged`; its stored pin kept, as in `transition`) and create `new`, which
         takes over `old`'s key alias if it has one."""
-        ...
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        """The team's memories whose lifecycle status is one of `statuses`, in id order."""
         ...
 
 

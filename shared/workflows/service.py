@@ -46,7 +46,6 @@ from shared.workflows.models import (
     StepView,
     TriggerType,
     Workflow,
-    WorkflowDefinition,
     WorkflowStatus,
     WorkflowView,
 )
@@ -794,9 +793,6 @@ class WorkflowService:
             execution_arn=ex.execution_arn,
             console_url=ex.console_url,
         )
-
-    def definition_of(self, principal: Principal, workflow_id: str) -> WorkflowDefinition:
-        return self._workflow(principal.team, workflow_id).definition
 
 
 _END_EVENTS: dict[str, Kind] = {

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Attr, ConditionBase, Key
+from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
@@ -221,23 +221,6 @@ class DynamoMemoryStore:
                 batch.put_item(Item=_item(team, memory))
                 if memory.key is not None:
                     batch.put_item(Item=_alias(team, memory))
-
-    def replace(self, team: str, memory: Memory) -> None:
-        if memory.key is None:
-            try:
-                put_if(self._table, _item(team, memory), "attribute_exists(pk)")
-            except ConditionLost as exc:
-                raise MemoryGone(memory.id) from exc
-            return
-        record = {
-            "Put": {
-                "TableName": self._table.name,
-                "Item": _item(team, memory),
-                "ConditionExpression": "attribute_exists(pk)",
-            }
-        }
-        if not self._transact([record], [self._alias_write(team, memory)]):
-            raise MemoryGone(memory.id)
 
     def _alias_write(self, team: str, memory: Memory) -> dict[str, Any]:
         """The alias's half of a write of keyed `memory`: while it is active, the alias gets its
@@ -486,18 +469,6 @@ class DynamoMemoryStore:
             Key={"pk": team_pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
         ).get("Item")
         return _memory(item) if item else None
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        wanted: ConditionBase = Attr("status").is_in(sorted(statuses))
-        if "filed" in statuses:
-            wanted = wanted | Attr("status").not_exists()
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(team_pk(team))
-            & Key("sk").begins_with(MEMORY_PREFIX),
-            "FilterExpression": wanted,
-        }
-        for item in query_all(self._table, **kwargs):
-            yield _memory(item)
 
     def iter_recent(self, team: str) -> Iterator[Memory]:
         # The memories table has no index by update time: this reads the whole team. A GSI

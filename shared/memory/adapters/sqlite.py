@@ -52,9 +52,9 @@ MIGRATIONS = (
         "memories",
         2,
         (
-            # The lifecycle status as a column, so a state is listed from an index
-            # (`iter_by_status`: proposals for a reviewer) and a transition's condition reads
-            # it; existing rows take theirs from the record (filed when it has none).
+            # The lifecycle status as a column, so a transition's condition reads it (and an
+            # index lists a state); existing rows take theirs from the record (filed when it
+            # has none).
             "ALTER TABLE memories ADD COLUMN status TEXT NOT NULL DEFAULT 'filed'",
             "UPDATE memories SET status = COALESCE(json_extract(record, '$.status'), 'filed')",
             "CREATE INDEX memories_status ON memories (team, status, id)",
@@ -280,12 +280,6 @@ class SqliteMemoryStore:
             _insert(tx, team, memory)
             self._outbox.append(tx, rows)
 
-    def replace(self, team: str, memory: Memory) -> None:
-        with self._db.write() as tx:
-            if _update(tx, team, memory) != 1:
-                raise MemoryGone(memory.id)
-            _settle_key(tx, team, memory)
-
     def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
         with self._db.write() as tx:
             # Read in the write transaction and change the pin alone: content written since
@@ -354,21 +348,6 @@ class SqliteMemoryStore:
             if new.key is not None:
                 _free_key(tx, team, new)  # the new version takes the key over
             _insert(tx, team, new)
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        marks = ", ".join("?" for _ in statuses)
-        rows = (
-            self._db.connection()
-            .execute(
-                # Only `?` marks are formatted in; the statuses are bound parameters.
-                f"SELECT record FROM memories WHERE team = ? AND status IN ({marks})"  # noqa: S608
-                " ORDER BY id",
-                (team, *sorted(statuses)),
-            )
-            .fetchall()
-        )
-        for row in rows:
-            yield _memory(row)
 
     def iter_team(self, team: str) -> Iterator[Memory]:
         rows = (

@@ -69,7 +69,7 @@ def test_reads_and_writes_are_confined_to_the_team(store: MemoryStore) -> None:
     assert list(store.iter_team("beta")) == []
     assert store.add_flag("beta", "mem_0001", flag("b")) is None
     with pytest.raises(MemoryGone):
-        store.replace("beta", memory(1, key="k", content="overwritten"))
+        store.set_pinned("beta", "mem_0001", True)
     store.create("beta", memory(2, key="k"))  # the same key is free in another team
     assert store.id_for_key("alpha", "k") == "mem_0001"
     stored = store.get("alpha", "mem_0001")
@@ -139,28 +139,6 @@ def test_an_expired_holder_gives_up_its_key_to_a_new_memory(store: MemoryStore) 
     store.create("alpha", memory(2, key="k"))
     assert store.id_for_key("alpha", "k") == "mem_0002"
     assert store.get("alpha", "mem_0002") is not None
-
-
-def test_replace_overwrites_and_moves_the_expiry_of_record_and_key(store: MemoryStore) -> None:
-    store.create("alpha", memory(1, key="k", expires_at=future()))
-    replaced = memory(1, key="k", content="new", tags=["t"], expires_at=past())
-    store.replace("alpha", replaced)
-    assert store.get("alpha", "mem_0001") is None
-    assert store.id_for_key("alpha", "k") is None
-    revived = memory(1, key="k", content="newer")
-    store.replace("alpha", revived)
-    assert store.get("alpha", "mem_0001") == revived
-    assert store.id_for_key("alpha", "k") == "mem_0001"
-
-
-def test_replacing_a_deleted_memory_says_it_is_gone(store: MemoryStore) -> None:
-    created = memory(1, key="k")
-    store.create("alpha", created)
-    store.delete("alpha", created)
-    with pytest.raises(MemoryGone):
-        store.replace("alpha", memory(1, key="k", content="late"))
-    assert store.get("alpha", "mem_0001") is None
-    assert store.id_for_key("alpha", "k") is None
 
 
 def test_delete_keeps_a_key_that_moved_on_to_another_memory(store: MemoryStore) -> None:
@@ -288,7 +266,7 @@ def test_recent_lists_newest_update_first_past_one_batch(store: MemoryStore) -> 
         store.create("alpha", memory(number))
     store.create("beta", memory(999))
     rewritten = memory(5, content="edited", updated_at=T0 + timedelta(hours=1))
-    store.replace("alpha", rewritten)
+    store.transition("alpha", rewritten, ACTIVE)
     ids = [m.id for m in store.iter_recent("alpha")]
     assert ids[0] == "mem_0005"
     assert ids[1:] == [f"mem_{n:04d}" for n in range(250, 0, -1) if n != 5]
@@ -394,19 +372,6 @@ def test_supersede_of_a_version_no_longer_active_writes_nothing(store: MemorySto
 
     assert lost.value.current == old
     assert store.get("alpha", new.id) is None
-
-
-def test_iter_by_status_lists_only_those_states_of_the_team(store: MemoryStore) -> None:
-    store.create("alpha", memory(50))
-    store.create("alpha", memory(51, status="proposed"))
-    store.create("alpha", memory(52, status="retracted"))
-    store.create("beta", memory(53, status="proposed"))
-
-    proposed = [m.id for m in store.iter_by_status("alpha", frozenset({"proposed"}))]
-    live = [m.id for m in store.iter_by_status("alpha", ACTIVE)]
-
-    assert proposed == ["mem_0051"]
-    assert live == ["mem_0050"]
 
 
 def test_structured_fields_round_trip(store: MemoryStore) -> None:
