@@ -27,7 +27,6 @@ from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.nag import suppress
-from shared.auth.oauth import TEAM_GROUP_PREFIX
 from shared.auth.principal import KNOWN_SCOPES
 
 # Administration (tokens, teams) stays with team tokens and the CLI.
@@ -134,8 +133,3 @@ class OAuth(Construct):
     def issuer(self) -> str:
         """What the gateway trusts: `https://cognito-idp.<region>.amazonaws.com/<pool id>`."""
         return self.user_pool.user_pool_provider_url
-
-    @staticmethod
-    def team_group(team: str) -> str:
-        """The user-pool group whose members act for `team`."""
-        return f"{TEAM_GROUP_PREFIX}{team}"

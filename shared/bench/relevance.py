@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shared.bench.paths import default_cache_path
+
 SET_PATH = Path(__file__).with_name("relevance_set.json")
 TEAM = "bench-relevance"
 SPLITS = ("train", "heldout")
@@ -123,7 +125,6 @@ def evaluate(results: dict[str, list[str]], queries: Sequence[LabelledQuery]) ->
 
 def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, Any]:
     """Fit on train, then measure the shipped calibration on both parts; the bench's JSON."""
-    from shared.bench.retrieval import default_cache_path
     from shared.search.adapters.embedded import EmbeddedConfig, EmbeddedIndex
     from shared.search.adapters.sqlite_documents import SqliteDocumentStore
     from shared.search.embedding.cache import CachedEmbedder, SqliteEmbeddingCache

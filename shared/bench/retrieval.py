@@ -43,6 +43,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from shared.bench import relevance
+from shared.bench.paths import default_cache_path
+
 BENCH_TEAM = "bench"
 BENCH_SOURCE = "beir"
 MODES = ("hybrid", "bm25", "vector")
@@ -54,12 +57,6 @@ def peak_rss_mb() -> float:
     import resource
 
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def default_cache_path() -> Path:
-    """The embedding cache shared by benchmark runs (`$XDG_CACHE_HOME/cairn`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "cairn" / "embeddings.sqlite3"
 
 
 def load_beir(
@@ -634,8 +631,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.relevance:
-        from shared.bench import relevance
-
         print(json.dumps(relevance.run(cache_path=args.cache)))
         return 0
     if args.synthetic_time:
@@ -685,8 +680,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         tune_split=args.tune_split,
     )
     if not args.no_relevance:
-        from shared.bench import relevance
-
         results["relevance"] = relevance.run(cache_path=args.cache)
     print(json.dumps(results))
     return 0

@@ -149,20 +149,26 @@ def _clear_session(request: Request, response: Response) -> Response:
     return response
 
 
-def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> APIRouter:
-    """The console's routes, for `app.include_router` (shared.protocol.app mounts them);
-    `oauth` adds sign-in through the authorization server beside the team-token form."""
-    router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
+class _Console:
+    """What every console route shares: the gateway its pages call tools through, the optional
+    OAuth sign-in, and the steps around a page (`signed_in`) and a form post (`action`)."""
 
-    async def call(client: ToolClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def __init__(self, gateway: McpGateway, oauth: ConsoleOAuth | None) -> None:
+        self.gateway = gateway
+        self.oauth = oauth
+
+    async def call(
+        self, client: ToolClient, tool: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         # Tool calls block on I/O (the stores, Lambda Invoke): keep the event loop free.
         return await run_blocking(client.call, tool, arguments)
 
-    async def signed_in(request: Request, page: Page) -> Response:
+    async def signed_in(self, request: Request, page: Page) -> Response:
+        """`page` for the signed-in caller; to the sign-in form without a session."""
         secret = request.cookies.get(security.SESSION_COOKIE)
         if not secret:
             return _redirect("login")
-        client = _client(gateway, request, secret)
+        client = _client(self.gateway, request, secret)
         tools: frozenset[str] = frozenset()
         try:
             tools = await run_blocking(client.callable_tools)
@@ -172,6 +178,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         except ConsoleError as exc:
             return _render("error.html", exc.status, error=exc.message, tools=tools, page="")
 
+    @staticmethod
     def page_context(request: Request, client: ToolClient, tools: frozenset[str]) -> dict[str, Any]:
         done = request.query_params.get("done")
         return {
@@ -181,7 +188,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         }
 
     async def action(
-        request: Request, perform: Callable[[ToolClient, Form], Awaitable[str]]
+        self, request: Request, perform: Callable[[ToolClient, Form], Awaitable[str]]
     ) -> Response:
         """A state-changing POST: same origin, valid CSRF token, then one tool call."""
         secret = request.cookies.get(security.SESSION_COOKIE)
@@ -201,7 +208,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
                 error="The form's CSRF token is missing or wrong: reload the page and try again.",
                 page="",
             )
-        client = _client(gateway, request, secret)
+        client = _client(self.gateway, request, secret)
         try:
             location = await perform(client, form)
         except SignedOut:
@@ -220,7 +227,43 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             )
         return _redirect(location)
 
-    # -- sign-in ---------------------------------------------------------------------------
+    def login_failed(self, request: Request, nonce: str, message: str) -> Response:
+        """The sign-in form again, with why (and a fresh nonce)."""
+        response = _render(
+            "login.html",
+            401,
+            nonce=nonce,
+            error=message,
+            oauth=self.oauth is not None,
+            page="login",
+        )
+        response.set_cookie(
+            security.LOGIN_COOKIE,
+            nonce,
+            max_age=900,
+            path=_cookie_path(request),
+            httponly=True,
+            samesite="strict",
+            secure=security.cookie_secure(_scheme(request)),
+        )
+        return response
+
+
+def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> APIRouter:
+    """The console's routes, for `app.include_router` (shared.protocol.app mounts them);
+    `oauth` adds sign-in through the authorization server beside the team-token form."""
+    router = APIRouter(prefix=CONSOLE_PATH, include_in_schema=False)
+    console = _Console(gateway, oauth)
+    _sign_in_routes(router, console)
+    _review_routes(router, console)
+    _memory_routes(router, console)
+    _work_routes(router, console)
+    _static_routes(router)
+    return router
+
+
+def _sign_in_routes(router: APIRouter, console: _Console) -> None:
+    """The console's root, the team-token and OAuth sign-in, and sign-out."""
 
     @router.get("")
     async def root_no_slash() -> Response:
@@ -238,7 +281,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             nonce=nonce,
             expired=request.query_params.get("expired") == "1",
             done=DONE_MESSAGES.get(request.query_params.get("done") or ""),
-            oauth=oauth is not None,
+            oauth=console.oauth is not None,
             page="login",
         )
         response.set_cookie(
@@ -268,37 +311,24 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         secret = _first(form, "token")
         nonce = security.new_login_nonce()
         if not secret:
-            return _login_failed(request, nonce, "Paste a team token (it starts with cairn_sk_).")
-        client = _client(gateway, request, secret)
+            return console.login_failed(
+                request, nonce, "Paste a team token (it starts with cairn_sk_)."
+            )
+        client = _client(console.gateway, request, secret)
         try:
             # tools/list authenticates the token exactly as an MCP client's first call does.
             await run_blocking(client.callable_tools)
         except ConsoleError:
-            return _login_failed(request, nonce, "That token was not accepted.")
+            return console.login_failed(request, nonce, "That token was not accepted.")
         return _signed_in_as(
             request, secret, security.SESSION_MAX_AGE, used=(security.LOGIN_COOKIE, "strict")
         )
 
-    def _login_failed(request: Request, nonce: str, message: str) -> Response:
-        response = _render(
-            "login.html", 401, nonce=nonce, error=message, oauth=oauth is not None, page="login"
-        )
-        response.set_cookie(
-            security.LOGIN_COOKIE,
-            nonce,
-            max_age=900,
-            path=_cookie_path(request),
-            httponly=True,
-            samesite="strict",
-            secure=security.cookie_secure(_scheme(request)),
-        )
-        return response
-
     @router.get("/oauth-start")
     async def oauth_start(request: Request) -> Response:
-        if oauth is None:
+        if console.oauth is None:
             return _render("error.html", 404, error="No OAuth sign-in is set up here.", page="")
-        authorize, flow = oauth.start()
+        authorize, flow = console.oauth.start()
         response = _secured(RedirectResponse(authorize, status_code=303))
         response.set_cookie(
             FLOW_COOKIE,
@@ -313,25 +343,25 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
 
     @router.get("/oauth-callback")
     async def oauth_callback(request: Request) -> Response:
-        if oauth is None:
+        if console.oauth is None:
             return _render("error.html", 404, error="No OAuth sign-in is set up here.", page="")
         params = request.query_params
         nonce = security.new_login_nonce()
         if params.get("error"):
-            return _login_failed(request, nonce, "The sign-in was not completed.")
+            return console.login_failed(request, nonce, "The sign-in was not completed.")
         try:
             token, lifetime = await run_blocking(
-                oauth.finish,
+                console.oauth.finish,
                 request.cookies.get(FLOW_COOKIE),
                 params.get("state"),
                 params.get("code"),
             )
             # The gateway verifies the token as it would for an MCP client's first call.
-            await run_blocking(_client(gateway, request, token).callable_tools)
+            await run_blocking(_client(console.gateway, request, token).callable_tools)
         except SignInFailed as exc:
-            return _login_failed(request, nonce, f"Sign-in failed: {exc}.")
+            return console.login_failed(request, nonce, f"Sign-in failed: {exc}.")
         except ConsoleError:
-            return _login_failed(request, nonce, "cairn did not accept that sign-in.")
+            return console.login_failed(request, nonce, "cairn did not accept that sign-in.")
         return _signed_in_as(
             request, token, min(lifetime, security.SESSION_MAX_AGE), used=(FLOW_COOKIE, "lax")
         )
@@ -341,22 +371,27 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         async def perform(client: ToolClient, form: Form) -> str:
             return "login?done=signed-out"
 
-        response = await action(request, perform)
+        response = await console.action(request, perform)
         if response.status_code == 303:
             _clear_session(request, response)
         return response
 
-    # -- review queue ----------------------------------------------------------------------
+
+def _review_routes(router: APIRouter, console: _Console) -> None:
+    """The review queue: proposals, conflicts and duplicates, and retract / supersede."""
 
     @router.get("/review")
     async def review(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             queue = await run_blocking(views.review_queue, client, tools, request.query_params)
             return _render(
-                "review.html", **page_context(request, client, tools), queue=queue, page="review"
+                "review.html",
+                **console.page_context(request, client, tools),
+                queue=queue,
+                page="review",
             )
 
-        return await signed_in(request, page)
+        return await console.signed_in(request, page)
 
     @router.post("/review-proposals")
     async def review_proposals(request: Request) -> Response:
@@ -370,7 +405,7 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             arguments: dict[str, Any] = {"ids": ids, "decision": decision}
             if note := _first(form, "note"):
                 arguments["note"] = note
-            outcome = await call(client, "memory_review", arguments)
+            outcome = await console.call(client, "memory_review", arguments)
             refused = [r for r in outcome.get("results", []) if not r.get("decided")]
             if refused:
                 raise ConsoleError(
@@ -382,45 +417,47 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
                 )
             return f"review?done={'approved' if decision == 'approve' else 'rejected'}"
 
-        return await action(request, perform)
+        return await console.action(request, perform)
 
     @router.post("/resolve-conflict")
     async def resolve_conflict(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "content", "note")
-            await call(client, "conflict_resolve", arguments)
+            await console.call(client, "conflict_resolve", arguments)
             return "review?done=conflict"
 
-        return await action(request, perform)
+        return await console.action(request, perform)
 
     @router.post("/resolve-duplicate")
     async def resolve_duplicate(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "note")
-            await call(client, "duplicate_resolve", arguments)
+            await console.call(client, "duplicate_resolve", arguments)
             return "review?done=duplicate"
 
-        return await action(request, perform)
+        return await console.action(request, perform)
 
     @router.post("/retract")
     async def retract(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "reason")
-            await call(client, "memory_retract", arguments)
+            await console.call(client, "memory_retract", arguments)
             return _back(form, "retracted", arguments.get("id"))
 
-        return await action(request, perform)
+        return await console.action(request, perform)
 
     @router.post("/supersede")
     async def supersede(request: Request) -> Response:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "content", "reason")
-            result = await call(client, "memory_supersede", arguments)
+            result = await console.call(client, "memory_supersede", arguments)
             return _back(form, "superseded", result["memory"]["id"])
 
-        return await action(request, perform)
+        return await console.action(request, perform)
 
-    # -- memory browser --------------------------------------------------------------------
+
+def _memory_routes(router: APIRouter, console: _Console) -> None:
+    """The memory browser: search and one memory's version chain."""
 
     @router.get("/memories")
     async def memories(request: Request) -> Response:
@@ -436,14 +473,14 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             return _render(
                 "memories.html",
                 400 if error else 200,
-                **page_context(request, client, tools),
+                **console.page_context(request, client, tools),
                 search=search,
                 found=found,
                 error=error,
                 page="memories",
             )
 
-        return await signed_in(request, page)
+        return await console.signed_in(request, page)
 
     @router.get("/memory")
     async def memory(request: Request) -> Response:
@@ -453,27 +490,34 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
             return _render(
                 "memory.html",
                 200 if chain else 404,
-                **page_context(request, client, tools),
+                **console.page_context(request, client, tools),
                 memory_id=memory_id,
                 chain=chain,
                 page="memories",
             )
 
-        return await signed_in(request, page)
+        return await console.signed_in(request, page)
 
-    # -- work view -------------------------------------------------------------------------
+
+def _work_routes(router: APIRouter, console: _Console) -> None:
+    """The work view: tasks, workflows and costs."""
 
     @router.get("/work")
     async def work(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             overview = await run_blocking(views.work_overview, client, tools)
             return _render(
-                "work.html", **page_context(request, client, tools), work=overview, page="work"
+                "work.html",
+                **console.page_context(request, client, tools),
+                work=overview,
+                page="work",
             )
 
-        return await signed_in(request, page)
+        return await console.signed_in(request, page)
 
-    # -- static files ----------------------------------------------------------------------
+
+def _static_routes(router: APIRouter) -> None:
+    """The console's stylesheet, script and images, served by name."""
 
     # Path parameters read from the request, not declared: a declared one makes FastAPI build a
     # pydantic field (and import pydantic.v1) at start-up, in the gateway's cold start.
@@ -487,8 +531,6 @@ def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> AP
         response.headers.update(security.SECURITY_HEADERS)
         response.headers["Cache-Control"] = "public, max-age=300"
         return response
-
-    return router
 
 
 def _arguments(form: Form, *names: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from shared.domain_events.adapters.eventbridge import PublishFailed
 from shared.domain_events.models import RESERVED_PREFIX, DomainEvent, Kind
 from shared.domain_events.ports import DomainEventSink
-from shared.dynamo_values import from_dynamo
+from shared.storage.values import from_dynamo
 
 EVENT_SORT_KEY_PREFIX = "EVENT#"
 _deserializer = TypeDeserializer()

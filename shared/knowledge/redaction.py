@@ -92,7 +92,3 @@ def redact(text: str) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
-
-
-def redact_optional(text: str | None) -> str | None:
-    return None if text is None else redact(text)

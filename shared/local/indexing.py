@@ -2,60 +2,31 @@
 
 The server is found the way every CLI command finds it (`shared.local.discovery`). Through a
 server the indexing runs in the server process, which streams its progress back as NDJSON
-lines (`stream_progress`); without one it runs in this process. Either way the user sees the
-same progress: a bar per stage on a terminal, plain lines otherwise (`ProgressDisplay`).
+lines (`shared.local.progress`); without one it runs in this process. Either way the user sees
+the same progress: a bar per stage on a terminal, plain lines otherwise (`ProgressDisplay`).
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import shutil
 import sys
-import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from shared.connectors.local_files import Progress, ProgressCallback
 from shared.local.discovery import LocalServer, TargetNotFound, find_local_server
-from shared.local.runtime import NDJSON, IndexRequest, LocalRuntime, default_data_dir
+from shared.local.layout import NDJSON, default_data_dir
+from shared.local.progress import failure_detail
+from shared.local.runtime import IndexRequest, LocalRuntime
 
 _STAGE_UNITS = {"files": "files", "embedding": "chunks", "cleanup": "documents"}
 
 
 class IndexingFailed(Exception):
     """Indexing failed; the message says why."""
-
-
-def _detail(exc: Exception) -> str:
-    """The words of an indexing failure (the runtime raises HTTPException with a detail)."""
-    detail = getattr(exc, "detail", None)
-    return str(detail) if detail else f"{type(exc).__name__}: {exc}"
-
-
-def stream_progress(run: Callable[[ProgressCallback], dict[str, int]]) -> Iterator[bytes]:
-    """Run `run(report)` in a worker thread; yield its progress, then its stats, as NDJSON.
-
-    Lines: `{"stage", "done", "total"}` while it works, then `{"stats": {...}}` or
-    `{"error": "..."}` — the HTTP status is already sent when indexing starts.
-    """
-    events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-
-    def work() -> None:
-        try:
-            stats = run(lambda p: events.put({"stage": p.stage, "done": p.done, "total": p.total}))
-            events.put({"stats": stats})
-        except Exception as exc:  # reported to the CLI as a line, never a cut stream
-            events.put({"error": _detail(exc)})
-        finally:
-            events.put(None)
-
-    threading.Thread(target=work, name="cairn-index", daemon=True).start()
-    while (event := events.get()) is not None:
-        yield (json.dumps(event) + "\n").encode()
 
 
 class ProgressDisplay:
@@ -148,7 +119,7 @@ def index_folder(
         return local.index(request, report)
     except Exception as exc:
         if getattr(exc, "detail", None):
-            raise IndexingFailed(_detail(exc)) from exc
+            raise IndexingFailed(failure_detail(exc)) from exc
         raise
     finally:
         local.stop()

@@ -32,12 +32,14 @@ from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
+from shared.local.layout import ADMIN_KEY_FILE, DEV_TOKEN_FILE, NDJSON, PEPPER_FILE
 from shared.local.migration import (
     MigrationReport,
     legacy_importers,
     migrate_snapshot,
     pending_snapshot,
 )
+from shared.local.progress import stream_progress
 from shared.protocol.app import McpApp
 from shared.tools.invoker import InProcessInvoker
 from shared.workflows.local import WorkflowWorker
@@ -46,11 +48,6 @@ from shared.workflows.wiring import build_schedule_teams
 if TYPE_CHECKING:
     from shared.connectors.local_files import ProgressCallback
 
-ADMIN_KEY_FILE = "admin.key"
-PEPPER_FILE = "pepper"
-DEV_TOKEN_FILE = "dev-token"
-ADMIN_HEADER = "X-Cairn-Admin-Key"
-NDJSON = "application/x-ndjson"
 _FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "cairn-local",
     "AWS_SECRET_ACCESS_KEY": "cairn-local",
@@ -58,14 +55,6 @@ _FAKE_AWS_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
 }
-
-
-def default_data_dir() -> Path:
-    """`$CAIRN_DATA_DIR`, else `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`."""
-    if configured := os.environ.get(names.Env.DATA_DIR):
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "cairn"
 
 
 def _secret_file(path: Path, make: str) -> str:
@@ -310,8 +299,6 @@ class LocalRuntime:
             guard(x_cairn_admin_key)
             if accept == NDJSON:  # `cairn index`: progress lines, then the stats
                 from fastapi.responses import StreamingResponse
-
-                from shared.local.indexing import stream_progress
 
                 lines = stream_progress(lambda report: self.index(body, report))
                 return StreamingResponse(lines, media_type=NDJSON)

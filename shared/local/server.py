@@ -17,7 +17,8 @@ import uvicorn
 from shared.app.toolsets import ENDPOINTS_SHOWN
 from shared.config import names
 from shared.local.discovery import forget_server, record_server
-from shared.local.runtime import DevTokenUnusable, LocalRuntime, default_data_dir
+from shared.local.layout import default_data_dir
+from shared.local.runtime import DevTokenUnusable, LocalRuntime
 from shared.protocol.blocking import set_threads
 
 

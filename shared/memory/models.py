@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.dynamo_values import utf8_at_most
+from shared.storage.values import utf8_at_most
 from shared.tools.inputs import SeedToolInput
 from shared.tools.inputs import is_empty as _is_empty
 from shared.tools.inputs import is_none as _is_none

@@ -21,6 +21,11 @@ class MemoryStore(Protocol):
         """The memory, unless it does not exist or has expired."""
         ...
 
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The memories of `memory_ids` that `get` would return, by id, in one batch read
+        (ids that do not exist, have expired or are another team's are left out)."""
+        ...
+
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         """The memory under `key` (an engram's key when `wallet` is given); None once expired."""
         ...
@@ -35,10 +40,6 @@ class MemoryStore(Protocol):
         """Insert a new memory and its key alias in one transaction, with its domain `events`
         (the outbox); `KeyTaken` if a live memory holds the key (an expired holder's alias is
         taken over), and then no event."""
-        ...
-
-    def replace(self, team: str, memory: Memory) -> None:
-        """Overwrite an existing memory; `MemoryGone` if it was deleted meanwhile."""
         ...
 
     def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
@@ -84,10 +85,6 @@ class MemoryStore(Protocol):
         """In one transaction: replace `old` (while its stored status is one of `expected`,
         else `StateChanged`; its stored pin kept, as in `transition`) and create `new`, which
         takes over `old`'s key alias if it has one."""
-        ...
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        """The team's memories whose lifecycle status is one of `statuses`, in id order."""
         ...
 
 

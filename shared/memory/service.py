@@ -205,8 +205,11 @@ class MemoryService:
         """Memories of the caller's team ranked by relevance to `query`; expired ones never."""
         team = principal.team
         hits: list[MemorySearchHit] = []
-        for memory_id, score in self._index.search(team, query, limit * 2 + 10):
-            memory = self._live(team, self._store.get(team, memory_id))
+        ranked = self._index.search(team, query, limit * 2 + 10)
+        # One batch read of every candidate, not a read per hit.
+        stored = self._store.get_many(team, [memory_id for memory_id, _ in ranked])
+        for memory_id, score in ranked:
+            memory = self._live(team, stored.get(memory_id))
             if memory is None or not memory.active:
                 continue
             hits.append(

@@ -1,29 +1,19 @@
-"""Tool descriptors for `tools/list` and result shaping for `tools/call`."""
+"""`tools/list` cursors and result shaping for `tools/call`."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.protocol.jsonrpc import INVALID_PARAMS, RpcError
-from shared.tools.catalog import ToolEntry
 from shared.tools.envelope import ErrorInfo
-
-if TYPE_CHECKING:
-    from shared.tools.registry import ToolSpec
 
 # Keys of an MCP CallToolResult: a tool's own top-level fields never overwrite these.
 _RESERVED_RESULT_KEYS = frozenset(
     {"content", "structuredContent", "isError", "_meta", "resultType"}
 )
-
-
-def describe(tool: ToolSpec | ToolEntry) -> dict[str, Any]:
-    """The `tools/list` entry of a tool; schemas generated from its pydantic models."""
-    entry = tool if isinstance(tool, ToolEntry) else tool.entry()
-    return dict(entry.descriptor)
 
 
 def encode_cursor(offset: int) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.dynamo_values import utf8_at_most
+from shared.storage.values import utf8_at_most
 
 Persona = Literal["hecate", "moros"]
 PERSONAS: tuple[Persona, ...] = ("hecate", "moros")

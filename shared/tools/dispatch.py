@@ -6,16 +6,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from shared.storage.values import UnstorableValue
 from shared.tools.envelope import Envelope, ErrorInfo, Reply
-from shared.tools.errors import Conflict, ToolError
+from shared.tools.errors import Conflict, InvalidArgument, ToolError
 from shared.tools.registry import ToolContext, ToolGroup
 from shared.tools.validation import describe_validation_error
 
 
 def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
-    """Run `envelope.tool` of `group` and wrap its output or its domain error in a `Reply`.
+    """Run `envelope.tool` of `group` and wrap its output or its domain error in a `Reply`
+    (a storage layer's `UnstorableValue` answers as the `InvalidArgument` of the field it names).
 
-    Arguments are validated again here: a group function trusts no caller, not even the gateway.
+        Arguments are validated again here: a group function trusts no caller, not even the gateway.
     """
     spec = group.spec(envelope.tool)
     if spec is None:
@@ -40,5 +42,11 @@ def execute(group: ToolGroup[Any], envelope: Envelope) -> Reply:
             data["holder"] = exc.holder
         return Reply(
             error=ErrorInfo(code=exc.code, message=exc.message, field=exc.field, data=data or None)
+        )
+    except UnstorableValue as exc:
+        # A store refused a value (a number DynamoDB cannot keep, a record past its size): the
+        # caller's argument is at fault, so it answers as that argument's `InvalidArgument`.
+        return Reply(
+            error=ErrorInfo(code=InvalidArgument.code, message=exc.message, field=exc.field)
         )
     return Reply(result=output.model_dump(mode="json", by_alias=True))

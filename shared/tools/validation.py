@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from shared.dynamo_values import storable_number_problem
+from shared.storage.values import storable_number_problem
 from shared.tools.json_input import json_path, surrogate_problem
 
 

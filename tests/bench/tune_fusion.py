@@ -20,14 +20,8 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from shared.bench.retrieval import (
-    BENCH_SOURCE,
-    BENCH_TEAM,
-    default_cache_path,
-    load_beir,
-    ndcg_at,
-    recall_at,
-)
+from shared.bench.paths import default_cache_path
+from shared.bench.retrieval import BENCH_SOURCE, BENCH_TEAM, load_beir, ndcg_at, recall_at
 from shared.config import names
 from shared.config.tables import create_tables
 from shared.search.adapters.dynamodb import DynamoDocumentStore

@@ -12,7 +12,8 @@ from shared.auth.errors import InvalidToken
 from shared.auth.models import TokenRequest
 from shared.config import names
 from shared.config.settings import Settings
-from shared.local.runtime import DEV_TOKEN_FILE, DevTokenUnusable, LocalRuntime
+from shared.local.layout import DEV_TOKEN_FILE
+from shared.local.runtime import DevTokenUnusable, LocalRuntime
 
 
 @pytest.fixture

@@ -158,8 +158,10 @@ def test_overwrite_replaces_the_agent_and_revokes_its_old_token(harness: Harness
         (new["agent_id"], ["rust"])
     ]
     service = build_orchestrator().agents
-    assert service.capabilities("alpha", old["agent_id"]) is None
-    assert service.capabilities("alpha", new["agent_id"]) == frozenset({"rust"})
+    assert service.active_agent("alpha", old["agent_id"]) is None
+    replacement = service.active_agent("alpha", new["agent_id"])
+    assert replacement is not None
+    assert replacement.capabilities == frozenset({"rust"})
 
 
 def test_an_agent_may_heartbeat_and_update_only_itself(harness: Harness) -> None:
@@ -221,7 +223,9 @@ def test_heartbeat_and_capabilities_show_in_the_list_without_tokens(harness: Har
     assert shown["created_by"].startswith("token:tok_")
     assert "token" not in str(listed["structuredContent"]).replace("token:tok_", "")
     assert agent["token"] not in str(listed)
-    assert build_orchestrator().agents.capabilities("alpha", agent["agent_id"]) == {"sql", "docs"}
+    active = build_orchestrator().agents.active_agent("alpha", agent["agent_id"])
+    assert active is not None
+    assert active.capabilities == {"sql", "docs"}
 
 
 def test_deregister_revokes_the_token_frees_the_name_and_leaves_the_list(
@@ -239,7 +243,7 @@ def test_deregister_revokes_the_token_frees_the_name_and_leaves_the_list(
     assert (status, error["code"]) == (401, -32001)
     listed = harness.call(admin, "agent.list", {})["agents"]
     assert [a["agent_id"] for a in listed] == [stays["agent_id"]]  # type: ignore[union-attr]
-    assert build_orchestrator().agents.capabilities("alpha", gone["agent_id"]) is None
+    assert build_orchestrator().agents.active_agent("alpha", gone["agent_id"]) is None
     # Idempotent for an admin; a heartbeat on the retired agent is a 404.
     again = harness.call(admin, "agent.deregister", {"agent_id": gone["agent_id"]})
     assert again["isError"] is False
@@ -263,7 +267,7 @@ def test_another_team_cannot_reach_an_agent_even_with_admin(harness: Harness) ->
         assert result["error"]["code"] == "not_found"  # type: ignore[index]
         assert result["error"]["status"] == 404  # type: ignore[index]
     assert harness.call(intruder, "agent.list", {})["agents"] == []
-    assert build_orchestrator().agents.capabilities("beta", agent["agent_id"]) is None
+    assert build_orchestrator().agents.active_agent("beta", agent["agent_id"]) is None
     beat = harness.call(agent["token"], "agent.heartbeat", {"agent_id": agent["agent_id"]})
     assert beat["isError"] is False
     # The same name is free in another team.

@@ -19,6 +19,7 @@ from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3Artifa
 from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, BlobExists, BlobMissing
 from shared.orchestrator.artifacts.wiring import build_artifact_service
+from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.wiring import build_task_service
 from shared.tools.errors import InvalidArgument
 from tests.functional.conftest import PEPPER, Harness
@@ -50,7 +51,7 @@ BOSS = Principal(team="alpha", token_id="tok_boss", token_name="boss", scopes=fr
 
 
 class NoAgents:
-    def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
+    def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
         return None
 
 

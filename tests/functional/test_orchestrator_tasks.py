@@ -11,6 +11,7 @@ import pytest
 from shared.auth.principal import Principal
 from shared.config import names
 from shared.config.settings import Settings
+from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.adapters import DynamoTaskStore
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
@@ -27,12 +28,14 @@ class Directory:
     ) -> None:
         self._capabilities = capabilities
         self._limits = limits or {}
+        self.reads = 0
 
-    def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
-        return self._capabilities.get(f"{team}/{agent_id}")
-
-    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
-        return self._limits.get(f"{team}/{agent_id}")
+    def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
+        self.reads += 1
+        name = f"{team}/{agent_id}"
+        if name not in self._capabilities and name not in self._limits:
+            return None
+        return ActiveAgent(self._capabilities.get(name, frozenset()), self._limits.get(name))
 
 
 def agent(name: str, team: str = "alpha") -> Principal:
@@ -160,6 +163,18 @@ def test_an_agent_holds_at_most_its_max_concurrent_tasks(
     clock[0] += LEASE_SECONDS + 1
     third = create(tasks)
     assert tasks.claim(agent("solo"), third).claimed_by == "solo"
+
+
+def test_a_claim_reads_the_agent_once_for_its_capability_and_its_limit(
+    aws: Settings, clock: list[float]
+) -> None:
+    table = boto3.resource("dynamodb").Table(aws.table(names.TABLE_COORDINATION))
+    directory = Directory({"alpha/coder": frozenset({"python"})}, limits={"alpha/coder": 2})
+    tasks = TaskService(DynamoTaskStore(table), directory, clock=lambda: clock[0])
+    task_id = create(tasks, requires_capability="python")
+
+    assert tasks.claim(agent("coder"), task_id).claimed_by == "coder"
+    assert directory.reads == 1
 
 
 def test_a_dependent_task_waits_until_its_dependencies_complete(tasks: TaskService) -> None:

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.auth.principal import Principal
+from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.storage.sqlite import Database
@@ -30,11 +31,8 @@ NOW = 1_800_000_000.0
 class Everyone:
     """An agent directory in which every agent holds every capability, without limits."""
 
-    def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
-        return frozenset({"plan", "code", "review", "write"})
-
-    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
-        return None
+    def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
+        return ActiveAgent(frozenset({"plan", "code", "review", "write"}))
 
 
 def who(name: str, team: str = "alpha") -> Principal:

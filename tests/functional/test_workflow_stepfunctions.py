@@ -24,6 +24,7 @@ from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.config.tables import create_tables
 from shared.orchestrator.events.wiring import build_event_log
+from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.service import TaskService
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
@@ -33,11 +34,8 @@ ROLE = "arn:aws:iam::123456789012:role/cairn-workflows"
 
 
 class Everyone:
-    def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
-        return frozenset({"plan", "code"})
-
-    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
-        return None
+    def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
+        return ActiveAgent(frozenset({"plan", "code"}))
 
 
 class _Context:

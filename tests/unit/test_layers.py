@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
         {"shared", "shared.config", "shared.storage", "shared.observability", "shared.coldstart"},
-        {"shared.runtime", "shared.dynamo_values"},
+        {"shared.runtime"},
         {"shared.auth"},
         {"shared.tools"},
         {"shared.protocol", "shared.search", "shared.domain_events"},

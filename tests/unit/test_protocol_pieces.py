@@ -13,7 +13,6 @@ from shared.protocol.gateway import _accepts_json, _is_local_origin, _parse
 from shared.protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError
 from shared.protocol.tooling import (
     decode_cursor,
-    describe,
     encode_cursor,
     error_result,
     success_result,
@@ -63,7 +62,7 @@ def test_an_error_result_names_the_field() -> None:
 
 def test_every_tool_descriptor_has_schemas_and_all_four_annotation_hints() -> None:
     for spec in tool_specs().values():
-        tool = describe(spec)
+        tool = spec.entry().descriptor  # what tools/list answers
         assert tool["name"]
         assert tool["title"]
         assert tool["description"]

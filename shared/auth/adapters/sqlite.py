@@ -16,9 +16,9 @@ from typing import Any
 from shared.auth.contexts import TeamContext
 from shared.auth.models import TokenRecord
 from shared.auth.ports import DuplicateToken
-from shared.dynamo_values import from_dynamo
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo
 
 MIGRATIONS = (
     Migration(

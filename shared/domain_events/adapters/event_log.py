@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from shared.domain_events.log import Event
 from shared.domain_events.models import DomainEvent
-from shared.orchestrator.events.models import Event
 
 
 def as_log_event(event: DomainEvent) -> Event:

@@ -29,8 +29,8 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
 from shared.domain_events.adapters.event_log import as_log_event
+from shared.domain_events.adapters.log_item import event_item
 from shared.domain_events.models import DomainEvent, check_one_team
-from shared.orchestrator.events.adapters.dynamodb import event_item
 from shared.storage.dynamo import ConditionLost, put_if, update_if
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared.domain_events.adapters.event_log import as_log_event
+from shared.domain_events.adapters.sqlite_log_rows import MIGRATIONS as EVENT_LOG_MIGRATIONS
+from shared.domain_events.adapters.sqlite_log_rows import EventRowWriter, event_row
 from shared.domain_events.models import DomainEvent, check_one_team
-from shared.orchestrator.events.adapters.sqlite import MIGRATIONS as EVENT_LOG_MIGRATIONS
-from shared.orchestrator.events.adapters.sqlite import EventRowWriter, event_row
 
 __all__ = ["EVENT_LOG_MIGRATIONS", "EventRows", "SqliteOutbox"]
 

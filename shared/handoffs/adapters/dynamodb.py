@@ -18,11 +18,11 @@ from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from shared.config.tables import OPEN_HANDOFFS_INDEX
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.dynamo import ConditionLost, query_page, team_pk
 from shared.storage.pages import Page
+from shared.storage.values import check_item_size
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -14,12 +14,12 @@ from typing import Any
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page, decode_cursor, encode_cursor
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
+from shared.storage.values import check_item_size, from_dynamo
 
 MIGRATIONS = (
     Migration(

@@ -20,16 +20,24 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Attr, ConditionBase, Key
+from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
-from shared.storage.dynamo import ConditionLost, delete_if, put_if, query_all, team_pk, update_if
+from shared.storage.dynamo import (
+    ConditionLost,
+    batch_get,
+    delete_if,
+    put_if,
+    query_all,
+    team_pk,
+    update_if,
+)
+from shared.storage.values import check_item_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -144,6 +152,12 @@ class DynamoMemoryStore:
         memory = _memory(item)
         return None if memory.is_expired(datetime.now(UTC)) else memory
 
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        keys = [{"pk": team_pk(team), "sk": _memory_sk(memory_id)} for memory_id in memory_ids]
+        now = datetime.now(UTC)
+        memories = (_memory(item) for item in batch_get(self._table, keys))
+        return {memory.id: memory for memory in memories if not memory.is_expired(now)}
+
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         response = self._table.get_item(
             Key={"pk": team_pk(team), "sk": _key_sk(key, wallet)}, ConsistentRead=True
@@ -207,23 +221,6 @@ class DynamoMemoryStore:
                 batch.put_item(Item=_item(team, memory))
                 if memory.key is not None:
                     batch.put_item(Item=_alias(team, memory))
-
-    def replace(self, team: str, memory: Memory) -> None:
-        if memory.key is None:
-            try:
-                put_if(self._table, _item(team, memory), "attribute_exists(pk)")
-            except ConditionLost as exc:
-                raise MemoryGone(memory.id) from exc
-            return
-        record = {
-            "Put": {
-                "TableName": self._table.name,
-                "Item": _item(team, memory),
-                "ConditionExpression": "attribute_exists(pk)",
-            }
-        }
-        if not self._transact([record], [self._alias_write(team, memory)]):
-            raise MemoryGone(memory.id)
 
     def _alias_write(self, team: str, memory: Memory) -> dict[str, Any]:
         """The alias's half of a write of keyed `memory`: while it is active, the alias gets its
@@ -472,18 +469,6 @@ class DynamoMemoryStore:
             Key={"pk": team_pk(team), "sk": _memory_sk(memory_id)}, ConsistentRead=True
         ).get("Item")
         return _memory(item) if item else None
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        wanted: ConditionBase = Attr("status").is_in(sorted(statuses))
-        if "filed" in statuses:
-            wanted = wanted | Attr("status").not_exists()
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(team_pk(team))
-            & Key("sk").begins_with(MEMORY_PREFIX),
-            "FilterExpression": wanted,
-        }
-        for item in query_all(self._table, **kwargs):
-            yield _memory(item)
 
     def iter_recent(self, team: str) -> Iterator[Memory]:
         # The memories table has no index by update time: this reads the whole team. A GSI

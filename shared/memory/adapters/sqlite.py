@@ -24,11 +24,11 @@ from typing import Any
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
+from shared.storage.values import check_item_size, from_dynamo
 
 MIGRATIONS = (
     Migration(
@@ -52,9 +52,9 @@ MIGRATIONS = (
         "memories",
         2,
         (
-            # The lifecycle status as a column, so a state is listed from an index
-            # (`iter_by_status`: proposals for a reviewer) and a transition's condition reads
-            # it; existing rows take theirs from the record (filed when it has none).
+            # The lifecycle status as a column, so a transition's condition reads it (and an
+            # index lists a state); existing rows take theirs from the record (filed when it
+            # has none).
             "ALTER TABLE memories ADD COLUMN status TEXT NOT NULL DEFAULT 'filed'",
             "UPDATE memories SET status = COALESCE(json_extract(record, '$.status'), 'filed')",
             "CREATE INDEX memories_status ON memories (team, status, id)",
@@ -100,6 +100,10 @@ def _expiry(memory: Memory) -> str | None:
 
 def _now() -> str:
     return sortable(datetime.now(UTC))
+
+
+# Ids bound in one `get_many` statement: within SQLite's limit on parameters (999 before 3.32).
+_IDS_PER_READ = 500
 
 
 def _record(memory: Memory) -> str:
@@ -211,6 +215,25 @@ class SqliteMemoryStore:
         )
         return _memory(row) if row else None
 
+    def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        unique = list(dict.fromkeys(memory_ids))
+        found: dict[str, Memory] = {}
+        connection = self._db.connection()
+        now = _now()
+        # Chunks keep each statement within SQLite's limit on bound parameters.
+        for start in range(0, len(unique), _IDS_PER_READ):
+            chunk = unique[start : start + _IDS_PER_READ]
+            marks = ", ".join("?" * len(chunk))
+            rows = connection.execute(
+                f"SELECT record FROM memories WHERE team = ? AND id IN ({marks})"  # noqa: S608 - placeholders only
+                " AND (expires_at IS NULL OR expires_at > ?)",
+                (team, *chunk, now),
+            ).fetchall()
+            for row in rows:
+                memory = _memory(row)
+                found[memory.id] = memory
+        return found
+
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
         row = (
             self._db.connection()
@@ -256,12 +279,6 @@ class SqliteMemoryStore:
                     )
             _insert(tx, team, memory)
             self._outbox.append(tx, rows)
-
-    def replace(self, team: str, memory: Memory) -> None:
-        with self._db.write() as tx:
-            if _update(tx, team, memory) != 1:
-                raise MemoryGone(memory.id)
-            _settle_key(tx, team, memory)
 
     def set_pinned(self, team: str, memory_id: str, pinned: bool) -> Memory:
         with self._db.write() as tx:
@@ -331,21 +348,6 @@ class SqliteMemoryStore:
             if new.key is not None:
                 _free_key(tx, team, new)  # the new version takes the key over
             _insert(tx, team, new)
-
-    def iter_by_status(self, team: str, statuses: frozenset[str]) -> Iterator[Memory]:
-        marks = ", ".join("?" for _ in statuses)
-        rows = (
-            self._db.connection()
-            .execute(
-                # Only `?` marks are formatted in; the statuses are bound parameters.
-                f"SELECT record FROM memories WHERE team = ? AND status IN ({marks})"  # noqa: S608
-                " ORDER BY id",
-                (team, *sorted(statuses)),
-            )
-            .fetchall()
-        )
-        for row in rows:
-            yield _memory(row)
 
     def iter_team(self, team: str) -> Iterator[Memory]:
         rows = (

@@ -24,6 +24,7 @@ from shared.orchestrator.agents.models import (
     RegisterAgentOutput,
 )
 from shared.orchestrator.agents.ports import AgentStore, AgentTokens, NameTaken, UnknownAgent
+from shared.orchestrator.ports import ActiveAgent
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
 
@@ -49,19 +50,13 @@ class AgentService:
 
     # --- the AgentDirectory port ---------------------------------------------------------------
 
-    def capabilities(self, team: str, agent_id: str) -> frozenset[str] | None:
-        """The capabilities of an active agent of `team`; None when there is no such agent."""
+    def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
+        """The capabilities and task limit of an active agent of `team`, in one read; None when
+        there is no such agent."""
         agent = self._store.get(team, agent_id)
         if agent is None or not agent.is_active:
             return None
-        return frozenset(agent.capabilities)
-
-    def max_concurrent_tasks(self, team: str, agent_id: str) -> int | None:
-        """The task limit an active agent of `team` registered with; None when there is none."""
-        agent = self._store.get(team, agent_id)
-        if agent is None or not agent.is_active:
-            return None
-        return agent.max_concurrent_tasks
+        return ActiveAgent(frozenset(agent.capabilities), agent.max_concurrent_tasks)
 
     # --- tools ------------------------------------------------------------------------------
 

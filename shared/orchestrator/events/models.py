@@ -7,7 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from shared.domain_events.log import Event
 from shared.tools.inputs import SeedToolInput
+
+__all__ = ["Event", "EventPollInput", "EventPollOutput", "EventPublishInput", "EventPublishOutput"]
 
 _Input = SeedToolInput
 
@@ -30,14 +33,6 @@ class EventPollInput(_Input):
     )
     event_type: str | None = Field(default=None, min_length=1, max_length=128)
     limit: int = Field(default=100, ge=1, le=500)
-
-
-class Event(BaseModel):
-    event_id: str
-    event_type: str
-    payload: dict[str, Any]
-    published_by: str
-    published_at: datetime
 
 
 class EventPublishOutput(BaseModel):

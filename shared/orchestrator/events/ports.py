@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Protocol
 
-from shared.orchestrator.events.models import Event
-
-# How long the log keeps an event: a read never returns an older one (DynamoDB's TTL collects
-# them lazily, the embedded database deletes them lazily).
-RETENTION = timedelta(days=7)
-
-
-def expires_at(event: Event) -> datetime:
-    """When `event` leaves the log."""
-    return event.published_at + RETENTION
+from shared.domain_events.log import Event
 
 
 class EventLog(Protocol):

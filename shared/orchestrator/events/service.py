@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shared.auth.principal import Principal
+from shared.domain_events.log import RETENTION, Event
 from shared.domain_events.models import RESERVED_PREFIX
-from shared.orchestrator.events.models import Event
-from shared.orchestrator.events.ports import RETENTION, EventLog
+from shared.orchestrator.events.ports import EventLog
 from shared.tools.errors import InvalidArgument
 
 MAX_PAYLOAD_BYTES = 65_536

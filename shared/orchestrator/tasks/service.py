@@ -24,7 +24,7 @@ from typing import Any
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
 from shared.domain_events.models import Kind
-from shared.orchestrator.ports import AgentDirectory
+from shared.orchestrator.ports import ActiveAgent, AgentDirectory
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
 from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
@@ -148,7 +148,7 @@ class TaskService:
     def poll(self, principal: Principal, *, limit: int) -> list[Task]:
         """Tasks the caller could claim now: claimable, its capability held, dependencies done."""
         team, now = principal.team, self._now()
-        held = self._capabilities(principal)
+        held = self._capabilities(self._agent(principal))
         found: list[Task] = []
         for task in self._store.list_open(team):
             if (
@@ -168,8 +168,9 @@ class TaskService:
         task = self._store.get(team, task_id)
         if task is None:
             raise _no_task(task_id)
+        agent = self._agent(principal)  # read once: for the capability and the task limit
         if task.requires_capability is not None and task.requires_capability not in (
-            self._capabilities(principal)
+            self._capabilities(agent)
         ):
             raise InvalidArgument(
                 f"`task_id`: task {task_id!r} requires capability "
@@ -184,7 +185,7 @@ class TaskService:
                 field="task_id",
                 holder={"waiting_on": waiting},
             )
-        self._check_capacity(principal, now)
+        self._check_capacity(principal, agent, now)
         expires = now + timedelta(seconds=LEASE_SECONDS)
         # The events are written with the claim, in its transaction: the store's condition
         # (this fence, and the task pending or its lease run out) is what they describe.
@@ -274,20 +275,26 @@ class TaskService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _capabilities(self, principal: Principal) -> frozenset[str]:
+    def _agent(self, principal: Principal) -> ActiveAgent | None:
+        """The caller as a registered, active agent; None for a token of no such agent."""
         if principal.agent_id is None:
-            return frozenset()
-        return self._agents.capabilities(principal.team, principal.agent_id) or frozenset()
+            return None
+        return self._agents.active_agent(principal.team, principal.agent_id)
 
-    def _check_capacity(self, principal: Principal, now: datetime) -> None:
-        """A registered agent holds at most its `max_concurrent_tasks` live claims.
+    @staticmethod
+    def _capabilities(agent: ActiveAgent | None) -> frozenset[str]:
+        return agent.capabilities if agent is not None else frozenset()
+
+    def _check_capacity(
+        self, principal: Principal, agent: ActiveAgent | None, now: datetime
+    ) -> None:
+        """A registered agent (`agent`, the caller) holds at most its `max_concurrent_tasks`
+        live claims.
 
         Counted from the store's live claims just before the claim: two claims racing each other
         can overshoot by one each, so the limit is a guard, not a guarantee.
         """
-        if principal.agent_id is None:
-            return
-        limit = self._agents.max_concurrent_tasks(principal.team, principal.agent_id)
+        limit = agent.max_concurrent_tasks if agent is not None else None
         if limit is None:
             return
         # Counted on every claim; the held tasks are read only to name them in a refusal.

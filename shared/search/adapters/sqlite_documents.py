@@ -19,9 +19,9 @@ from sqlite3 import Connection
 from typing import Any, TypeVar
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import from_dynamo
 from shared.search.models import ChunkItem, EntityItem
 from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.values import from_dynamo
 
 # The same lifetime the DynamoDB adapter gives a tombstone's TTL.
 TOMBSTONE_SECONDS = 30 * 24 * 3600

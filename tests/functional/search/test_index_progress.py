@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from shared.connectors.local_files import EMBED_SLICE, Progress, ProgressEmbedder, index_path
-from shared.local.indexing import ProgressDisplay, stream_progress
+from shared.local.indexing import ProgressDisplay
+from shared.local.progress import stream_progress
 from tests.functional.search.conftest import SearchHarness
 
 

@@ -13,7 +13,7 @@ from shared.domain_events.adapters.event_log import as_log_event
 from shared.domain_events.adapters.eventbridge import EventBridgeSink, PublishFailed
 from shared.domain_events.models import DomainEvent, Kind
 from shared.domain_events.publisher import domain_event, publish_records
-from shared.dynamo_values import to_dynamo
+from shared.storage.values import to_dynamo
 
 
 class ScriptedEventBridge:

@@ -117,7 +117,8 @@ def test_sqlite_deletes_a_teams_expired_events_lazily_at_most_once_a_minute(
 ) -> None:
     if not backend.is_sqlite:
         pytest.skip("DynamoDB's TTL collects expired items on its own schedule")
-    from shared.orchestrator.events.adapters.sqlite import PURGE_EVERY_SECONDS, SqliteEventLog
+    from shared.domain_events.adapters.sqlite_log_rows import PURGE_EVERY_SECONDS
+    from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
 
     now = [NOW.timestamp()]
     db = backend.database()
@@ -190,12 +191,8 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
 def test_a_version_1_event_log_moves_to_the_clustered_table_whole(tmp_path: Path) -> None:
     """Schema 2 keys the table by (team, published_at, id), as DynamoDB keys the items; a data
     folder written by version 1 (rowid table with three indexes) keeps every event."""
-    from shared.orchestrator.events.adapters.sqlite import (
-        _INSERT,
-        MIGRATIONS,
-        SqliteEventLog,
-        event_row,
-    )
+    from shared.domain_events.adapters.sqlite_log_rows import INSERT_EVENT, MIGRATIONS, event_row
+    from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
     from shared.storage.sqlite import Database
 
     db = Database(tmp_path / "cairn.db")
@@ -203,7 +200,7 @@ def test_a_version_1_event_log_moves_to_the_clustered_table_whole(tmp_path: Path
     written = [event(1), event(2, "deploy.done"), event(3, published_at=T0)]
     with db.write() as tx:
         for team, appended in (("alpha", written[0]), ("alpha", written[1]), ("beta", written[2])):
-            tx.execute(_INSERT, event_row(team, appended))
+            tx.execute(INSERT_EVENT, event_row(team, appended))
     log = SqliteEventLog(db)
     assert db.schema_versions()["events"] == 2
     table = db.connection().execute("SELECT sql FROM sqlite_master WHERE name = 'events'")

@@ -51,9 +51,9 @@ def test_the_key_reads_the_record_through_every_write(store: MemoryStore) -> Non
     store.create("alpha", created)
     assert store.get_by_key("alpha", "db") == created
 
-    # Replaced (a pin), transitioned (memory_put's update): the key reads the new record.
-    pinned = created.model_copy(update={"pinned": True})
-    store.replace("alpha", pinned)
+    # Pinned, transitioned (memory_put's update): the key reads the new record.
+    pinned = store.set_pinned("alpha", created.id, True)
+    assert pinned == created.model_copy(update={"pinned": True})
     assert store.get_by_key("alpha", "db") == pinned
     updated = pinned.model_copy(update={"content": "changed", "updated_at": T0 + timedelta(1)})
     store.transition("alpha", updated, ACTIVE)
@@ -118,7 +118,6 @@ def test_writes_of_a_memory_whose_key_moved_on_leave_the_new_holder_alone(
         store.add_flag("alpha", first.id, MemoryFlag(agent_id="b", reason="x", flagged_at=T0))
         is not None
     )
-    store.replace("alpha", first.model_copy(update={"content": "staler"}))
     store.transition("alpha", first.model_copy(update={"status": "retracted"}), ACTIVE)
 
     # Then the key still reads memory 2 as it was, and memory 1 took every write

@@ -36,10 +36,14 @@ def test_existing_rows_take_their_status_from_the_record(tmp_path: Path) -> None
     _old_row(db, pending)
     db.close()
 
-    store = SqliteMemoryStore(Database(tmp_path / "cairn.db"))
+    migrated = Database(tmp_path / "cairn.db")
+    store = SqliteMemoryStore(migrated)
 
-    assert [m.id for m in store.iter_by_status("alpha", frozenset({"filed"}))] == ["mem_1"]
-    assert [m.id for m in store.iter_by_status("alpha", frozenset({"pending"}))] == ["mem_2"]
+    statuses = migrated.connection().execute("SELECT id, status FROM memories ORDER BY id")
+    assert [(row["id"], row["status"]) for row in statuses] == [
+        ("mem_1", "filed"),
+        ("mem_2", "pending"),
+    ]
     read = store.get("alpha", "mem_1")
     assert read == filed
     assert read is not None

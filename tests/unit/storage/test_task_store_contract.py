@@ -18,7 +18,7 @@ from shared.orchestrator.tasks.ports import (
 )
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.storage.pages import BadCursor
-from shared.tools.errors import InvalidArgument
+from shared.storage.values import UnstorableValue
 from tests.unit.storage.conftest import Backend
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -413,7 +413,7 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
 def test_a_task_too_large_for_a_dynamodb_item_is_refused_by_both(store: TaskStore) -> None:
     # 100k four-byte characters: within the model's length limit, over DynamoDB's 400 KB.
     oversized = task(1, input_data={"text": "\U0001f600" * 100_000})
-    with pytest.raises(InvalidArgument) as refused:
+    with pytest.raises(UnstorableValue) as refused:
         store.create("alpha", oversized)
     assert refused.value.field == "input_data"
     assert store.get("alpha", oversized.id) is None

@@ -17,10 +17,10 @@ from boto3.dynamodb.conditions import Key
 
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import from_dynamo, to_dynamo
 from shared.orchestrator.costs.models import CostRecord
 from shared.storage.dynamo import ConditionLost, query_all, team_pk, update_if
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -11,10 +11,10 @@ from typing import Any
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import from_dynamo
 from shared.orchestrator.costs.models import CostRecord
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo
 
 MIGRATIONS = (
     Migration(

@@ -1,4 +1,6 @@
-"""The event log in the coordination table: `TEAM#<team>` / `EVENT#<time>#<id>`.
+"""The event log in the coordination table: `TEAM#<team>` / `EVENT#<time>#<id>` (the item is
+the outbox's, `shared.domain_events.adapters.log_item`, which stores write in their own
+transactions; this adapter appends and reads them).
 
 The sort key begins with the publication time (UTC, microseconds), so a read is one Query for
 keys after `since`, oldest first. Items carry the TTL attribute (publication + `RETENTION`);
@@ -16,30 +18,16 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 
 from shared.config.names import TTL_ATTRIBUTE
-from shared.dynamo_values import from_dynamo, to_dynamo
-from shared.orchestrator.events.models import Event
-from shared.orchestrator.events.ports import expires_at
+from shared.domain_events.adapters.log_item import event_item
+from shared.domain_events.log import Event
 from shared.storage.dynamo import query_all, team_pk
 from shared.storage.times import sortable
+from shared.storage.values import from_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
 _AFTER_ALL_IDS = "~"  # sorts after every event id: events at `since` itself are excluded
-
-
-def event_item(team: str, event: Event) -> dict[str, Any]:
-    """The log's item for `event` (also what a store's transaction puts as its outbox)."""
-    return {
-        "pk": team_pk(team),
-        "sk": f"EVENT#{sortable(event.published_at)}#{event.event_id}",
-        "event_id": event.event_id,
-        "event_type": event.event_type,
-        "payload": to_dynamo(event.payload, "payload"),
-        "published_by": event.published_by,
-        "published_at": event.published_at.isoformat(),
-        TTL_ATTRIBUTE: int(expires_at(event).timestamp()),
-    }
 
 
 class DynamoEventLog:

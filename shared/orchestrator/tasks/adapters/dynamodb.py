@@ -20,7 +20,6 @@ from boto3.dynamodb.conditions import Attr, Key
 from shared.config.tables import OPEN_TASKS_INDEX
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo, to_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
 from shared.orchestrator.tasks.ports import (
@@ -33,6 +32,7 @@ from shared.orchestrator.tasks.ports import (
 )
 from shared.storage.dynamo import ConditionLost, query_all, team_pk
 from shared.storage.pages import Page
+from shared.storage.values import check_item_size, from_dynamo, to_dynamo
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -16,7 +16,6 @@ from typing import Any
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.dynamo_values import check_item_size, from_dynamo
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import Task
 from shared.orchestrator.tasks.ports import (
@@ -30,6 +29,7 @@ from shared.orchestrator.tasks.ports import (
 from shared.storage.pages import Page
 from shared.storage.sqlite import Database, Migration
 from shared.storage.times import sortable
+from shared.storage.values import check_item_size, from_dynamo
 
 _OPEN = "status IN ('pending', 'claimed', 'running')"
 _HELD = "status IN ('claimed', 'running')"

@@ -3,21 +3,30 @@
 DynamoDB takes numbers as `Decimal` (38 significant digits, magnitude 1E-130 to 9.99E+125) and
 items up to 400 KB. boto3 raises on a Python float and DynamoDB rejects what is out of range or
 too large; both would surface as an internal error. These helpers convert, and raise
-`InvalidArgument` naming the caller's field instead.
+`UnstorableValue` naming the caller's field instead: a storage error, which the tool boundary
+(`shared.tools.dispatch`) answers as the `invalid_argument` error it names, so the storage layer
+imports nothing of the tools.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any
-
-from shared.tools.errors import InvalidArgument
 
 MAX_ITEM_BYTES = 380_000  # DynamoDB's 400 KB item limit, less room for keys and bookkeeping
 _LARGEST = Decimal("9.99E+125")
 _SMALLEST = Decimal("1E-130")
+
+
+class UnstorableValue(Exception):
+    """A value the store cannot keep (a number outside DynamoDB's range, an item past its size
+    limit); `field` names the caller's argument that holds it, `message` says why."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
 
 
 def storable_number_problem(value: int | float | Decimal) -> str | None:
@@ -43,7 +52,7 @@ def storable_number_problem(value: int | float | Decimal) -> str | None:
 def _number(value: Decimal, field: str) -> Decimal:
     problem = storable_number_problem(value)
     if problem is not None:
-        raise InvalidArgument(f"`{field}` holds {problem}", field=field)
+        raise UnstorableValue(f"`{field}` holds {problem}", field=field)
     return value
 
 
@@ -54,7 +63,7 @@ def _convert(value: Any, field: str) -> Any:
         try:
             number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
         except InvalidOperation as exc:
-            raise InvalidArgument(f"a number in `{field}` is not storable", field=field) from exc
+            raise UnstorableValue(f"a number in `{field}` is not storable", field=field) from exc
         return _number(number, field)
     if isinstance(value, Decimal):
         return _number(value, field)
@@ -66,7 +75,7 @@ def _convert(value: Any, field: str) -> Any:
 
 
 def to_dynamo(value: Any, field: str = "arguments") -> Any:
-    """`value` with every number as a storable `Decimal`; `InvalidArgument(field)` otherwise."""
+    """`value` with every number as a storable `Decimal`; `UnstorableValue(field)` otherwise."""
     return _convert(value, field)
 
 
@@ -85,7 +94,7 @@ def check_item_size(item: dict[str, Any], field: str) -> None:
     """Refuse an item DynamoDB would reject for size, naming the field that fills it."""
     size = len(json.dumps(item, default=str, ensure_ascii=False).encode())
     if size > MAX_ITEM_BYTES:
-        raise InvalidArgument(
+        raise UnstorableValue(
             f"`{field}` is too large to store: the record would be {size:,} bytes "
             f"(at most {MAX_ITEM_BYTES:,}, UTF-8)",
             field=field,
@@ -102,16 +111,3 @@ def utf8_at_most(limit: int) -> Any:
         return value
 
     return AfterValidator(check)
-
-
-def query_all(table: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
-    """Every item a `Table.query(**kwargs)` matches, following `LastEvaluatedKey` page by page.
-
-    >>> items = query_all(table, KeyConditionExpression=Key("pk").eq("TEAM#a"))  # doctest: +SKIP
-    """
-    while True:
-        page = table.query(**kwargs)
-        yield from page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
