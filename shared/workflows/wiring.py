@@ -13,8 +13,9 @@ from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.tasks.ports import TaskStore
+from shared.workflows.engine import EndListener
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
-from shared.workflows.service import EndListener, WorkflowService
+from shared.workflows.service import WorkflowService
 
 # Set by functions/workflows/handler.py from `context.invoked_function_arn`.
 FUNCTION_ARN_ENV = "CAIRN_WORKFLOW_FUNCTION_ARN"
