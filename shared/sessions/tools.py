@@ -198,17 +198,8 @@ def moros_remember(ctx: ToolContext[SessionService], args: MorosRememberInput) -
     return _remember(ctx, args)
 
 
-@GROUP.tool(
-    name="hecate_pin_engram",
-    title="Hecate: pin an engram",
-    description="Pin an engram to protect it from cleanup/deletion.",
-    scopes=MEMORY_WRITE,
-    annotations=IDEMPOTENT_WRITE,
-)
-def hecate_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
-
-
+# Engrams belong to the wallet, not to a persona: Hecate's and Moros's pin tools are one function
+# registered twice (the lower decorator registers first, keeping the seed's order).
 @GROUP.tool(
     name="moros_pin_engram",
     title="Moros: pin an engram",
@@ -216,21 +207,15 @@ def hecate_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) ->
     scopes=MEMORY_WRITE,
     annotations=IDEMPOTENT_WRITE,
 )
-def moros_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
-
-
 @GROUP.tool(
-    name="hecate_unpin_engram",
-    title="Hecate: unpin an engram",
-    description="Remove pin protection from an engram, allowing deletion.",
+    name="hecate_pin_engram",
+    title="Hecate: pin an engram",
+    description="Pin an engram to protect it from cleanup/deletion.",
     scopes=MEMORY_WRITE,
-    annotations=WRITE,
+    annotations=IDEMPOTENT_WRITE,
 )
-def hecate_unpin_engram(
-    ctx: ToolContext[SessionService], args: UnpinEngramInput
-) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=False))
+def pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
+    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
 
 
 @GROUP.tool(
@@ -240,7 +225,14 @@ def hecate_unpin_engram(
     scopes=MEMORY_WRITE,
     annotations=WRITE,
 )
-def moros_unpin_engram(ctx: ToolContext[SessionService], args: UnpinEngramInput) -> PinEngramOutput:
+@GROUP.tool(
+    name="hecate_unpin_engram",
+    title="Hecate: unpin an engram",
+    description="Remove pin protection from an engram, allowing deletion.",
+    scopes=MEMORY_WRITE,
+    annotations=WRITE,
+)
+def unpin_engram(ctx: ToolContext[SessionService], args: UnpinEngramInput) -> PinEngramOutput:
     return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=False))
 
 
@@ -294,15 +286,7 @@ def _cleanup(
     annotations=WRITE,
 )
 def hecate_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> SetModelOutput:
-    switch = ctx.service.set_model(
-        ctx.principal, persona="hecate", query=args.query, wallet=args.wallet_address
-    )
-    return SetModelOutput(
-        status="switched" if switch.choice else "ambiguous",
-        choice=switch.choice,
-        candidates=switch.candidates,
-        message=switch.message,
-    )
+    return _set_model(ctx, args, "hecate")
 
 
 @GROUP.tool(
@@ -313,8 +297,14 @@ def hecate_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> S
     annotations=WRITE,
 )
 def moros_set_model(ctx: ToolContext[SessionService], args: MorosSetModelInput) -> SetModelOutput:
+    return _set_model(ctx, args, "moros")
+
+
+def _set_model(
+    ctx: ToolContext[SessionService], args: SetModelInput, persona: Persona
+) -> SetModelOutput:
     switch = ctx.service.set_model(
-        ctx.principal, persona="moros", query=args.query, wallet=args.wallet_address
+        ctx.principal, persona=persona, query=args.query, wallet=args.wallet_address
     )
     return SetModelOutput(
         status="switched" if switch.choice else "ambiguous",
