@@ -25,6 +25,11 @@ class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _optional(description: str, max_length: int | None = MAX_FIELD_CHARS) -> str | None:
+    """An optional text argument: absent, or 1 to `max_length` characters (None: no bound)."""
+    return Field(default=None, min_length=1, max_length=max_length, description=description)
+
+
 class StoreHandoffInput(_Input):
     title: str = Field(
         min_length=1,
@@ -38,34 +43,21 @@ class StoreHandoffInput(_Input):
         "sections — Start & intent, Journey, Current state, What’s left, Open questions — or it "
         "is rejected.",
     )
-    project_key: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional project this handoff belongs to, used to scope the takeover picker "
-        "to the right project.",
+    project_key: str | None = _optional(
+        "Optional project this handoff belongs to, used to scope the takeover picker "
+        "to the right project."
     )
-    source_ref: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional stable reference to where the work lives — a harness "
+    source_ref: str | None = _optional(
+        "Optional stable reference to where the work lives — a harness "
         "conversation/run id, or a cwd-prefixed absolute path — so the next agent can resume in "
-        "place.",
+        "place."
     )
-    cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional working directory the handoff was created in, used as a default "
-        "takeover filter.",
+    cwd: str | None = _optional(
+        "Optional working directory the handoff was created in, used as a default takeover filter."
     )
-    harness: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional name of the harness the handoff was created in (e.g. claude-code, "
-        "codex), recorded for context.",
+    harness: str | None = _optional(
+        "Optional name of the harness the handoff was created in (e.g. claude-code, "
+        "codex), recorded for context."
     )
     tags: list[str] = Field(
         default_factory=list,
@@ -75,23 +67,18 @@ class StoreHandoffInput(_Input):
 
 
 class ListHandoffsInput(_Input):
-    project_key: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs for this project. The default scope is the caller’s "
+    project_key: str | None = _optional(
+        "Restrict to handoffs for this project. The default scope is the caller’s "
         "current project; drop this filter to broaden when nothing matches.",
+        max_length=None,
     )
-    cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs created in this working directory; drop it to broaden "
-        "the search.",
+    cwd: str | None = _optional(
+        "Restrict to handoffs created in this working directory; drop it to broaden the search.",
+        max_length=None,
     )
-    harness: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs created in this harness; drop it to broaden across "
-        "harnesses.",
+    harness: str | None = _optional(
+        "Restrict to handoffs created in this harness; drop it to broaden across harnesses.",
+        max_length=None,
     )
     limit: int = Field(
         default=20, ge=1, le=100, description="Maximum number of handoffs to return."
@@ -104,32 +91,18 @@ class ClaimHandoffInput(_Input):
         max_length=64,
         description="The id of the handoff to claim, taken from a list_handoffs result.",
     )
-    claiming_agent_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional identity of the agent taking over, recorded on the claim so others "
-        "see who has it. cairn takes the agent from the token: when given, it must match.",
+    claiming_agent_id: str | None = _optional(
+        "Optional identity of the agent taking over, recorded on the claim so others "
+        "see who has it. cairn takes the agent from the token: when given, it must match."
     )
-    claiming_harness: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional harness the takeover is happening in, recorded on the claim.",
+    claiming_harness: str | None = _optional(
+        "Optional harness the takeover is happening in, recorded on the claim."
     )
-    claiming_source_ref: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional stable reference to where the resumed work now lives — a "
-        "conversation/run id, or a cwd-prefixed absolute path.",
+    claiming_source_ref: str | None = _optional(
+        "Optional stable reference to where the resumed work now lives — a "
+        "conversation/run id, or a cwd-prefixed absolute path."
     )
-    claiming_cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional working directory the takeover is happening in.",
-    )
+    claiming_cwd: str | None = _optional("Optional working directory the takeover is happening in.")
 
 
 class Claim(BaseModel):
