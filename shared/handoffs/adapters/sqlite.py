@@ -8,17 +8,16 @@ winner's claim in the same transaction.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Migration, from_json, to_json
+from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 
 MIGRATIONS = (
@@ -42,14 +41,10 @@ def _handoff(row: Any) -> Handoff:
     return Handoff.model_validate(from_json(row["record"]))
 
 
-class SqliteHandoffStore:
+class SqliteHandoffStore(SqliteOutboxStore):
     """`HandoffStore` on the embedded database."""
 
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
-        self._outbox = SqliteOutbox(clock)
-        db.migrate(MIGRATIONS)
-        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
+    migrations = MIGRATIONS
 
     def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a handoff stored here can be stored in AWS too.
