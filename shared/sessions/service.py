@@ -25,7 +25,6 @@ from shared.sessions.models import (
     ModelInfo,
     Persona,
     Session,
-    title_of,
 )
 from shared.sessions.ports import (
     CompactionLost,
@@ -168,20 +167,14 @@ class SessionService:
         """Append messages to a session (a new one when `session_id` is None)."""
         now = self.now()
         if session_id is None:
-            added = [
-                Message.model_validate({"seq": i, "role": role, "content": content, "at": now})
-                for i, (role, content) in enumerate(messages, start=1)
-            ]
-            session = Session(
+            session, added = Session(
                 id=new_session_id(),
                 persona=persona,
                 wallet_address=wallet,
-                title=title_of(added),
                 created_at=now,
                 updated_at=now,
-                message_count=len(added),
                 created_by=principal.actor,
-            )
+            ).appended(messages, now)
             self._store.create(principal.team, session, added)
             return session, added
         self._owned(principal, persona, wallet, session_id)

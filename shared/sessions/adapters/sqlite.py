@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from shared.sessions.models import Message, ModelChoice, Persona, Session, title_of
+from shared.sessions.models import Message, ModelChoice, Persona, Session
 from shared.sessions.ports import CompactionLost, SessionPinned, UnknownSession
 from shared.storage.pages import Page, decode_cursor, encode_cursor
 from shared.storage.sqlite import Database, Migration, from_json, to_json
@@ -110,19 +110,7 @@ class SqliteSessionStore:
     ) -> tuple[Session, list[Message]]:
         with self._db.write() as tx:
             current = self._current(tx, team, session_id)
-            added = [
-                Message.model_validate(
-                    {"seq": current.message_count + i, "role": role, "content": content, "at": now}
-                )
-                for i, (role, content) in enumerate(messages, start=1)
-            ]
-            updated = current.model_copy(
-                update={
-                    "message_count": current.message_count + len(added),
-                    "updated_at": now,
-                    "title": current.title or title_of(added),
-                }
-            )
+            updated, added = current.appended(messages, now)
             tx.executemany(
                 "INSERT INTO session_messages (team, session_id, seq, record) VALUES (?, ?, ?, ?)",
                 [(team, session_id, m.seq, _json(m)) for m in added],
