@@ -15,8 +15,8 @@ from shared.domain_events.models import DomainEvent
 from shared.dynamo_values import check_item_size, from_dynamo
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
 from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 
@@ -133,33 +133,23 @@ class SqliteHandoffStore(SqliteOutboxStore):
         limit: int,
         cursor: str | None = None,
     ) -> Page[Handoff]:
-        clauses = ["team = ?", "status = 'open'"]
-        parameters: list[Any] = [team]
+        where, values = ["status = 'open'"], []
         for column, value in (
             ("project_key", wanted.project_key),
             ("cwd", wanted.cwd),
             ("harness", wanted.harness),
         ):
             if value is not None:
-                clauses.append(f"{column} = ?")
-                parameters.append(value)
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(created_at, id) < (?, ?)")
-            parameters += [position["created_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, created_at, record FROM handoffs WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
-                " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+                where.append(f"{column} = ?")
+                values.append(value)
+        page = newest_first_page(
+            self._db.connection(),
+            "handoffs",
+            team,
+            order_by="created_at",
+            where=where,
+            values=values,
+            limit=limit,
+            cursor=cursor,
         )
-        found = [_handoff(row) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
-        return Page(
-            found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
-        )
+        return Page([_handoff(row) for row in page.items], page.next_cursor)

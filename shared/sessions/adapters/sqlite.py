@@ -9,8 +9,8 @@ from typing import Any
 
 from shared.sessions.models import Message, ModelChoice, Persona, Session
 from shared.sessions.ports import CompactionLost, SessionPinned, UnknownSession
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Database, Migration, from_json, newest_first_page, to_json
 from shared.storage.times import sortable
 
 MIGRATIONS = (
@@ -154,28 +154,17 @@ class SqliteSessionStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page[Session]:
-        clauses = ["team = ?", "persona = ?", "wallet = ?"]
-        parameters: list[Any] = [team, persona, wallet]
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(updated_at, id) < (?, ?)")
-            parameters += [position["updated_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, updated_at, record FROM sessions WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
-                " ORDER BY updated_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+        page = newest_first_page(
+            self._db.connection(),
+            "sessions",
+            team,
+            order_by="updated_at",
+            where=["persona = ?", "wallet = ?"],
+            values=[persona, wallet],
+            limit=limit,
+            cursor=cursor,
         )
-        found = [_session(row) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
-        return Page(
-            found, encode_cursor(team, {"updated_at": last["updated_at"], "id": last["id"]})
-        )
+        return Page([_session(row) for row in page.items], page.next_cursor)
 
     def claim_for_compaction(
         self, team: str, session_id: str, claimer: str, now: datetime, until: datetime

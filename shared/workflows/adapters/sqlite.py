@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from shared.domain_events.models import DomainEvent
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
 from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.workflows.models import OPEN_EXECUTIONS, Execution, Workflow
@@ -101,26 +101,17 @@ class SqliteWorkflowStore(SqliteOutboxStore):
                 raise StaleWrite(workflow.id)
 
     def list_team(self, team: str, *, limit: int, cursor: str | None = None) -> Page[Workflow]:
-        clauses, parameters = ["team = ?"], [team]
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(created_at, id) < (?, ?)")
-            parameters += [position["created_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, created_at, record FROM workflows WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed clauses
-                " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+        page = newest_first_page(
+            self._db.connection(),
+            "workflows",
+            team,
+            order_by="created_at",
+            limit=limit,
+            cursor=cursor,
         )
-        found = [Workflow.model_validate(from_json(row["record"])) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
         return Page(
-            found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
+            [Workflow.model_validate(from_json(row["record"])) for row in page.items],
+            page.next_cursor,
         )
 
     def create_execution(
