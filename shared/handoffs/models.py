@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.model_fields import optional_text
+
 MAX_DOCUMENT_CHARS = 200_000
 MAX_TITLE_CHARS = 300
 MAX_FIELD_CHARS = 1_024
@@ -23,11 +25,6 @@ class _Input(BaseModel):
     # Seed 002: parameters marked server-populated (the agent) come from the token; anything the
     # seed does not list is refused so a typo never passes silently.
     model_config = ConfigDict(extra="forbid")
-
-
-def _optional(description: str, max_length: int | None = MAX_FIELD_CHARS) -> str | None:
-    """An optional text argument: absent, or 1 to `max_length` characters (None: no bound)."""
-    return Field(default=None, min_length=1, max_length=max_length, description=description)
 
 
 class StoreHandoffInput(_Input):
@@ -43,21 +40,25 @@ class StoreHandoffInput(_Input):
         "sections — Start & intent, Journey, Current state, What’s left, Open questions — or it "
         "is rejected.",
     )
-    project_key: str | None = _optional(
+    project_key: str | None = optional_text(
+        MAX_FIELD_CHARS,
         "Optional project this handoff belongs to, used to scope the takeover picker "
-        "to the right project."
+        "to the right project.",
     )
-    source_ref: str | None = _optional(
+    source_ref: str | None = optional_text(
+        MAX_FIELD_CHARS,
         "Optional stable reference to where the work lives — a harness "
         "conversation/run id, or a cwd-prefixed absolute path — so the next agent can resume in "
-        "place."
+        "place.",
     )
-    cwd: str | None = _optional(
-        "Optional working directory the handoff was created in, used as a default takeover filter."
+    cwd: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional working directory the handoff was created in, used as a default takeover filter.",
     )
-    harness: str | None = _optional(
+    harness: str | None = optional_text(
+        MAX_FIELD_CHARS,
         "Optional name of the harness the handoff was created in (e.g. claude-code, "
-        "codex), recorded for context."
+        "codex), recorded for context.",
     )
     tags: list[str] = Field(
         default_factory=list,
@@ -67,18 +68,17 @@ class StoreHandoffInput(_Input):
 
 
 class ListHandoffsInput(_Input):
-    project_key: str | None = _optional(
+    project_key: str | None = optional_text(
+        None,
         "Restrict to handoffs for this project. The default scope is the caller’s "
         "current project; drop this filter to broaden when nothing matches.",
-        max_length=None,
     )
-    cwd: str | None = _optional(
+    cwd: str | None = optional_text(
+        None,
         "Restrict to handoffs created in this working directory; drop it to broaden the search.",
-        max_length=None,
     )
-    harness: str | None = _optional(
-        "Restrict to handoffs created in this harness; drop it to broaden across harnesses.",
-        max_length=None,
+    harness: str | None = optional_text(
+        None, "Restrict to handoffs created in this harness; drop it to broaden across harnesses."
     )
     limit: int = Field(
         default=20, ge=1, le=100, description="Maximum number of handoffs to return."
@@ -91,18 +91,22 @@ class ClaimHandoffInput(_Input):
         max_length=64,
         description="The id of the handoff to claim, taken from a list_handoffs result.",
     )
-    claiming_agent_id: str | None = _optional(
+    claiming_agent_id: str | None = optional_text(
+        MAX_FIELD_CHARS,
         "Optional identity of the agent taking over, recorded on the claim so others "
-        "see who has it. cairn takes the agent from the token: when given, it must match."
+        "see who has it. cairn takes the agent from the token: when given, it must match.",
     )
-    claiming_harness: str | None = _optional(
-        "Optional harness the takeover is happening in, recorded on the claim."
+    claiming_harness: str | None = optional_text(
+        MAX_FIELD_CHARS, "Optional harness the takeover is happening in, recorded on the claim."
     )
-    claiming_source_ref: str | None = _optional(
+    claiming_source_ref: str | None = optional_text(
+        MAX_FIELD_CHARS,
         "Optional stable reference to where the resumed work now lives — a "
-        "conversation/run id, or a cwd-prefixed absolute path."
+        "conversation/run id, or a cwd-prefixed absolute path.",
     )
-    claiming_cwd: str | None = _optional("Optional working directory the takeover is happening in.")
+    claiming_cwd: str | None = optional_text(
+        MAX_FIELD_CHARS, "Optional working directory the takeover is happening in."
+    )
 
 
 class Claim(BaseModel):

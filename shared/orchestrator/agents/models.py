@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.auth.principal import expand_scopes
+from shared.model_fields import optional_text
 
 MAX_NAME_CHARS = 100  # the token is named `agent:<name>` and token names stop at 128
 MAX_FIELD_CHARS = 200
@@ -102,14 +103,10 @@ class RegisterAgentInput(_Input):
         description="How many tasks the agent may hold at once (1-100, default 1): task.claim "
         "refuses another while it holds this many live claims.",
     )
-    default_model: str | None = Field(
-        default=None, min_length=1, max_length=MAX_FIELD_CHARS, description="The agent's model."
-    )
-    model_provider: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Who serves the model (for example anthropic, openai, bedrock).",
+    default_model: str | None = optional_text(MAX_FIELD_CHARS, "The agent's model.")
+    model_provider: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Who serves the model (for example anthropic, openai, bedrock).",
     )
     overwrite: bool = Field(
         default=False,

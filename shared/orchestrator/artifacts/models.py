@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.model_fields import optional_text
+
 # The most bytes one artifact may hold (after base64 decoding). Larger files belong elsewhere,
 # referenced by `content_url`.
 MAX_CONTENT_BYTES = 5 * 1024 * 1024
@@ -73,11 +75,9 @@ class ArtifactPutInput(_Input):
         default_factory=dict,
         description="Free-form JSON object stored with the artifact (at most 8 KB as JSON).",
     )
-    role: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="The artifact's part in the task, free text (for example input, output).",
+    role: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "The artifact's part in the task, free text (for example input, output).",
     )
 
     @field_validator("content_url")
@@ -115,15 +115,10 @@ class ArtifactGetInput(_Input):
 
 
 class ArtifactListInput(_Input):
-    task_id: str | None = Field(
-        default=None, min_length=1, max_length=MAX_ID_CHARS, description="The task's artifacts."
-    )
-    workflow_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_ID_CHARS,
-        description="The workflow's artifacts (those of its tasks). Give task_id, workflow_id "
-        "or both.",
+    task_id: str | None = optional_text(MAX_ID_CHARS, "The task's artifacts.")
+    workflow_id: str | None = optional_text(
+        MAX_ID_CHARS,
+        "The workflow's artifacts (those of its tasks). Give task_id, workflow_id or both.",
     )
 
 
