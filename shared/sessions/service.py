@@ -102,15 +102,7 @@ class SessionService:
 
     def new_session(self, principal: Principal, *, persona: Persona, wallet: str) -> Session:
         """A fresh, empty session: the persona's current conversation from now on."""
-        now = self.now()
-        session = Session(
-            id=new_session_id(),
-            persona=persona,
-            wallet_address=wallet,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
-        )
+        session = _fresh(principal, persona, wallet, self.now())
         self._store.create(principal.team, session, [])
         return session
 
@@ -167,14 +159,7 @@ class SessionService:
         """Append messages to a session (a new one when `session_id` is None)."""
         now = self.now()
         if session_id is None:
-            session, added = Session(
-                id=new_session_id(),
-                persona=persona,
-                wallet_address=wallet,
-                created_at=now,
-                updated_at=now,
-                created_by=principal.actor,
-            ).appended(messages, now)
+            session, added = _fresh(principal, persona, wallet, now).appended(messages, now)
             self._store.create(principal.team, session, added)
             return session, added
         self._owned(principal, persona, wallet, session_id)
@@ -357,6 +342,18 @@ class SessionService:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _fresh(principal: Principal, persona: Persona, wallet: str, now: datetime) -> Session:
+    """A new, empty session of `persona` with `wallet`, created by the caller at `now`."""
+    return Session(
+        id=new_session_id(),
+        persona=persona,
+        wallet_address=wallet,
+        created_at=now,
+        updated_at=now,
+        created_by=principal.actor,
+    )
 
 
 def _no_session(session_id: str, wallet: str) -> NotFound:
