@@ -6,21 +6,19 @@ silent are documented in docs/orchestrator.md ("Agents").
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.auth.principal import expand_scopes
-from shared.model_fields import optional_text
+from shared.model_fields import checked_metadata, optional_text
 
 MAX_NAME_CHARS = 100  # the token is named `agent:<name>` and token names stop at 128
 MAX_FIELD_CHARS = 200
 MAX_CAPABILITIES = 50
 MAX_CAPABILITY_CHARS = 100
 MAX_STATUS_CHARS = 64
-MAX_METADATA_BYTES = 8_192
 MAX_CONCURRENT_TASKS = 100
 
 # What an agent token holds when `agent.register` is not given `scopes`: every surface an agent
@@ -122,10 +120,7 @@ class RegisterAgentInput(_Input):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        size = len(json.dumps(value, ensure_ascii=False).encode())
-        if size > MAX_METADATA_BYTES:
-            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON (got {size})")
-        return value
+        return checked_metadata(value)
 
 
 def _checked_capabilities(values: list[str]) -> list[str]:
