@@ -55,31 +55,14 @@ GROUP: ToolGroup[SessionService] = ToolGroup(
 )
 
 
+# The output models name the stored engram's fields they show: read by attribute.
 def _pinned(engram: StoredEngram) -> PinEngramOutput:
-    return PinEngramOutput(
-        engram=PinnedEngram(
-            id=engram.id,
-            wallet_address=engram.wallet_address,
-            key=engram.key,
-            engram_type=engram.engram_type,
-            pinned=engram.pinned,
-        )
-    )
+    return PinEngramOutput(engram=PinnedEngram.model_validate(engram, from_attributes=True))
 
 
 def _remembered(engram: StoredEngram, created: bool) -> RememberOutput:
     return RememberOutput(
-        engram=RememberedEngram(
-            id=engram.id,
-            wallet_address=engram.wallet_address,
-            key=engram.key,
-            engram_type=engram.engram_type,
-            content=engram.content,
-            pinned=engram.pinned,
-            created_at=engram.created_at,
-            updated_at=engram.updated_at,
-        ),
-        created=created,
+        engram=RememberedEngram.model_validate(engram, from_attributes=True), created=created
     )
 
 
