@@ -31,14 +31,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.nag import XRAY_REASON, nag_resource, suppress
 from infra.observability import threshold_alarm
-from infra.queues import dead_letter_queue
+from infra.queues import work_queue
 from infra.schedules import allow_manage_schedules, schedule_group
 from shared.config.names import Env
 
@@ -92,23 +91,13 @@ class Workflows(Construct):
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
-        self.dead_letter_queue = dead_letter_queue(
+        self.dispatch_queue, self.dead_letter_queue = work_queue(
             self,
-            "DispatchDeadLetters",
+            "Dispatch",
             removal_policy=config.removal_policy,
             holds="the step-dispatch queue",
-        )
-        self.dispatch_queue = sqs.Queue(
-            self,
-            "DispatchQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             visibility_timeout=Duration.minutes(2),
-            retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=DISPATCH_MAX_RECEIVES
-            ),
-            removal_policy=config.removal_policy,
+            max_receives=DISPATCH_MAX_RECEIVES,
         )
         # Account-wide names: the stack's name keeps environments and developers apart.
         self.machine_prefix = f"{config.stack_name}-wf"
