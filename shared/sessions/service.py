@@ -268,15 +268,7 @@ class SessionService:
         compacted: list[CompactedSession] = []
         for session in won:
             if self._store.delete_compacted(team, session.id, claimer, session.updated_at):
-                compacted.append(
-                    CompactedSession(
-                        id=session.id,
-                        title=session.title,
-                        message_count=session.message_count,
-                        created_at=session.created_at,
-                        updated_at=session.updated_at,
-                    )
-                )
+                compacted.append(CompactedSession.model_validate(session, from_attributes=True))
             else:  # changed since it was summarised: it stays (the summary is an extra trace)
                 self._store.release_compaction(team, session.id, claimer)
         return Cleanup(compacted=compacted, kept=len(sessions) - len(compacted), summary=summary)
