@@ -26,13 +26,12 @@ from typing import Final
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.data import Data
-from infra.nag import suppress
 from infra.queues import dead_letter_queue
+from infra.streams import add_stream_mapping, record_filter
 from shared.config import names
 from shared.config.names import Env
 from shared.domain_events.models import RESERVED_PREFIX, SOURCE
@@ -74,40 +73,18 @@ class DomainEventBus(Construct):
             removal_policy=config.removal_policy,
             holds="the event publisher's stream mapping (its on-failure destination)",
         )
-        publisher.add_event_source(
-            sources.DynamoEventSource(
-                data.table(names.TABLE_COORDINATION),
-                starting_position=lambda_.StartingPosition.TRIM_HORIZON,
-                batch_size=PUBLISHER_BATCH_SIZE,
-                report_batch_item_failures=True,
-                bisect_batch_on_error=True,
-                retry_attempts=PUBLISHER_RETRIES,
-                on_failure=sources.SqsDlq(self.dead_letter_queue),
-                filters=[
-                    lambda_.FilterCriteria.filter(
-                        {
-                            "eventName": lambda_.FilterRule.is_equal("INSERT"),
-                            "dynamodb": {
-                                "Keys": {
-                                    "sk": {
-                                        "S": lambda_.FilterRule.begins_with(EVENT_SORT_KEY_PREFIX)
-                                    }
-                                },
-                                "NewImage": {
-                                    "event_type": {
-                                        "S": lambda_.FilterRule.begins_with(RESERVED_PREFIX)
-                                    }
-                                },
-                            },
-                        }
-                    )
-                ],
-            )
-        )
-        assert publisher.role is not None, f"{publisher.node.path} has no role"
-        suppress(
-            publisher.role,
-            "IAM5",
-            "dynamodb:ListStreams (needed by the stream mapping) supports only Resource '*'.",
-            ["Resource::*"],
+        add_stream_mapping(
+            publisher,
+            data.table(names.TABLE_COORDINATION),
+            starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+            batch_size=PUBLISHER_BATCH_SIZE,
+            retries=PUBLISHER_RETRIES,
+            dead_letters=self.dead_letter_queue,
+            filters=[
+                record_filter(
+                    lambda_.FilterRule.is_equal("INSERT"),
+                    EVENT_SORT_KEY_PREFIX,
+                    {"event_type": {"S": lambda_.FilterRule.begins_with(RESERVED_PREFIX)}},
+                )
+            ],
         )

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from aws_cdk import Annotations, Duration, Stack
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_codedeploy as codedeploy
 from aws_cdk import aws_iam as iam
@@ -22,6 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from infra.bedrock import allow_invoke_model
 from infra.bundling import BUNDLE_RUNTIME, LAMBDA_ARCHITECTURE, RUNTIME_ENVIRONMENT, Bundles
 from infra.config import DeployConfig
 from infra.data import Data
@@ -344,19 +345,7 @@ class Functions(Construct):
                     Env.EMBEDDING_DIMENSIONS: str(EMBEDDING_DIMENSIONS),
                 }
             )
-            function.add_to_role_policy(
-                iam.PolicyStatement(
-                    actions=["bedrock:InvokeModel"],
-                    resources=[
-                        Stack.of(self).format_arn(
-                            service="bedrock",
-                            account="",
-                            resource="foundation-model",
-                            resource_name=EMBEDDING_MODEL_ID,
-                        )
-                    ],
-                )
-            )
+            allow_invoke_model(function, EMBEDDING_MODEL_ID)
         if access.search and self._config.reranker:
             self._grant_reranker(function, self._config.reranker, environment)
         if access.list_foundation_models:
@@ -392,19 +381,7 @@ class Functions(Construct):
         gets both or neither."""
         model = reranker.removeprefix("bedrock:")
         environment[Env.RERANKER] = reranker
-        function.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["bedrock:InvokeModel"],
-                resources=[
-                    Stack.of(self).format_arn(
-                        service="bedrock",
-                        account="",
-                        resource="foundation-model",
-                        resource_name=model,
-                    )
-                ],
-            )
-        )
+        allow_invoke_model(function, model)
         function.add_to_role_policy(
             iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"])
         )

@@ -28,13 +28,12 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_secretsmanager as secretsmanager
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.api import Api
 from infra.config import DeployConfig
 from infra.nag import arn_token, suppress
-from infra.queues import dead_letter_queue
+from infra.queues import work_queue
 from infra.sync import Sync
 from shared.config import names
 
@@ -63,26 +62,15 @@ class Knowledge(Construct):
         producers: Sequence[lambda_.Function] = (),
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue = dead_letter_queue(
+        self.queue, self.dead_letter_queue = work_queue(
             self,
-            "EnrichmentDeadLetters",
+            "Enrichment",
             removal_policy=config.removal_policy,
             holds="the knowledge enrichment queue",
-            fifo=True,
-        )
-        self.queue = sqs.Queue(
-            self,
-            "EnrichmentQueue",
-            fifo=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(4),
             # Six times the worker's timeout, as Lambda advises for queue sources.
             visibility_timeout=Duration.minutes(6),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=MAX_RECEIVES
-            ),
-            removal_policy=config.removal_policy,
+            max_receives=MAX_RECEIVES,
+            fifo=True,
         )
         worker.add_event_source(
             sources.SqsEventSource(

@@ -184,20 +184,34 @@ class Observability(Construct):
         )
 
     def _alarm(self, construct_id: str, metric: cw.IMetric, threshold: int, what: str) -> cw.Alarm:
-        alarm = cw.Alarm(
-            self,
-            construct_id,
-            metric=metric,
-            threshold=threshold,
-            evaluation_periods=1,
-            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            alarm_description=f"cairn: {what} (>= {threshold} in 5 minutes)",
-        )
-        alarm.add_alarm_action(self._action)
-        alarm.add_ok_action(self._action)
+        alarm = threshold_alarm(self, construct_id, metric, threshold, what, self._action)
         self.alarms.append(alarm)
         return alarm
+
+
+def threshold_alarm(
+    scope: Construct,
+    construct_id: str,
+    metric: cw.IMetric,
+    threshold: int,
+    what: str,
+    action: cw.IAlarmAction,
+) -> cw.Alarm:
+    """An alarm when `metric` reaches `threshold` in one period (missing data is not a breach);
+    `action` hears of it and of the return to OK. `what` names the trouble in its description."""
+    alarm = cw.Alarm(
+        scope,
+        construct_id,
+        metric=metric,
+        threshold=threshold,
+        evaluation_periods=1,
+        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        alarm_description=f"cairn: {what} (>= {threshold} in 5 minutes)",
+    )
+    alarm.add_alarm_action(action)
+    alarm.add_ok_action(action)
+    return alarm
 
 
 def set_log_levels(function: lambda_.Function, environment: str) -> None:

@@ -31,3 +31,33 @@ def dead_letter_queue(
     )
     suppress(queue, "SQS3", f"This queue is the dead-letter queue of {holds}.")
     return queue
+
+
+def work_queue(
+    scope: Construct,
+    name: str,
+    *,
+    removal_policy: RemovalPolicy,
+    holds: str,
+    visibility_timeout: Duration,
+    max_receives: int,
+    fifo: bool = False,
+) -> tuple[sqs.Queue, sqs.Queue]:
+    """`<name>Queue`, an encrypted, TLS-only queue keeping messages 4 days, and its
+    `<name>DeadLetters` (a `dead_letter_queue` of `holds`), where a message goes once it has
+    been received `max_receives` times."""
+    dead_letters = dead_letter_queue(
+        scope, f"{name}DeadLetters", removal_policy=removal_policy, holds=holds, fifo=fifo
+    )
+    queue = sqs.Queue(
+        scope,
+        f"{name}Queue",
+        fifo=fifo or None,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        retention_period=Duration.days(4),
+        visibility_timeout=visibility_timeout,
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=max_receives),
+        removal_policy=removal_policy,
+    )
+    return queue, dead_letters

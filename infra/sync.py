@@ -5,14 +5,13 @@ team's schedule through the sync tools (`allow_manage`)."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_scheduler as scheduler
 from constructs import Construct
 
 from infra.config import DeployConfig
-from infra.nag import nag_resource, suppress
+from infra.schedules import allow_manage_schedules, schedule_group
 from shared.config.names import Env
 from shared.sync.schedules import SCHEDULE_PREFIX
 
@@ -23,29 +22,10 @@ class Sync(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: DeployConfig) -> None:
         super().__init__(scope, construct_id)
         self.schedule_group_name = f"{config.stack_name}-sync"
-        self.schedule_group = scheduler.ScheduleGroup(
+        self.schedule_group, self.scheduler_role = schedule_group(
             self,
-            "ScheduleGroup",
-            schedule_group_name=self.schedule_group_name,
-            # Never retained, prod included: its schedules only start this stack's runner, so
-            # a retained group would hold schedules of a deleted function, and its fixed name
-            # would make CloudFormation refuse to create the stack again.
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.scheduler_role = iam.Role(
-            self,
-            "SchedulerRole",
+            name=self.schedule_group_name,
             description="EventBridge Scheduler: starts cairn connector syncs",
-            # Confused-deputy guard: only schedules in this account's sync group may assume it.
-            # Scheduler sets aws:SourceArn to the schedule *group* ARN (its docs warn against
-            # scoping to a schedule or a schedule-name prefix: the role could never be assumed).
-            assumed_by=iam.ServicePrincipal(
-                "scheduler.amazonaws.com",
-                conditions={
-                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
-                    "ArnEquals": {"aws:SourceArn": self.schedule_group.schedule_group_arn},
-                },
-            ),
         )
 
     def allow_invoke(self, function: lambda_.IFunction) -> None:
@@ -66,38 +46,13 @@ class Sync(Construct):
         group.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[runner.function_arn])
         )
-        schedules = Stack.of(self).format_arn(
-            service="scheduler",
-            resource="schedule",
-            resource_name=f"{self.schedule_group_name}/{SCHEDULE_PREFIX}*",
-        )
-        group.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "scheduler:CreateSchedule",
-                    "scheduler:UpdateSchedule",
-                    "scheduler:GetSchedule",
-                    "scheduler:DeleteSchedule",
-                ],
-                resources=[schedules],
-            )
-        )
-        # A schedule it creates runs under the scheduler role, which it must be allowed to pass
-        # to Scheduler (and to nothing else).
-        group.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[self.scheduler_role.role_arn],
-                conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
-            )
-        )
-        assert group.role is not None
-        suppress(
-            group.role,
-            "IAM5",
-            "Team schedules are named sync-<team> at run time; the grant covers only that "
+        allow_manage_schedules(
+            group,
+            group_name=self.schedule_group_name,
+            names=f"{SCHEDULE_PREFIX}*",
+            role=self.scheduler_role,
+            why="Team schedules are named sync-<team> at run time; the grant covers only that "
             "prefix in this stack's sync schedule group.",
-            [nag_resource(Stack.of(self), schedules)],
         )
         # A run that fails is recorded failed and started again by its caller or the next
         # schedule: Lambda's own retries of an asynchronous invoke would only find it finished.

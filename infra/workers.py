@@ -22,18 +22,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from aws_cdk import Stack
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from infra.bedrock import allow_invoke_model
 from infra.config import DeployConfig
 from infra.data import Data
 from infra.functions import CURATOR
-from infra.nag import suppress
 from infra.queues import dead_letter_queue
+from infra.streams import add_stream_mapping, record_filter
 from shared.config import names
 from shared.config.names import Env
 
@@ -61,55 +59,27 @@ class Workers(Construct):
         if config.curator_model:
             self._allow_curator_model(curator, config.curator_model)
         dead_letters = self._dead_letter_queue(CURATOR)
-        curator.add_event_source(
-            sources.DynamoEventSource(
-                data.table(names.TABLE_MEMORIES),
-                starting_position=lambda_.StartingPosition.LATEST,
-                batch_size=CURATOR_BATCH_SIZE,
-                report_batch_item_failures=True,
-                bisect_batch_on_error=True,
-                retry_attempts=CURATOR_RETRIES,
-                on_failure=sources.SqsDlq(dead_letters),
-                filters=[
-                    lambda_.FilterCriteria.filter(
-                        {
-                            "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
-                            "dynamodb": {
-                                "Keys": {
-                                    "sk": {
-                                        "S": lambda_.FilterRule.begins_with(MEMORY_SORT_KEY_PREFIX)
-                                    }
-                                },
-                                "NewImage": {"status": {"S": lambda_.FilterRule.is_equal(PENDING)}},
-                            },
-                        }
-                    ),
-                    # A memory written filed (the default status, left out of the item):
-                    # checked for conflicts and duplicates (shared.memory.detection).
-                    lambda_.FilterCriteria.filter(
-                        {
-                            "eventName": lambda_.FilterRule.or_("INSERT", "MODIFY"),
-                            "dynamodb": {
-                                "Keys": {
-                                    "sk": {
-                                        "S": lambda_.FilterRule.begins_with(MEMORY_SORT_KEY_PREFIX)
-                                    }
-                                },
-                                "NewImage": {"status": lambda_.FilterRule.not_exists()},
-                            },
-                        }
-                    ),
-                ],
-            )
-        )
-        assert curator.role is not None, f"{curator.node.path} has no role"
-        # The mapping's grant: stream reads on the memories stream ARN, and ListStreams, which
-        # has no resource-level permissions (IAM knows it only with Resource "*").
-        suppress(
-            curator.role,
-            "IAM5",
-            "dynamodb:ListStreams (needed by the stream mapping) supports only Resource '*'.",
-            ["Resource::*"],
+        add_stream_mapping(
+            curator,
+            data.table(names.TABLE_MEMORIES),
+            starting_position=lambda_.StartingPosition.LATEST,
+            batch_size=CURATOR_BATCH_SIZE,
+            retries=CURATOR_RETRIES,
+            dead_letters=dead_letters,
+            filters=[
+                record_filter(
+                    lambda_.FilterRule.or_("INSERT", "MODIFY"),
+                    MEMORY_SORT_KEY_PREFIX,
+                    {"status": {"S": lambda_.FilterRule.is_equal(PENDING)}},
+                ),
+                # A memory written filed (the default status, left out of the item):
+                # checked for conflicts and duplicates (shared.memory.detection).
+                record_filter(
+                    lambda_.FilterRule.or_("INSERT", "MODIFY"),
+                    MEMORY_SORT_KEY_PREFIX,
+                    {"status": lambda_.FilterRule.not_exists()},
+                ),
+            ],
         )
         self.dead_letter_queues: dict[str, sqs.Queue] = {CURATOR: dead_letters}
         self.stream_functions: dict[str, lambda_.IFunction] = {CURATOR: curator}
@@ -118,19 +88,7 @@ class Workers(Construct):
         """The curator asks this Bedrock model (Converse) whether two memories contradict:
         its id in the environment, InvokeModel on that foundation model only."""
         curator.add_environment(Env.CURATOR_MODEL_ID, model_id)
-        curator.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["bedrock:InvokeModel"],
-                resources=[
-                    Stack.of(self).format_arn(
-                        service="bedrock",
-                        account="",
-                        resource="foundation-model",
-                        resource_name=model_id,
-                    )
-                ],
-            )
-        )
+        allow_invoke_model(curator, model_id)
 
     def _dead_letter_queue(self, worker: str) -> sqs.Queue:
         return dead_letter_queue(

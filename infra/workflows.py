@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Aws, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, Duration, Fn, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events as events
@@ -30,15 +30,15 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
-from aws_cdk import aws_scheduler as scheduler
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.nag import XRAY_REASON, nag_resource, suppress
-from infra.queues import dead_letter_queue
+from infra.observability import threshold_alarm
+from infra.queues import work_queue
+from infra.schedules import allow_manage_schedules, schedule_group
 from shared.config.names import Env
 
 DISPATCH_MAX_RECEIVES: Final = 5
@@ -91,23 +91,13 @@ class Workflows(Construct):
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
-        self.dead_letter_queue = dead_letter_queue(
+        self.dispatch_queue, self.dead_letter_queue = work_queue(
             self,
-            "DispatchDeadLetters",
+            "Dispatch",
             removal_policy=config.removal_policy,
             holds="the step-dispatch queue",
-        )
-        self.dispatch_queue = sqs.Queue(
-            self,
-            "DispatchQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             visibility_timeout=Duration.minutes(2),
-            retention_period=Duration.days(4),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letter_queue, max_receive_count=DISPATCH_MAX_RECEIVES
-            ),
-            removal_policy=config.removal_policy,
+            max_receives=DISPATCH_MAX_RECEIVES,
         )
         # Account-wide names: the stack's name keeps environments and developers apart.
         self.machine_prefix = f"{config.stack_name}-wf"
@@ -115,28 +105,10 @@ class Workflows(Construct):
         self.alarms: list[cw.Alarm] = []
         # Schedule triggers: one schedule per workflow, created by the workflows function.
         self.schedule_group_name = f"{config.stack_name}-workflows"
-        self.schedule_group = scheduler.ScheduleGroup(
+        self.schedule_group, self.scheduler_role = schedule_group(
             self,
-            "ScheduleGroup",
-            schedule_group_name=self.schedule_group_name,
-            # Never retained, prod included: its schedules are derived from the workflows'
-            # triggers and start only this stack's function; a retained group with this fixed
-            # name would make CloudFormation refuse to create the stack again.
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        self.scheduler_role = iam.Role(
-            self,
-            "SchedulerRole",
+            name=self.schedule_group_name,
             description="EventBridge Scheduler: starts schedule-triggered cairn workflows",
-            # Only schedules of this account's workflow group may assume it (Scheduler sets
-            # aws:SourceArn to the schedule group's ARN).
-            assumed_by=iam.ServicePrincipal(
-                "scheduler.amazonaws.com",
-                conditions={
-                    "StringEquals": {"aws:SourceAccount": Stack.of(self).account},
-                    "ArnEquals": {"aws:SourceArn": self.schedule_group.schedule_group_arn},
-                },
-            ),
         )
 
     def _machine_role(self) -> iam.Role:
@@ -222,41 +194,18 @@ class Workflows(Construct):
         group; the schedules invoke it (only it) under the scheduler role."""
         workflows.add_environment(Env.WORKFLOW_SCHEDULE_GROUP, self.schedule_group_name)
         workflows.add_environment(Env.WORKFLOW_SCHEDULER_ROLE_ARN, self.scheduler_role.role_arn)
-        group_schedules = Stack.of(self).format_arn(
-            service="scheduler",
-            resource="schedule",
-            resource_name=f"{self.schedule_group_name}/*",
-        )
-        workflows.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "scheduler:CreateSchedule",
-                    "scheduler:UpdateSchedule",
-                    "scheduler:DeleteSchedule",
-                    "scheduler:GetSchedule",
-                ],
-                resources=[group_schedules],
-            )
-        )
-        workflows.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[self.scheduler_role.role_arn],
-                conditions={"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
-            )
+        allow_manage_schedules(
+            workflows,
+            group_name=self.schedule_group_name,
+            names="*",
+            role=self.scheduler_role,
+            why="Schedules are created per workflow at run time inside the stack's workflow "
+            "schedule group: <group>/* is the narrowest form of their names.",
         )
         self.scheduler_role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["lambda:InvokeFunction"], resources=[workflows.function_arn]
             )
-        )
-        assert workflows.role is not None
-        suppress(
-            workflows.role,
-            "IAM5",
-            "Schedules are created per workflow at run time inside the stack's workflow "
-            "schedule group: <group>/* is the narrowest form of their names.",
-            [nag_resource(Stack.of(self), group_schedules)],
         )
 
     def _grant_run(self, function: lambda_.Function) -> None:
@@ -348,19 +297,7 @@ class Workflows(Construct):
             ),
             ("ExecutionsFailed", failed, 1, "workflow executions failed or timed out"),
         ):
-            alarm = cw.Alarm(
-                self,
-                construct_id,
-                metric=metric,
-                threshold=threshold,
-                evaluation_periods=1,
-                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-                alarm_description=f"cairn: {what} (>= {threshold} in 5 minutes)",
-            )
-            alarm.add_alarm_action(action)
-            alarm.add_ok_action(action)
-            self.alarms.append(alarm)
+            self.alarms.append(threshold_alarm(self, construct_id, metric, threshold, what, action))
         dashboard.add_widgets(
             *(
                 cw.GraphWidget(

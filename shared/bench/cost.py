@@ -42,6 +42,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from shared.bench.wire import tool_call
+
 PRICES_FILE: Final = Path(__file__).with_name("prices.json")
 MILLION: Final = 1_000_000
 GB: Final = 1024**3
@@ -568,12 +570,12 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
 
         numbers = iter(range(10**9))
         bodies: dict[str, Callable[[], dict[str, Any]]] = {
-            "memory_get": lambda: _tool("memory_get", {"key": "fact-7"}),
+            "memory_get": lambda: tool_call("memory_get", {"key": "fact-7"}),
             "tools/list": lambda: {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-            "store_handoff": lambda: _tool(
+            "store_handoff": lambda: tool_call(
                 "store_handoff", {"title": f"bench {next(numbers)}", "document_md": _HANDOFF}
             ),
-            "list_handoffs": lambda: _tool("list_handoffs", {}),
+            "list_handoffs": lambda: tool_call("list_handoffs", {}),
             # Not in the mix: the floor of the gateway's own work.
             "ping": lambda: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         }
@@ -586,7 +588,7 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
             if response["statusCode"] != 200 or "error" in reply or reply["result"].get("isError"):
                 raise RuntimeError(f"{body.get('method')} failed: {response['body'][:300]}")
 
-        call(_tool("memory_put", {"key": "fact-7", "content": "Service 7 runs in region 2."}))
+        call(tool_call("memory_put", {"key": "fact-7", "content": "Service 7 runs in region 2."}))
         results: list[Measured] = []
         for operation, body in bodies.items():
             for _ in range(5):  # warm: first imports, first query of a team, token cache
@@ -675,15 +677,6 @@ _HANDOFF = (
     "## Start & intent\nx\n## Journey\nx\n## Current state\nx\n## What’s left\nx\n"
     "## Open questions\nx\n"
 )
-
-
-def _tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
 
 
 def profile(

@@ -22,10 +22,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from shared.bench.wire import answers, json_headers, tool_call
 
 HANDOFF = (
     "## Start & intent\nx\n## Journey\nx\n## Current state\nx\n## What’s left\nx\n"
@@ -69,13 +70,9 @@ class _Server:
         )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.port}/.well-known/oauth-protected-resource", timeout=1
-                ):
-                    break
-            except OSError:
-                time.sleep(0.2)
+            if answers(self.port):
+                break
+            time.sleep(0.2)
         else:
             self.process.kill()
             raise RuntimeError("cairn serve did not start within 90 s")
@@ -127,11 +124,7 @@ def run(
         server = _Server(Path(tmp))
         try:
             url = f"http://127.0.0.1:{server.port}/mcp"
-            headers = {
-                "Authorization": f"Bearer {server.token}",
-                "Accept": "application/json",
-                "Content-Type": "application/json",
-            }
+            headers = json_headers(server.token)
             http = _client(headers)
 
             def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -197,14 +190,7 @@ def run(
 
 def _throughput(url: str, headers: dict[str, str], clients: int, seconds: float) -> dict[str, Any]:
 
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "memory_get", "arguments": {"key": "fact-7"}},
-        }
-    )
+    body = json.dumps(tool_call("memory_get", {"key": "fact-7"}))
     done = [0] * clients
     errors = [0] * clients
     stop_at = time.monotonic() + seconds

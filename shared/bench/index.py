@@ -20,10 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from shared.bench.wire import answers
 
 _WORDS = [
     *("deploy", "rollback", "freeze", "incident", "runbook", "latency", "queue", "token"),
@@ -93,14 +94,8 @@ def _start_server(data_dir: Path) -> subprocess.Popen[str]:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("cairn serve exited during start")
-        if record.exists():
-            port = json.loads(record.read_text())["port"]
-            try:
-                url = f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource"
-                with urllib.request.urlopen(url, timeout=1):
-                    return process
-            except OSError:
-                pass
+        if record.exists() and answers(json.loads(record.read_text())["port"]):
+            return process
         time.sleep(0.2)
     process.kill()
     raise RuntimeError("cairn serve did not start within 120 s")

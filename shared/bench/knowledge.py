@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.bench.knowledge_corpus import NOW_MS, QUESTIONS, generate
+from shared.bench.wire import tool_call
 
 TEAM = "bench"
 CALLER = "bench"  # the caller id of the bench's direct service calls (not a credential)
@@ -232,12 +233,7 @@ def ingest_throughput(work: Path, total: int, batch: int) -> dict[str, Any]:
         # The background worker enriches after the answers: wait until the last event's session
         # is searchable (nodes come back from search_hybrid).
         enrich_started = time.perf_counter()
-        probe = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "search_hybrid", "arguments": {"query": "x", "mode": "recent"}},
-        }
+        probe = tool_call("search_hybrid", {"query": "x", "mode": "recent"})
         rest_headers = {**headers, "Accept": "application/json, text/event-stream"}
         last_seen = 0
         while time.perf_counter() - enrich_started < 600:

@@ -32,7 +32,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -41,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shared.bench.gateway import HANDOFF, _free_port, _percentile
+from shared.bench.wire import answers, json_headers, tool_call
 
 TEAM = "local"
 HANDOFFS = 200
@@ -161,13 +161,9 @@ class _Process:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.port}/.well-known/oauth-protected-resource", timeout=1
-                ):
-                    return
-            except OSError:
-                time.sleep(0.3)
+            if answers(self.port):
+                return
+            time.sleep(0.3)
         self.process.kill()
         raise RuntimeError("the server did not start in time")
 
@@ -191,20 +187,10 @@ def _caller(url: str, secret: str) -> tuple[Any, Callable[[str, dict[str, Any]],
     """
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
-    headers = {
-        "Authorization": f"Bearer {secret}",
-        "Accept": "application/json",
-        "Content-Type": "application/json",
-    }
+    headers = json_headers(secret)
 
     def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        connection.request("POST", parts.path, json.dumps(body), headers)
+        connection.request("POST", parts.path, json.dumps(tool_call(name, arguments)), headers)
         response = connection.getresponse()
         data = response.read()
         if response.status != 200:

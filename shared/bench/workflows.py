@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.bench.gateway import _client, _percentile, _Server
+from shared.bench.wire import json_headers, tool_call
 
 
 def run(steps: int = 20, runs: int = 5, progress: bool = True) -> dict[str, Any]:
@@ -29,22 +30,10 @@ def run(steps: int = 20, runs: int = 5, progress: bool = True) -> dict[str, Any]
         server = _Server(Path(tmp))
         try:
             url = f"http://127.0.0.1:{server.port}/mcp"
-            http = _client(
-                {
-                    "Authorization": f"Bearer {server.token}",
-                    "Accept": "application/json",
-                    "Content-Type": "application/json",
-                }
-            )
+            http = _client(json_headers(server.token))
 
             def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                body = {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {"name": name, "arguments": arguments},
-                }
-                response = http.post(url, content=json.dumps(body))
+                response = http.post(url, content=json.dumps(tool_call(name, arguments)))
                 response.raise_for_status()
                 result: dict[str, Any] = response.json().get("result") or {}
                 if result.get("isError") or not result:

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.model_fields import optional_text
+
 MAX_DOCUMENT_CHARS = 200_000
 MAX_TITLE_CHARS = 300
 MAX_FIELD_CHARS = 1_024
@@ -38,33 +40,24 @@ class StoreHandoffInput(_Input):
         "sections — Start & intent, Journey, Current state, What’s left, Open questions — or it "
         "is rejected.",
     )
-    project_key: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional project this handoff belongs to, used to scope the takeover picker "
+    project_key: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional project this handoff belongs to, used to scope the takeover picker "
         "to the right project.",
     )
-    source_ref: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional stable reference to where the work lives — a harness "
+    source_ref: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional stable reference to where the work lives — a harness "
         "conversation/run id, or a cwd-prefixed absolute path — so the next agent can resume in "
         "place.",
     )
-    cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional working directory the handoff was created in, used as a default "
-        "takeover filter.",
+    cwd: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional working directory the handoff was created in, used as a default takeover filter.",
     )
-    harness: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional name of the harness the handoff was created in (e.g. claude-code, "
+    harness: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional name of the harness the handoff was created in (e.g. claude-code, "
         "codex), recorded for context.",
     )
     tags: list[str] = Field(
@@ -75,23 +68,17 @@ class StoreHandoffInput(_Input):
 
 
 class ListHandoffsInput(_Input):
-    project_key: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs for this project. The default scope is the caller’s "
+    project_key: str | None = optional_text(
+        None,
+        "Restrict to handoffs for this project. The default scope is the caller’s "
         "current project; drop this filter to broaden when nothing matches.",
     )
-    cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs created in this working directory; drop it to broaden "
-        "the search.",
+    cwd: str | None = optional_text(
+        None,
+        "Restrict to handoffs created in this working directory; drop it to broaden the search.",
     )
-    harness: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Restrict to handoffs created in this harness; drop it to broaden across "
-        "harnesses.",
+    harness: str | None = optional_text(
+        None, "Restrict to handoffs created in this harness; drop it to broaden across harnesses."
     )
     limit: int = Field(
         default=20, ge=1, le=100, description="Maximum number of handoffs to return."
@@ -104,31 +91,21 @@ class ClaimHandoffInput(_Input):
         max_length=64,
         description="The id of the handoff to claim, taken from a list_handoffs result.",
     )
-    claiming_agent_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional identity of the agent taking over, recorded on the claim so others "
+    claiming_agent_id: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional identity of the agent taking over, recorded on the claim so others "
         "see who has it. cairn takes the agent from the token: when given, it must match.",
     )
-    claiming_harness: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional harness the takeover is happening in, recorded on the claim.",
+    claiming_harness: str | None = optional_text(
+        MAX_FIELD_CHARS, "Optional harness the takeover is happening in, recorded on the claim."
     )
-    claiming_source_ref: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional stable reference to where the resumed work now lives — a "
+    claiming_source_ref: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Optional stable reference to where the resumed work now lives — a "
         "conversation/run id, or a cwd-prefixed absolute path.",
     )
-    claiming_cwd: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Optional working directory the takeover is happening in.",
+    claiming_cwd: str | None = optional_text(
+        MAX_FIELD_CHARS, "Optional working directory the takeover is happening in."
     )
 
 

@@ -3,6 +3,9 @@
 Where seed 003 returns a list or a string, the text content block carries exactly that value;
 `structuredContent` wraps it in an object (`results`, `events`, `entities`, `projects`,
 `lessons`, `answer`, `context`, `run`), since MCP requires an object there.
+
+A tool's input fields are its service method's keyword arguments, passed on as they are
+(`**args.model_dump()`); `get_entities` renames `type`, which would shadow the builtin.
 """
 
 from __future__ import annotations
@@ -58,17 +61,7 @@ ASK = Annotations(read_only=True, destructive=False, idempotent=True, open_world
     text_field="answer",
 )
 def ask(ctx: ToolContext[KnowledgeService], args: AskInput) -> AskOutput:
-    return AskOutput(
-        answer=ctx.service.ask(
-            ctx.principal,
-            question=args.question,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-            source=args.source,
-            branch=args.branch,
-        )
-    )
+    return AskOutput(answer=ctx.service.ask(ctx.principal, **args.model_dump()))
 
 
 @GROUP.tool(
@@ -86,16 +79,7 @@ def search_knowledge(
     ctx: ToolContext[KnowledgeService], args: SearchKnowledgeInput
 ) -> SearchResultsOutput:
     return SearchResultsOutput(
-        results=ctx.service.search_knowledge(
-            ctx.principal,
-            query=args.query,
-            mode=args.mode,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-            source=args.source,
-            branch=args.branch,
-        )
+        results=ctx.service.search_knowledge(ctx.principal, **args.model_dump())
     )
 
 
@@ -114,17 +98,7 @@ def search_hybrid(
     ctx: ToolContext[KnowledgeService], args: SearchHybridInput
 ) -> SearchResultsOutput:
     return SearchResultsOutput(
-        results=ctx.service.search_hybrid(
-            ctx.principal,
-            query=args.query,
-            mode=args.mode,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-            source=args.source,
-            branch=args.branch,
-            entity=args.entity,
-        )
+        results=ctx.service.search_hybrid(ctx.principal, **args.model_dump())
     )
 
 
@@ -142,17 +116,7 @@ def search_hybrid(
 def search_events(
     ctx: ToolContext[KnowledgeService], args: SearchEventsInput
 ) -> SearchEventsOutput:
-    return SearchEventsOutput(
-        events=ctx.service.search_events(
-            ctx.principal,
-            query=args.query,
-            source=args.source,
-            since=args.since,
-            project=args.project,
-            branch=args.branch,
-            limit=args.limit,
-        )
-    )
+    return SearchEventsOutput(events=ctx.service.search_events(ctx.principal, **args.model_dump()))
 
 
 @GROUP.tool(
@@ -190,7 +154,9 @@ def get_entities(ctx: ToolContext[KnowledgeService], args: GetEntitiesInput) -> 
 def list_projects(
     ctx: ToolContext[KnowledgeService], args: ListProjectsInput
 ) -> ListProjectsOutput:
-    return ListProjectsOutput(projects=ctx.service.list_projects(ctx.principal, limit=args.limit))
+    return ListProjectsOutput(
+        projects=ctx.service.list_projects(ctx.principal, **args.model_dump())
+    )
 
 
 @GROUP.tool(
@@ -205,16 +171,7 @@ def list_projects(
     text_field="context",
 )
 def get_context(ctx: ToolContext[KnowledgeService], args: GetContextInput) -> GetContextOutput:
-    return GetContextOutput(
-        context=ctx.service.get_context(
-            ctx.principal,
-            query=args.query,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-            source=args.source,
-        )
-    )
+    return GetContextOutput(context=ctx.service.get_context(ctx.principal, **args.model_dump()))
 
 
 @GROUP.tool(
@@ -229,11 +186,7 @@ def get_context(ctx: ToolContext[KnowledgeService], args: GetContextInput) -> Ge
     text_field="run",
 )
 def get_ci_status(ctx: ToolContext[KnowledgeService], args: GetCiStatusInput) -> GetCiStatusOutput:
-    return GetCiStatusOutput(
-        run=ctx.service.get_ci_status(
-            ctx.principal, repo=args.repo, sha=args.sha, branch=args.branch
-        )
-    )
+    return GetCiStatusOutput(run=ctx.service.get_ci_status(ctx.principal, **args.model_dump()))
 
 
 @GROUP.tool(
@@ -248,11 +201,7 @@ def get_ci_status(ctx: ToolContext[KnowledgeService], args: GetCiStatusInput) ->
     text_field="lessons",
 )
 def get_lessons(ctx: ToolContext[KnowledgeService], args: GetLessonsInput) -> GetLessonsOutput:
-    return GetLessonsOutput(
-        lessons=ctx.service.get_lessons(
-            ctx.principal, repo=args.repo, path=args.path, tool=args.tool, limit=args.limit
-        )
-    )
+    return GetLessonsOutput(lessons=ctx.service.get_lessons(ctx.principal, **args.model_dump()))
 
 
 @GROUP.tool(

@@ -16,7 +16,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
@@ -42,6 +42,8 @@ from shared.memory.ports import (
 )
 from shared.storage.pages import BadCursor, decode_cursor, encode_cursor
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
+
+T = TypeVar("T")
 
 # How far down the hybrid ranking memory_query reads before filtering.
 QUERY_DEPTH = 200
@@ -457,17 +459,14 @@ class Lifecycle:
             ordered = self._ranked(team, query, views)
         else:
             ordered = sorted(views, key=lambda m: (m.created_at, m.id), reverse=True)
-        try:
-            start = int(decode_cursor(team, cursor)["o"]) if cursor else 0
-        except (BadCursor, KeyError, TypeError, ValueError) as exc:
-            raise InvalidArgument(
-                "`cursor` is not one memory_query issued to your team; pass `next_cursor` "
-                "from the previous page unchanged",
-                field="cursor",
-            ) from exc
-        page = ordered[start : start + limit]
-        more = start + limit < len(ordered)
-        return page, encode_cursor(team, {"o": start + limit}) if more else None
+        return _offset_page(
+            team,
+            ordered,
+            cursor,
+            limit,
+            "`cursor` is not one memory_query issued to your team; pass `next_cursor` "
+            "from the previous page unchanged",
+        )
 
     def _ranked(self, team: str, query: str, views: list[Memory]) -> list[Memory]:
         """Hybrid ranking for the active memories the index holds, then the others (outside
@@ -535,18 +534,13 @@ class Lifecycle:
                 continue
             rows.append((finding, members))
         rows.sort(key=lambda row: (row[0].detected_at, row[0].id), reverse=True)
-        try:
-            start = int(decode_cursor(team, cursor)["o"]) if cursor else 0
-        except (BadCursor, KeyError, TypeError, ValueError) as exc:
-            raise InvalidArgument(
-                "`cursor` is not one this listing issued to your team; pass `next_cursor` "
-                "unchanged",
-                field="cursor",
-            ) from exc
-        more = start + limit < len(rows)
-        return rows[start : start + limit], encode_cursor(
-            team, {"o": start + limit}
-        ) if more else None
+        return _offset_page(
+            team,
+            rows,
+            cursor,
+            limit,
+            "`cursor` is not one this listing issued to your team; pass `next_cursor` unchanged",
+        )
 
     def resolve_conflict(
         self,
@@ -802,3 +796,17 @@ def _no_memory(memory_id: str, field: str) -> NotFound:
         "memory_query, memory_write or recall",
         field=field,
     )
+
+
+def _offset_page(
+    team: str, ordered: list[T], cursor: str | None, limit: int, refused: str
+) -> tuple[list[T], str | None]:
+    """`limit` of `ordered` from the offset `cursor` holds (the start without one), and the
+    cursor of the next page (None on the last); `refused` is the `InvalidArgument` message for
+    a cursor this listing did not issue to `team`."""
+    try:
+        start = int(decode_cursor(team, cursor)["o"]) if cursor else 0
+    except (BadCursor, KeyError, TypeError, ValueError) as exc:
+        raise InvalidArgument(refused, field="cursor") from exc
+    end = start + limit
+    return ordered[start:end], encode_cursor(team, {"o": end}) if end < len(ordered) else None

@@ -19,6 +19,7 @@ from shared.memory.models import (
     MemoryKind,
     MemorySource,
 )
+from shared.model_fields import optional_text
 from shared.tools.inputs import SeedToolInput
 
 MAX_SOURCES = 50
@@ -34,17 +35,15 @@ class _Claim(SeedToolInput):
     content: str = Field(
         min_length=1, max_length=MAX_CONTENT_CHARS, description="The claim, standing alone."
     )
-    subject: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=300,
-        description="What the memory is about (e.g. `deploy window`); conflicts are found "
+    subject: str | None = optional_text(
+        300,
+        "What the memory is about (e.g. `deploy window`); conflicts are found "
         "among active memories about the same subject.",
     )
     kind: MemoryKind = Field(
         default="fact", description="fact, decision, preference, procedure or observation"
     )
-    title: str | None = Field(default=None, min_length=1, max_length=300, description="Headline.")
+    title: str | None = optional_text(300, "Headline.")
     tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS, description="Tags.")
     sources: list[MemorySource] = Field(
         default_factory=list,
@@ -79,20 +78,16 @@ class MemoryRecordOutput(BaseModel):
 
 
 class MemoryQueryInput(SeedToolInput):
-    query: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=4096,
-        description="Optional free text, ranked by the hybrid engine (BM25 + vectors).",
+    query: str | None = optional_text(
+        4096,
+        "Optional free text, ranked by the hybrid engine (BM25 + vectors).",
     )
     subject: str | None = Field(default=None, min_length=1, max_length=300)
     kind: MemoryKind | None = None
     tags: list[str] = Field(
         default_factory=list, max_length=MAX_TAGS, description="Memories with any of these tags."
     )
-    created_by: str | None = Field(
-        default=None, min_length=1, max_length=200, description="The author (agent or token:…)."
-    )
+    created_by: str | None = optional_text(200, "The author (agent or token:…).")
     status: list[QueryStatus] = Field(
         default_factory=list,
         max_length=7,
@@ -110,11 +105,9 @@ class MemoryQueryInput(SeedToolInput):
         description="Transaction time: the memories as the team knew them then (writes, "
         "supersessions, retractions and reviews after it are undone).",
     )
-    versions_of: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=64,
-        description="A memory id: return its whole version chain, oldest first (other "
+    versions_of: str | None = optional_text(
+        64,
+        "A memory id: return its whole version chain, oldest first (other "
         "filters still apply, except `status`).",
     )
     flagged: bool | None = Field(
@@ -199,14 +192,9 @@ class FindingsListOutput(BaseModel):
 class ConflictResolveInput(SeedToolInput):
     id: str = Field(min_length=1, max_length=64, description="The conflict id.")
     action: Literal["keep", "merge", "both_valid"]
-    keep_id: str | None = Field(
-        default=None, min_length=1, max_length=64, description="`keep`: the memory that wins."
-    )
-    content: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_CONTENT_CHARS,
-        description="`merge`: the merged claim, written as a new version of both.",
+    keep_id: str | None = optional_text(64, "`keep`: the memory that wins.")
+    content: str | None = optional_text(
+        MAX_CONTENT_CHARS, "`merge`: the merged claim, written as a new version of both."
     )
     note: str | None = Field(default=None, min_length=1, max_length=2_000)
 
@@ -214,11 +202,9 @@ class ConflictResolveInput(SeedToolInput):
 class DuplicateResolveInput(SeedToolInput):
     id: str = Field(min_length=1, max_length=64, description="The duplicate cluster id.")
     action: Literal["merge", "dismiss"]
-    keep_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=64,
-        description="`merge`: the member that survives (default the oldest).",
+    keep_id: str | None = optional_text(
+        64,
+        "`merge`: the member that survives (default the oldest).",
     )
     note: str | None = Field(default=None, min_length=1, max_length=2_000)
 

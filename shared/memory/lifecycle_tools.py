@@ -23,6 +23,7 @@ from shared.memory.lifecycle_models import (
     MemorySupersedeOutput,
     MemoryWriteInput,
 )
+from shared.memory.models import FindingKind
 from shared.memory.service import MemoryService
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
@@ -164,6 +165,17 @@ def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> M
     return MemoryReviewOutput(results=results)
 
 
+def _findings(
+    ctx: ToolContext[MemoryService], args: FindingsListInput, kind: FindingKind
+) -> FindingsListOutput:
+    rows, cursor = ctx.service.lifecycle.findings(
+        ctx.principal, kind=kind, status=args.status, limit=args.limit, cursor=args.cursor
+    )
+    return FindingsListOutput(
+        items=[FindingView(finding=f, memories=m) for f, m in rows], next_cursor=cursor
+    )
+
+
 @GROUP.tool(
     name="conflicts_list",
     title="List memory conflicts",
@@ -174,12 +186,7 @@ def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> M
     annotations=READ_ONLY,
 )
 def conflicts_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
-    rows, cursor = ctx.service.lifecycle.findings(
-        ctx.principal, kind="conflict", status=args.status, limit=args.limit, cursor=args.cursor
-    )
-    return FindingsListOutput(
-        items=[FindingView(finding=f, memories=m) for f, m in rows], next_cursor=cursor
-    )
+    return _findings(ctx, args, "conflict")
 
 
 @GROUP.tool(
@@ -215,12 +222,7 @@ def conflict_resolve(
     annotations=READ_ONLY,
 )
 def duplicates_list(ctx: ToolContext[MemoryService], args: FindingsListInput) -> FindingsListOutput:
-    rows, cursor = ctx.service.lifecycle.findings(
-        ctx.principal, kind="duplicate", status=args.status, limit=args.limit, cursor=args.cursor
-    )
-    return FindingsListOutput(
-        items=[FindingView(finding=f, memories=m) for f, m in rows], next_cursor=cursor
-    )
+    return _findings(ctx, args, "duplicate")
 
 
 @GROUP.tool(

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.model_fields import optional_text
 from shared.storage.values import utf8_at_most
 from shared.tools.inputs import SeedToolInput
 from shared.tools.inputs import is_empty as _is_empty
@@ -37,10 +38,8 @@ class MemoryPutInput(_ToolInput):
 
 
 class MemoryGetInput(_ToolInput):
-    id: str | None = Field(default=None, min_length=1, max_length=64, description="Memory id.")
-    key: KeyText | None = Field(
-        default=None, min_length=1, max_length=512, description="Memory key."
-    )
+    id: str | None = optional_text(64, "Memory id.")
+    key: KeyText | None = optional_text(512, "Memory key.")
 
 
 class MemorySearchInput(_ToolInput):
@@ -247,11 +246,9 @@ class RememberInput(_VerbInput):
         description="Optional scope hints — the projects, paths, or contexts this memory is "
         "relevant to.",
     )
-    confidence: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=100,
-        description="Optional confidence note (e.g. ‘high’, ‘tentative’), passed to the curator "
+    confidence: str | None = optional_text(
+        100,
+        "Optional confidence note (e.g. ‘high’, ‘tentative’), passed to the curator "
         "when it files the memory.",
     )
     tags: list[str] = Field(
@@ -272,12 +269,8 @@ class RememberOutput(BaseModel):
 
 
 class RecallInput(_VerbInput):
-    query: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=4096,
-        description="Free-text search over the owner’s durable memories; matches are ranked by "
-        "relevance.",
+    query: str | None = optional_text(
+        4096, "Free-text search over the owner’s durable memories; matches are ranked by relevance."
     )
     tags: list[str] = Field(
         default_factory=list,
@@ -373,14 +366,10 @@ class EngramGetInput(_VerbInput):
 
 
 class EngramSearchInput(_VerbInput):
-    wallet_address: str | None = Field(
-        default=None, min_length=1, max_length=128, description="Filter by wallet address"
-    )
-    query: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=512,
-        description="Only engrams whose key or content contains this text (case-insensitive)",
+    wallet_address: str | None = optional_text(128, "Filter by wallet address")
+    query: str | None = optional_text(
+        512,
+        "Only engrams whose key or content contains this text (case-insensitive)",
     )
     engram_type: EngramType | None = Field(default=None, description="Filter by type")
     tags: list[str] = Field(

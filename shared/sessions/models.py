@@ -84,6 +84,26 @@ class Session(BaseModel):
             self.model_dump(include=set(SessionSummary.model_fields))
         )
 
+    def appended(
+        self, messages: list[tuple[str, str]], now: datetime
+    ) -> tuple[Session, list[Message]]:
+        """This session once `messages` ((role, content) pairs) are added at `now`, and those
+        messages, numbered on from its last; what a store then writes, conditionally."""
+        added = [
+            Message.model_validate(
+                {"seq": self.message_count + i, "role": role, "content": content, "at": now}
+            )
+            for i, (role, content) in enumerate(messages, start=1)
+        ]
+        updated = self.model_copy(
+            update={
+                "message_count": self.message_count + len(added),
+                "updated_at": now,
+                "title": self.title or title_of(added),
+            }
+        )
+        return updated, added
+
 
 class SessionSummary(BaseModel):
     """A session as a listing shows it (no messages)."""

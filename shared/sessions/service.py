@@ -25,7 +25,6 @@ from shared.sessions.models import (
     ModelInfo,
     Persona,
     Session,
-    title_of,
 )
 from shared.sessions.ports import (
     CompactionLost,
@@ -103,15 +102,7 @@ class SessionService:
 
     def new_session(self, principal: Principal, *, persona: Persona, wallet: str) -> Session:
         """A fresh, empty session: the persona's current conversation from now on."""
-        now = self.now()
-        session = Session(
-            id=new_session_id(),
-            persona=persona,
-            wallet_address=wallet,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
-        )
+        session = _fresh(principal, persona, wallet, self.now())
         self._store.create(principal.team, session, [])
         return session
 
@@ -168,20 +159,7 @@ class SessionService:
         """Append messages to a session (a new one when `session_id` is None)."""
         now = self.now()
         if session_id is None:
-            added = [
-                Message.model_validate({"seq": i, "role": role, "content": content, "at": now})
-                for i, (role, content) in enumerate(messages, start=1)
-            ]
-            session = Session(
-                id=new_session_id(),
-                persona=persona,
-                wallet_address=wallet,
-                title=title_of(added),
-                created_at=now,
-                updated_at=now,
-                message_count=len(added),
-                created_by=principal.actor,
-            )
+            session, added = _fresh(principal, persona, wallet, now).appended(messages, now)
             self._store.create(principal.team, session, added)
             return session, added
         self._owned(principal, persona, wallet, session_id)
@@ -290,15 +268,7 @@ class SessionService:
         compacted: list[CompactedSession] = []
         for session in won:
             if self._store.delete_compacted(team, session.id, claimer, session.updated_at):
-                compacted.append(
-                    CompactedSession(
-                        id=session.id,
-                        title=session.title,
-                        message_count=session.message_count,
-                        created_at=session.created_at,
-                        updated_at=session.updated_at,
-                    )
-                )
+                compacted.append(CompactedSession.model_validate(session, from_attributes=True))
             else:  # changed since it was summarised: it stays (the summary is an extra trace)
                 self._store.release_compaction(team, session.id, claimer)
         return Cleanup(compacted=compacted, kept=len(sessions) - len(compacted), summary=summary)
@@ -364,6 +334,18 @@ class SessionService:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _fresh(principal: Principal, persona: Persona, wallet: str, now: datetime) -> Session:
+    """A new, empty session of `persona` with `wallet`, created by the caller at `now`."""
+    return Session(
+        id=new_session_id(),
+        persona=persona,
+        wallet_address=wallet,
+        created_at=now,
+        updated_at=now,
+        created_by=principal.actor,
+    )
 
 
 def _no_session(session_id: str, wallet: str) -> NotFound:

@@ -50,31 +50,14 @@ IDEMPOTENT_WRITE = Annotations(
 DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False, open_world=False)
 
 
+# The output models name the stored engram's fields they show: read by attribute.
 def _pinned(engram: StoredEngram) -> PinEngramOutput:
-    return PinEngramOutput(
-        engram=PinnedEngram(
-            id=engram.id,
-            wallet_address=engram.wallet_address,
-            key=engram.key,
-            engram_type=engram.engram_type,
-            pinned=engram.pinned,
-        )
-    )
+    return PinEngramOutput(engram=PinnedEngram.model_validate(engram, from_attributes=True))
 
 
 def _remembered(engram: StoredEngram, created: bool) -> RememberOutput:
     return RememberOutput(
-        engram=RememberedEngram(
-            id=engram.id,
-            wallet_address=engram.wallet_address,
-            key=engram.key,
-            engram_type=engram.engram_type,
-            content=engram.content,
-            pinned=engram.pinned,
-            created_at=engram.created_at,
-            updated_at=engram.updated_at,
-        ),
-        created=created,
+        engram=RememberedEngram.model_validate(engram, from_attributes=True), created=created
     )
 
 
@@ -193,17 +176,8 @@ def moros_remember(ctx: ToolContext[SessionService], args: MorosRememberInput) -
     return _remember(ctx, args)
 
 
-@GROUP.tool(
-    name="hecate_pin_engram",
-    title="Hecate: pin an engram",
-    description="Pin an engram to protect it from cleanup/deletion.",
-    scopes=MEMORY_WRITE,
-    annotations=IDEMPOTENT_WRITE,
-)
-def hecate_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
-
-
+# Engrams belong to the wallet, not to a persona: Hecate's and Moros's pin tools are one function
+# registered twice (the lower decorator registers first, keeping the seed's order).
 @GROUP.tool(
     name="moros_pin_engram",
     title="Moros: pin an engram",
@@ -211,21 +185,15 @@ def hecate_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) ->
     scopes=MEMORY_WRITE,
     annotations=IDEMPOTENT_WRITE,
 )
-def moros_pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
-
-
 @GROUP.tool(
-    name="hecate_unpin_engram",
-    title="Hecate: unpin an engram",
-    description="Remove pin protection from an engram, allowing deletion.",
+    name="hecate_pin_engram",
+    title="Hecate: pin an engram",
+    description="Pin an engram to protect it from cleanup/deletion.",
     scopes=MEMORY_WRITE,
-    annotations=WRITE,
+    annotations=IDEMPOTENT_WRITE,
 )
-def hecate_unpin_engram(
-    ctx: ToolContext[SessionService], args: UnpinEngramInput
-) -> PinEngramOutput:
-    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=False))
+def pin_engram(ctx: ToolContext[SessionService], args: PinEngramInput) -> PinEngramOutput:
+    return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=True))
 
 
 @GROUP.tool(
@@ -235,7 +203,14 @@ def hecate_unpin_engram(
     scopes=MEMORY_WRITE,
     annotations=WRITE,
 )
-def moros_unpin_engram(ctx: ToolContext[SessionService], args: UnpinEngramInput) -> PinEngramOutput:
+@GROUP.tool(
+    name="hecate_unpin_engram",
+    title="Hecate: unpin an engram",
+    description="Remove pin protection from an engram, allowing deletion.",
+    scopes=MEMORY_WRITE,
+    annotations=WRITE,
+)
+def unpin_engram(ctx: ToolContext[SessionService], args: UnpinEngramInput) -> PinEngramOutput:
     return _pinned(ctx.service.pin_engram(ctx.principal, engram_id=args.id, pinned=False))
 
 
@@ -289,15 +264,7 @@ def _cleanup(
     annotations=WRITE,
 )
 def hecate_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> SetModelOutput:
-    switch = ctx.service.set_model(
-        ctx.principal, persona="hecate", query=args.query, wallet=args.wallet_address
-    )
-    return SetModelOutput(
-        status="switched" if switch.choice else "ambiguous",
-        choice=switch.choice,
-        candidates=switch.candidates,
-        message=switch.message,
-    )
+    return _set_model(ctx, args, "hecate")
 
 
 @GROUP.tool(
@@ -308,8 +275,14 @@ def hecate_set_model(ctx: ToolContext[SessionService], args: SetModelInput) -> S
     annotations=WRITE,
 )
 def moros_set_model(ctx: ToolContext[SessionService], args: MorosSetModelInput) -> SetModelOutput:
+    return _set_model(ctx, args, "moros")
+
+
+def _set_model(
+    ctx: ToolContext[SessionService], args: SetModelInput, persona: Persona
+) -> SetModelOutput:
     switch = ctx.service.set_model(
-        ctx.principal, persona="moros", query=args.query, wallet=args.wallet_address
+        ctx.principal, persona=persona, query=args.query, wallet=args.wallet_address
     )
     return SetModelOutput(
         status="switched" if switch.choice else "ambiguous",

@@ -63,6 +63,26 @@ def _expression_attributes(
     return attributes
 
 
+def _conditional(
+    write: Callable[..., Any],
+    condition: str,
+    names: dict[str, str] | None,
+    values: dict[str, Any] | None,
+    **arguments: Any,
+) -> Any:
+    """`write(**arguments)` under `condition`, asking for the old item when it fails; its
+    response, or `ConditionLost(old item)`."""
+    arguments.update(_expression_attributes(names, values))
+    try:
+        return write(
+            ConditionExpression=condition,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            **arguments,
+        )
+    except ClientError as exc:
+        raise _lost(exc) from exc
+
+
 def put_if(
     table: Table,
     item: dict[str, Any],
@@ -72,16 +92,7 @@ def put_if(
     values: dict[str, Any] | None = None,
 ) -> None:
     """`PutItem` under `condition`; `ConditionLost(old item)` when it does not hold."""
-    kwargs: dict[str, Any] = {
-        "Item": item,
-        "ConditionExpression": condition,
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-    kwargs.update(_expression_attributes(names, values))
-    try:
-        table.put_item(**kwargs)
-    except ClientError as exc:
-        raise _lost(exc) from exc
+    _conditional(table.put_item, condition, names, values, Item=item)
 
 
 def update_if(
@@ -94,18 +105,15 @@ def update_if(
     values: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`UpdateItem` under `condition`, returning the new item; `ConditionLost(old)` otherwise."""
-    kwargs: dict[str, Any] = {
-        "Key": key,
-        "UpdateExpression": update,
-        "ConditionExpression": condition,
-        "ReturnValues": "ALL_NEW",
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-    kwargs.update(_expression_attributes(names, values))
-    try:
-        response = table.update_item(**kwargs)
-    except ClientError as exc:
-        raise _lost(exc) from exc
+    response = _conditional(
+        table.update_item,
+        condition,
+        names,
+        values,
+        Key=key,
+        UpdateExpression=update,
+        ReturnValues="ALL_NEW",
+    )
     return dict(response["Attributes"])
 
 
@@ -118,17 +126,9 @@ def delete_if(
     values: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`DeleteItem` under `condition`, returning the deleted item; else `ConditionLost(old)`."""
-    kwargs: dict[str, Any] = {
-        "Key": key,
-        "ConditionExpression": condition,
-        "ReturnValues": "ALL_OLD",
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-    kwargs.update(_expression_attributes(names, values))
-    try:
-        response = table.delete_item(**kwargs)
-    except ClientError as exc:
-        raise _lost(exc) from exc
+    response = _conditional(
+        table.delete_item, condition, names, values, Key=key, ReturnValues="ALL_OLD"
+    )
     return dict(response.get("Attributes", {}))
 
 

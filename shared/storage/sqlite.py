@@ -39,6 +39,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from shared.storage.pages import Page, decode_cursor, encode_cursor
+
 logger = logging.getLogger("cairn.storage")
 
 DATABASE_FILE = "cairn.db"
@@ -272,6 +274,42 @@ class Database:
         for connection in connections:
             connection.close()
         self._local = threading.local()
+
+
+def newest_first_page(
+    connection: sqlite3.Connection,
+    table: str,
+    team: str,
+    *,
+    order_by: str,
+    where: Sequence[str] = (),
+    values: Sequence[Any] = (),
+    limit: int,
+    cursor: str | None,
+) -> Page[sqlite3.Row]:
+    """A page of `team`'s rows of `table` (their `id`, `order_by` and `record` columns) that
+    meet every `where` clause (its `?`s bound to `values`), newest `order_by` first, then by
+    id; its cursor continues after its last row. `table`, `order_by` and `where` are the
+    adapter's own fixed SQL, never a caller's text.
+
+    >>> newest_first_page(db.connection(), "workflows", "acme", order_by="created_at",
+    ...                   limit=20, cursor=None)  # doctest: +SKIP
+    """
+    clauses = ["team = ?", *where]
+    parameters: list[Any] = [team, *values]
+    if cursor is not None:
+        position = decode_cursor(team, cursor)
+        clauses.append(f"({order_by}, id) < (?, ?)")
+        parameters += [position[order_by], position["id"]]
+    rows = connection.execute(
+        f"SELECT id, {order_by}, record FROM {table} WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed names
+        f" ORDER BY {order_by} DESC, id DESC LIMIT ?",
+        (*parameters, limit + 1),
+    ).fetchall()
+    if len(rows) <= limit:
+        return Page(rows)
+    last = rows[limit - 1]
+    return Page(rows[:limit], encode_cursor(team, {order_by: last[order_by], "id": last["id"]}))
 
 
 def to_json(value: Any) -> str:

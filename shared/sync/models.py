@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from shared.model_fields import optional_text
 from shared.tools.inputs import SeedToolInput
 from shared.tools.inputs import is_none as _is_none
 
@@ -26,11 +27,9 @@ class SyncInput(_ToolInput):
 
 
 class SyncStatusInput(_ToolInput):
-    run_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=80,
-        description="Report this background run (default: the team's most recent runs).",
+    run_id: str | None = optional_text(
+        80,
+        "Report this background run (default: the team's most recent runs).",
     )
 
 
@@ -38,14 +37,12 @@ class InboxPutInput(_ToolInput):
     content: str = Field(
         min_length=1, max_length=MAX_INBOX_CHARS, description="The text to file in the inbox."
     )
-    title: str | None = Field(default=None, min_length=1, max_length=300, description="Title.")
+    title: str | None = optional_text(300, "Title.")
     tags: list[str] = Field(default_factory=list, max_length=50, description="Tags.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Metadata object.")
-    filename: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=120,
-        description="File name (without folders); default: derived from the title.",
+    filename: str | None = optional_text(
+        120,
+        "File name (without folders); default: derived from the title.",
     )
     extension: Literal["md", "txt", "json"] | None = Field(
         default=None, description="File extension: md (default), txt or json."
@@ -168,17 +165,12 @@ class EmbeddingsBuildOutput(BaseModel):
 
 
 class ScheduleSetInput(_ToolInput):
-    every: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=20,
-        description="Sync every so often: a number and a unit, e.g. 15m, 2h, 1d (at least 5m).",
+    every: str | None = optional_text(
+        20,
+        "Sync every so often: a number and a unit, e.g. 15m, 2h, 1d (at least 5m).",
     )
-    cron: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=100,
-        description="Or Scheduler's six cron fields in UTC, e.g. '0 6 * * ? *'.",
+    cron: str | None = optional_text(
+        100, "Or Scheduler's six cron fields in UTC, e.g. '0 6 * * ? *'."
     )
 
 

@@ -123,14 +123,8 @@ class StepState(BaseModel):
     task_token: str | None = None
 
     def view(self) -> StepOutput:
-        return StepOutput(
-            task_id=self.task_id,
-            agent=self.agent,
-            status=self.status,
-            output=self.output,
-            artifact=self.artifact,
-            error=self.error,
-        )
+        """The state's fields a step's successors and workflow.status see."""
+        return StepOutput.model_validate(self, from_attributes=True)
 
 
 class Execution(BaseModel):

@@ -23,7 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer)
     for layer in (
-        {"shared", "shared.config", "shared.storage", "shared.observability", "shared.coldstart"},
+        {
+            "shared",
+            "shared.config",
+            "shared.storage",
+            "shared.observability",
+            "shared.coldstart",
+            "shared.model_fields",
+        },
         {"shared.runtime"},
         {"shared.auth"},
         {"shared.tools"},

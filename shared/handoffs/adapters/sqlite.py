@@ -8,16 +8,15 @@ winner's claim in the same transaction.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
+from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import check_item_size, from_dynamo
 
@@ -42,14 +41,10 @@ def _handoff(row: Any) -> Handoff:
     return Handoff.model_validate(from_json(row["record"]))
 
 
-class SqliteHandoffStore:
+class SqliteHandoffStore(SqliteOutboxStore):
     """`HandoffStore` on the embedded database."""
 
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
-        self._outbox = SqliteOutbox(clock)
-        db.migrate(MIGRATIONS)
-        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
+    migrations = MIGRATIONS
 
     def create(self, team: str, handoff: Handoff, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a handoff stored here can be stored in AWS too.
@@ -138,33 +133,23 @@ class SqliteHandoffStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page[Handoff]:
-        clauses = ["team = ?", "status = 'open'"]
-        parameters: list[Any] = [team]
+        where, values = ["status = 'open'"], []
         for column, value in (
             ("project_key", wanted.project_key),
             ("cwd", wanted.cwd),
             ("harness", wanted.harness),
         ):
             if value is not None:
-                clauses.append(f"{column} = ?")
-                parameters.append(value)
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(created_at, id) < (?, ?)")
-            parameters += [position["created_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, created_at, record FROM handoffs WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
-                " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+                where.append(f"{column} = ?")
+                values.append(value)
+        page = newest_first_page(
+            self._db.connection(),
+            "handoffs",
+            team,
+            order_by="created_at",
+            where=where,
+            values=values,
+            limit=limit,
+            cursor=cursor,
         )
-        found = [_handoff(row) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
-        return Page(
-            found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
-        )
+        return Page([_handoff(row) for row in page.items], page.next_cursor)

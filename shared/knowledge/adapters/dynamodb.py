@@ -20,9 +20,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from boto3.dynamodb.conditions import ConditionBase, Key
+from pydantic import BaseModel
 
 from shared.config.tables import KNOWLEDGE_TIME_INDEX
 from shared.knowledge.adapters.sqlite import (
@@ -48,6 +49,8 @@ from shared.storage.dynamo import ConditionLost, put_if, query_all, team_pk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _ts(ms: int, ident: str) -> str:
@@ -98,6 +101,16 @@ class DynamoKnowledgeStores:
                     found[str(item["sk"])] = dict(item)
                 request = dict(response.get("UnprocessedKeys") or {})
         return found
+
+    def _records(self, team: str, kind: str, model: type[M], ids: Sequence[str]) -> list[M]:
+        """The `kind#<id>` items of `ids` as `model`s, in the order of `ids` (unknown ids left
+        out)."""
+        found = self._batch_get(team, [f"{kind}#{i}" for i in ids])
+        return [
+            model.model_validate(_fields(found[f"{kind}#{i}"], model))
+            for i in ids
+            if f"{kind}#{i}" in found
+        ]
 
     def _by_time(self, partition: str, since_ms: int, cap: int) -> Iterator[dict[str, Any]]:
         condition: ConditionBase = Key("ts_pk").eq(partition)
@@ -153,12 +166,7 @@ class DynamoKnowledgeStores:
             )
 
     def get_many(self, team: str, ids: Sequence[str]) -> list[Event]:
-        found = self._batch_get(team, [f"EVENT#{i}" for i in ids])
-        return [
-            Event.model_validate(_fields(found[f"EVENT#{i}"], Event))
-            for i in ids
-            if f"EVENT#{i}" in found
-        ]
+        return self._records(team, "EVENT", Event, ids)
 
     def recent(self, team: str, *, since_ms: int = 0, cap: int = SCAN_CAP) -> Iterator[Event]:
         for item in self._by_time(f"{team_pk(team)}#EVENT", since_ms, cap):
@@ -197,12 +205,7 @@ class DynamoKnowledgeStores:
             )
 
     def get_nodes(self, team: str, ids: Sequence[str]) -> list[KnowledgeNode]:
-        found = self._batch_get(team, [f"NODE#{i}" for i in ids])
-        return [
-            KnowledgeNode.model_validate(_fields(found[f"NODE#{i}"], KnowledgeNode))
-            for i in ids
-            if f"NODE#{i}" in found
-        ]
+        return self._records(team, "NODE", KnowledgeNode, ids)
 
     def open_session(self, team: str, session_key: str, after_ms: int) -> KnowledgeNode | None:
         pointer = self._get(team, f"SESSION#{session_key}")

@@ -4,6 +4,9 @@ the columns that lookups and time order use."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from shared.knowledge.models import (
     CiRun,
@@ -17,6 +20,8 @@ from shared.knowledge.models import (
 )
 from shared.knowledge.ports import SCAN_CAP
 from shared.storage.sqlite import Database, Migration, from_json, to_json
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_PLACES = 20
 MAX_OCCURRENCE_IDS = 50
@@ -94,16 +99,21 @@ class SqliteKnowledgeStores:
         return stored
 
     def get_many(self, team: str, ids: Sequence[str]) -> list[Event]:
-        found: dict[str, Event] = {}
+        return self._records("knowledge_events", Event, team, ids)
+
+    def _records(self, table: str, model: type[M], team: str, ids: Sequence[str]) -> list[M]:
+        """The records of `ids` in `table` as `model`s, in the order of `ids` (unknown ids left
+        out), read 500 ids a query."""
+        found: dict[str, M] = {}
         connection = self._db.connection()
         for start in range(0, len(ids), 500):
             batch = list(ids[start : start + 500])
             marks = ",".join("?" * len(batch))
             for row in connection.execute(
-                f"SELECT id, record FROM knowledge_events WHERE team = ? AND id IN ({marks})",  # noqa: S608
+                f"SELECT id, record FROM {table} WHERE team = ? AND id IN ({marks})",  # noqa: S608
                 (team, *batch),
             ):
-                found[row["id"]] = Event.model_validate(from_json(row["record"]))
+                found[row["id"]] = model.model_validate(from_json(row["record"]))
         return [found[i] for i in ids if i in found]
 
     def recent(self, team: str, *, since_ms: int = 0, cap: int = SCAN_CAP) -> Iterator[Event]:
@@ -144,17 +154,7 @@ class SqliteKnowledgeStores:
             )
 
     def get_nodes(self, team: str, ids: Sequence[str]) -> list[KnowledgeNode]:
-        found: dict[str, KnowledgeNode] = {}
-        connection = self._db.connection()
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            for row in connection.execute(
-                f"SELECT id, record FROM knowledge_nodes WHERE team = ? AND id IN ({marks})",  # noqa: S608
-                (team, *batch),
-            ):
-                found[row["id"]] = KnowledgeNode.model_validate(from_json(row["record"]))
-        return [found[i] for i in ids if i in found]
+        return self._records("knowledge_nodes", KnowledgeNode, team, ids)
 
     def open_session(self, team: str, session_key: str, after_ms: int) -> KnowledgeNode | None:
         row = (

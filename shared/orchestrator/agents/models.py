@@ -6,20 +6,19 @@ silent are documented in docs/orchestrator.md ("Agents").
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.auth.principal import expand_scopes
+from shared.model_fields import checked_metadata, optional_text
 
 MAX_NAME_CHARS = 100  # the token is named `agent:<name>` and token names stop at 128
 MAX_FIELD_CHARS = 200
 MAX_CAPABILITIES = 50
 MAX_CAPABILITY_CHARS = 100
 MAX_STATUS_CHARS = 64
-MAX_METADATA_BYTES = 8_192
 MAX_CONCURRENT_TASKS = 100
 
 # What an agent token holds when `agent.register` is not given `scopes`: every surface an agent
@@ -102,14 +101,10 @@ class RegisterAgentInput(_Input):
         description="How many tasks the agent may hold at once (1-100, default 1): task.claim "
         "refuses another while it holds this many live claims.",
     )
-    default_model: str | None = Field(
-        default=None, min_length=1, max_length=MAX_FIELD_CHARS, description="The agent's model."
-    )
-    model_provider: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="Who serves the model (for example anthropic, openai, bedrock).",
+    default_model: str | None = optional_text(MAX_FIELD_CHARS, "The agent's model.")
+    model_provider: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "Who serves the model (for example anthropic, openai, bedrock).",
     )
     overwrite: bool = Field(
         default=False,
@@ -125,10 +120,7 @@ class RegisterAgentInput(_Input):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        size = len(json.dumps(value, ensure_ascii=False).encode())
-        if size > MAX_METADATA_BYTES:
-            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON (got {size})")
-        return value
+        return checked_metadata(value)
 
 
 def _checked_capabilities(values: list[str]) -> list[str]:

@@ -23,6 +23,7 @@ from shared.config import names
 from shared.orchestrator.artifacts.models import Artifact
 from shared.orchestrator.artifacts.ports import BlobExists, BlobMissing
 from shared.storage.dynamo import query_all, team_pk
+from shared.storage.s3 import ObjectExists, put_new
 
 if TYPE_CHECKING:
     from boto3.dynamodb.conditions import ConditionBase
@@ -107,23 +108,12 @@ class S3ArtifactBlobs:
         return f"{BLOB_PREFIX}/{_part(team, 'team')}/{_part(artifact_id, 'artifact id')}"
 
     def put(self, team: str, artifact_id: str, body: bytes, mime_type: str) -> str:
-        key = self._key(team, artifact_id)
         try:
-            self._client.put_object(
-                Bucket=self._bucket,
-                Key=key,
-                Body=body,
-                ContentType=mime_type,
-                IfNoneMatch="*",
+            return put_new(
+                self._client, self._bucket, self._key(team, artifact_id), body, mime_type
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] in {
-                "PreconditionFailed",
-                "ConditionalRequestConflict",
-            }:
-                raise BlobExists(artifact_id) from exc
-            raise
-        return f"s3://{self._bucket}/{key}"
+        except ObjectExists as exc:
+            raise BlobExists(artifact_id) from exc
 
     def get(self, team: str, artifact_id: str) -> bytes:
         try:

@@ -6,17 +6,17 @@ silent are documented in docs/orchestrator.md ("Artifacts").
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.model_fields import checked_metadata, optional_text
+
 # The most bytes one artifact may hold (after base64 decoding). Larger files belong elsewhere,
 # referenced by `content_url`.
 MAX_CONTENT_BYTES = 5 * 1024 * 1024
-MAX_METADATA_BYTES = 8_192
 MAX_NAME_CHARS = 300
 MAX_FIELD_CHARS = 100
 MAX_URL_CHARS = 2_048
@@ -73,11 +73,9 @@ class ArtifactPutInput(_Input):
         default_factory=dict,
         description="Free-form JSON object stored with the artifact (at most 8 KB as JSON).",
     )
-    role: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_FIELD_CHARS,
-        description="The artifact's part in the task, free text (for example input, output).",
+    role: str | None = optional_text(
+        MAX_FIELD_CHARS,
+        "The artifact's part in the task, free text (for example input, output).",
     )
 
     @field_validator("content_url")
@@ -97,10 +95,7 @@ class ArtifactPutInput(_Input):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        size = len(json.dumps(value, ensure_ascii=False).encode())
-        if size > MAX_METADATA_BYTES:
-            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON (got {size})")
-        return value
+        return checked_metadata(value)
 
 
 class ArtifactGetInput(_Input):
@@ -115,15 +110,10 @@ class ArtifactGetInput(_Input):
 
 
 class ArtifactListInput(_Input):
-    task_id: str | None = Field(
-        default=None, min_length=1, max_length=MAX_ID_CHARS, description="The task's artifacts."
-    )
-    workflow_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_ID_CHARS,
-        description="The workflow's artifacts (those of its tasks). Give task_id, workflow_id "
-        "or both.",
+    task_id: str | None = optional_text(MAX_ID_CHARS, "The task's artifacts.")
+    workflow_id: str | None = optional_text(
+        MAX_ID_CHARS,
+        "The workflow's artifacts (those of its tasks). Give task_id, workflow_id or both.",
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from shared.model_fields import optional_text
 from shared.tools.inputs import SeedToolInput
 
 TaskStatus = Literal["pending", "claimed", "running", "completed", "failed", "cancelled"]
@@ -20,11 +21,8 @@ _Input = SeedToolInput
 class TaskCreateInput(_Input):
     name: str = Field(min_length=1, max_length=300, description="Task name.")
     description: str | None = Field(default=None, max_length=MAX_TEXT)
-    requires_capability: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=128,
-        description="Only agents registered with this capability may claim the task.",
+    requires_capability: str | None = optional_text(
+        128, "Only agents registered with this capability may claim the task."
     )
     priority: int = Field(default=0, ge=-1000, le=1000, description="Higher runs first.")
     input_data: dict[str, Any] = Field(default_factory=dict)

@@ -734,32 +734,25 @@ class EmbeddedIndex:
 
     def _texts(self, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
         """(title, text, tags) of rows, for their query-word coverage."""
-        if not rowids:
-            return {}
-        marks = ",".join("?" * len(rowids))
-        rows = (
-            self._reader()
-            .execute(
-                f"SELECT rowid, title, text, tags FROM chunks WHERE rowid IN ({marks})",  # noqa: S608
-                rowids,
-            )
-            .fetchall()
-        )
+        rows = self._chunk_rows(rowids, "title, text, tags")
         return {int(r[0]): (r[1], r[2], r[3].replace("\x1f", " ")) for r in rows}
 
     def _fetch(self, rowids: list[int]) -> dict[int, ChunkDoc]:
+        return {int(r[0]): _doc(r[1:]) for r in self._chunk_rows(rowids, _COLUMNS)}
+
+    def _chunk_rows(self, rowids: list[int], columns: str) -> list[Any]:
+        """The rowid and `columns` of each chunk row in `rowids` (none asked: no query)."""
         if not rowids:
-            return {}
+            return []
         marks = ",".join("?" * len(rowids))
-        rows = (
+        return (
             self._reader()
             .execute(
-                f"SELECT rowid, {_COLUMNS} FROM chunks WHERE rowid IN ({marks})",  # noqa: S608
+                f"SELECT rowid, {columns} FROM chunks WHERE rowid IN ({marks})",  # noqa: S608
                 rowids,
             )
             .fetchall()
         )
-        return {int(r[0]): _doc(r[1:]) for r in rows}
 
     def entity_chunks(self, team: str, entity_id: str, now: float) -> list[ChunkDoc]:
         """The live chunks of one entity of `team`, in chunk order."""

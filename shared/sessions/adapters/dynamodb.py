@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
 from shared.config.tables import SESSIONS_BY_OWNER_INDEX
-from shared.sessions.models import Message, ModelChoice, Persona, Session, title_of
+from shared.sessions.models import Message, ModelChoice, Persona, Session
 from shared.sessions.ports import CompactionLost, SessionBusy, SessionPinned, UnknownSession
 from shared.storage.dynamo import (
     ConditionLost,
@@ -158,19 +158,7 @@ class DynamoSessionStore:
         client = self._table.meta.client
         for attempt in range(_APPEND_ATTEMPTS):
             current = self._require(team, session_id)
-            added = [
-                Message.model_validate(
-                    {"seq": current.message_count + i, "role": role, "content": content, "at": now}
-                )
-                for i, (role, content) in enumerate(messages, start=1)
-            ]
-            updated = current.model_copy(
-                update={
-                    "message_count": current.message_count + len(added),
-                    "updated_at": now,
-                    "title": current.title or title_of(added),
-                }
-            )
+            updated, added = current.appended(messages, now)
             items: list[dict[str, Any]] = [
                 {
                     "Put": {

@@ -54,18 +54,17 @@ class MemoryEngrams:
                 )
                 return _stored(updated), False
             try:
-                created = self._memory.engram_create(
+                created = self.create(
                     principal,
-                    wallet_address=wallet,
-                    engram_type=engram_type,  # type: ignore[arg-type]
+                    wallet=wallet,
                     key=key,
+                    engram_type=engram_type,
                     content=content,
                     tags=[],
-                    is_public=False,
                 )
             except Conflict:
                 continue  # created concurrently: replace that one
-            return _stored(created), True
+            return created, True
         raise InvalidArgument(
             f"`key` {key!r} is being written concurrently; retry the call", field="key"
         )

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from shared.sessions.models import Message, ModelChoice, Persona, Session, title_of
+from shared.sessions.models import Message, ModelChoice, Persona, Session
 from shared.sessions.ports import CompactionLost, SessionPinned, UnknownSession
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Database, Migration, from_json, newest_first_page, to_json
 from shared.storage.times import sortable
 
 MIGRATIONS = (
@@ -110,19 +110,7 @@ class SqliteSessionStore:
     ) -> tuple[Session, list[Message]]:
         with self._db.write() as tx:
             current = self._current(tx, team, session_id)
-            added = [
-                Message.model_validate(
-                    {"seq": current.message_count + i, "role": role, "content": content, "at": now}
-                )
-                for i, (role, content) in enumerate(messages, start=1)
-            ]
-            updated = current.model_copy(
-                update={
-                    "message_count": current.message_count + len(added),
-                    "updated_at": now,
-                    "title": current.title or title_of(added),
-                }
-            )
+            updated, added = current.appended(messages, now)
             tx.executemany(
                 "INSERT INTO session_messages (team, session_id, seq, record) VALUES (?, ?, ?, ?)",
                 [(team, session_id, m.seq, _json(m)) for m in added],
@@ -166,28 +154,17 @@ class SqliteSessionStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page[Session]:
-        clauses = ["team = ?", "persona = ?", "wallet = ?"]
-        parameters: list[Any] = [team, persona, wallet]
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(updated_at, id) < (?, ?)")
-            parameters += [position["updated_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, updated_at, record FROM sessions WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed column names
-                " ORDER BY updated_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+        page = newest_first_page(
+            self._db.connection(),
+            "sessions",
+            team,
+            order_by="updated_at",
+            where=["persona = ?", "wallet = ?"],
+            values=[persona, wallet],
+            limit=limit,
+            cursor=cursor,
         )
-        found = [_session(row) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
-        return Page(
-            found, encode_cursor(team, {"updated_at": last["updated_at"], "id": last["id"]})
-        )
+        return Page([_session(row) for row in page.items], page.next_cursor)
 
     def claim_for_compaction(
         self, team: str, session_id: str, claimer: str, now: datetime, until: datetime

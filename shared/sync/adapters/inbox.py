@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from shared.config import names
+from shared.storage.s3 import ObjectExists, put_new
 from shared.sync.models import InboxFile
 from shared.sync.ports import FileExists
 
@@ -37,23 +36,16 @@ class S3Inbox:
         return f"{PREFIX}/{_team_part(team)}/{name}"
 
     def put(self, team: str, name: str, body: str) -> str:
-        key = self._key(team, name)
         try:
-            self._client.put_object(
-                Bucket=self._bucket,
-                Key=key,
-                Body=body.encode(),
-                ContentType="text/plain; charset=utf-8",
-                IfNoneMatch="*",
+            return put_new(
+                self._client,
+                self._bucket,
+                self._key(team, name),
+                body.encode(),
+                "text/plain; charset=utf-8",
             )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] in {
-                "PreconditionFailed",
-                "ConditionalRequestConflict",
-            }:
-                raise FileExists(name) from exc
-            raise
-        return f"s3://{self._bucket}/{key}"
+        except ObjectExists as exc:
+            raise FileExists(name) from exc
 
     def names(self, team: str) -> Iterator[str]:
         prefix = f"{PREFIX}/{_team_part(team)}/"

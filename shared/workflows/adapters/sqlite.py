@@ -4,15 +4,14 @@ count decides a race (inside `BEGIN IMMEDIATE`, so across threads and processes)
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
-from shared.storage.pages import Page, decode_cursor, encode_cursor
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.pages import Page
+from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
+from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.workflows.models import OPEN_EXECUTIONS, Execution, Workflow
 from shared.workflows.ports import NameTaken, StaleWrite
@@ -44,14 +43,10 @@ def _json(model: Workflow | Execution) -> str:
     return to_json(model.model_dump(mode="json"))
 
 
-class SqliteWorkflowStore:
+class SqliteWorkflowStore(SqliteOutboxStore):
     """`WorkflowStore` on the embedded database."""
 
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
-        self._outbox = SqliteOutbox(clock)
-        db.migrate(MIGRATIONS)
-        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
+    migrations = MIGRATIONS
 
     def create(self, team: str, workflow: Workflow) -> None:
         with self._db.write() as tx:
@@ -106,26 +101,17 @@ class SqliteWorkflowStore:
                 raise StaleWrite(workflow.id)
 
     def list_team(self, team: str, *, limit: int, cursor: str | None = None) -> Page[Workflow]:
-        clauses, parameters = ["team = ?"], [team]
-        if cursor is not None:
-            position = decode_cursor(team, cursor)
-            clauses.append("(created_at, id) < (?, ?)")
-            parameters += [position["created_at"], position["id"]]
-        rows = (
-            self._db.connection()
-            .execute(
-                f"SELECT id, created_at, record FROM workflows WHERE {' AND '.join(clauses)}"  # noqa: S608 - fixed clauses
-                " ORDER BY created_at DESC, id DESC LIMIT ?",
-                (*parameters, limit + 1),
-            )
-            .fetchall()
+        page = newest_first_page(
+            self._db.connection(),
+            "workflows",
+            team,
+            order_by="created_at",
+            limit=limit,
+            cursor=cursor,
         )
-        found = [Workflow.model_validate(from_json(row["record"])) for row in rows[:limit]]
-        if len(rows) <= limit:
-            return Page(found)
-        last = rows[limit - 1]
         return Page(
-            found, encode_cursor(team, {"created_at": last["created_at"], "id": last["id"]})
+            [Workflow.model_validate(from_json(row["record"])) for row in page.items],
+            page.next_cursor,
         )
 
     def create_execution(

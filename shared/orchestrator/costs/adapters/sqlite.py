@@ -4,15 +4,14 @@ report time that period sums select on."""
 from __future__ import annotations
 
 import secrets
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Migration, from_json, to_json
+from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import from_dynamo
 
@@ -54,14 +53,10 @@ def _row(team: str, report_id: str, report: CostRecord) -> tuple[Any, ...]:
     )
 
 
-class SqliteCostLedger:
+class SqliteCostLedger(SqliteOutboxStore):
     """`CostLedger` on the embedded database."""
 
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
-        self._outbox = SqliteOutbox(clock)
-        db.migrate(MIGRATIONS)
-        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
+    migrations = MIGRATIONS
 
     def record(self, team: str, report: CostRecord) -> None:
         report_id = f"{sortable(report.reported_at)}#{secrets.token_hex(6)}"

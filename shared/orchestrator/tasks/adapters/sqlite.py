@@ -9,12 +9,10 @@ the DynamoDB item keeps it, so a lease runs out at the same second on both adapt
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import Task
@@ -27,7 +25,8 @@ from shared.orchestrator.tasks.ports import (
     TaskFilter,
 )
 from shared.storage.pages import Page
-from shared.storage.sqlite import Database, Migration
+from shared.storage.sqlite import Migration
+from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import check_item_size, from_dynamo
 
@@ -99,14 +98,10 @@ def _row(team: str, task: Task, lease_epoch: int | None) -> tuple[Any, ...]:
     )
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(SqliteOutboxStore):
     """`TaskStore` on the embedded database."""
 
-    def __init__(self, db: Database, clock: Callable[[], float] = time.time) -> None:
-        self._db = db
-        self._outbox = SqliteOutbox(clock)
-        db.migrate(MIGRATIONS)
-        db.migrate(EVENT_LOG_MIGRATIONS)  # the outbox: events commit with their change
+    migrations = MIGRATIONS
 
     def create(self, team: str, task: Task, *, events: Sequence[DomainEvent] = ()) -> None:
         # The limit of a DynamoDB item, so a task stored here can be stored in AWS too.
