@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page
 from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
-from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import check_item_size, from_dynamo
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.storage.pages import Page
 from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
-from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.workflows.models import OPEN_EXECUTIONS, Execution, Workflow
 from shared.workflows.ports import NameTaken, StaleWrite

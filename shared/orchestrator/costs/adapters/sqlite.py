@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
 from shared.storage.sqlite import Migration, from_json, to_json
-from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import from_dynamo
 

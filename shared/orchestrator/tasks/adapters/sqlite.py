@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.tasks.adapters.listing import cursor_after, newest_first, position_of
 from shared.orchestrator.tasks.models import Task
@@ -26,7 +27,6 @@ from shared.orchestrator.tasks.ports import (
 )
 from shared.storage.pages import Page
 from shared.storage.sqlite import Migration
-from shared.storage.sqlite_outbox_store import SqliteOutboxStore
 from shared.storage.times import sortable
 from shared.storage.values import check_item_size, from_dynamo
 
