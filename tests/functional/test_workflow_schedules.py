@@ -9,16 +9,15 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from functions.workflows.handler import handler
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.workflows.adapters.scheduler import EventBridgeSchedules
 from shared.workflows.service import WorkflowService
 from shared.workflows.wiring import FUNCTION_ARN_ENV, build_workflow_service
+from tests.fake_aws import fake_aws
 
 GROUP = "cairn-test-workflows"
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflow-scheduler"
@@ -40,7 +39,7 @@ def boss() -> Principal:
 @pytest.fixture
 def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WorkflowService]:
     monkeypatch.setenv(FUNCTION_ARN_ENV, FUNCTION)
-    with mock_aws():
+    with fake_aws():
         settings = Settings(
             environment="test",
             data_dir=tmp_path,
@@ -48,7 +47,6 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflo
             workflow_scheduler_role_arn=ROLE,
         )
         runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
         yield build_workflow_service()
     runtime.configure(Settings())

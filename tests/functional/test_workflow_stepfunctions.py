@@ -15,19 +15,18 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from functions.workflow_dispatcher.handler import handler as dispatcher
 from shared import runtime
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.orchestrator.events.wiring import build_event_log
 from shared.orchestrator.tasks.service import TaskService
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
 from shared.workflows.wiring import build_workflow_service
+from tests.fake_aws import fake_aws
 
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflows"
 
@@ -143,7 +142,7 @@ class Cloud:
 
 @pytest.fixture
 def cloud(tmp_path: Path) -> Iterator[Cloud]:
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+    with fake_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         queue_url = boto3.client("sqs", region_name="us-east-1").create_queue(
             QueueName="cairn-dispatch"
         )["QueueUrl"]
@@ -154,7 +153,6 @@ def cloud(tmp_path: Path) -> Iterator[Cloud]:
             workflow_role_arn=ROLE,
         )
         runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         workflows = build_workflow_service()
         tasks = TaskService(build_task_store(), Everyone())
         tasks.on_finish(workflows.task_finished)
