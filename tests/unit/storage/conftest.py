@@ -41,7 +41,7 @@ class Backend:
         return runtime.table(logical_id)
 
 
-@pytest.fixture(params=["dynamodb", "sqlite"])
+@pytest.fixture(params=[pytest.param("dynamodb", marks=pytest.mark.moto), "sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
         settings = Settings(environment="test", storage="sqlite", data_dir=tmp_path)
