@@ -17,19 +17,20 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import boto3
 from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.config import DefaultConfig
+from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
 from shared.config.tables import ALL_TABLES, create_tables, physical_name
 
 REGION = "us-east-1"
-KEEP_BOTO3_SESSION: Mapping[str, Any] = {"core": {"reset_boto3_session": False}}
+KEEP_BOTO3_SESSION: DefaultConfig = {"core": {"reset_boto3_session": False}}
 
 # Per region: moto's table objects as `create_tables` left them, never handed to a test.
 _templates: dict[str, dict[str, Any]] = {}
@@ -37,13 +38,13 @@ _templates: dict[str, dict[str, Any]] = {}
 
 @contextmanager
 def fake_aws(
-    config: Mapping[str, Any] | None = None, *, tables: bool = True, region: str = REGION
+    config: DefaultConfig | None = None, *, tables: bool = True, region: str = REGION
 ) -> Iterator[None]:
     """moto for every AWS API, reset on entry; with `tables`, cairn's tables exist and are empty.
 
     `config` is moto's own (e.g. `{"stepfunctions": {"execute_state_machine": True}}`).
     """
-    with mock_aws(config={**KEEP_BOTO3_SESSION, **(config or {})}):  # type: ignore[arg-type]
+    with mock_aws(config={**KEEP_BOTO3_SESSION, **(config or {})}):
         if tables:
             _install_tables(region)
         yield

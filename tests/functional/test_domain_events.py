@@ -74,7 +74,7 @@ def _local(tmp_path: Path) -> Iterator[Events]:
     def collect() -> Received:
         reply = harness.call(reader, "event.poll", {"limit": 500})
         assert reply["isError"] is False, reply
-        polled: list[dict[str, Any]] = reply["events"]  # type: ignore[assignment]
+        polled: list[dict[str, Any]] = reply["events"]
         return [
             (DETAIL_TYPES[Kind(e["event_type"])], e["payload"])
             for e in polled
@@ -338,7 +338,7 @@ def test_an_agent_cannot_forge_a_cairn_event_and_no_event_carries_a_secret(
     _ok(h, other_team, "store_handoff", {"title": "theirs", "document_md": VALID})
 
     assert forged["isError"] is True
-    assert forged["error"]["field"] == "event_type"  # type: ignore[index]
+    assert forged["error"]["field"] == "event_type"
     (only,) = events.of("Handoff Stored")  # the other team's rule/log sees its own only
     assert only["team"] == "alpha"
     everything = json.dumps(events.seen)

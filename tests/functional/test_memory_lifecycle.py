@@ -40,7 +40,7 @@ def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> di
 def failed(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = harness.call(token, tool, arguments)
     assert result["isError"] is True, result
-    error: dict[str, Any] = result["error"]  # type: ignore[assignment]
+    error: dict[str, Any] = result["error"]
     return error
 
 

@@ -418,11 +418,11 @@ def test_a_cleanup_working_from_a_stale_listing_compacts_nothing_twice(
             results.append(ok(gateway.call(token, "hecate_cleanup", {"wallet_address": WALLET})))
         return page
 
-    store.list_owner = list_then_let_b_run  # type: ignore[method-assign]
+    store.list_owner = list_then_let_b_run
     try:
         a = ok(gateway.call(token, "hecate_cleanup", {"wallet_address": WALLET}))
     finally:
-        store.list_owner = original  # type: ignore[method-assign]
+        store.list_owner = original
 
     b = results[0]
     assert len(b["compacted"]) == 3

@@ -85,7 +85,7 @@ class Cloud:
                 for m in got.get("Messages", [])
             ]
             if records:
-                reply = dispatcher({"Records": records}, _Context())  # type: ignore[arg-type]
+                reply = dispatcher({"Records": records}, _Context())
                 assert reply["batchItemFailures"] == []
                 for message in got["Messages"]:
                     sqs.delete_message(
@@ -310,10 +310,10 @@ def test_the_dispatcher_makes_one_task_per_delivery_and_reports_bad_messages(
                 _record("m4", unknown),
             ]
         },
-        _Context(),  # type: ignore[arg-type]
+        _Context(),
     )
     assert sorted(f["itemIdentifier"] for f in reply["batchItemFailures"]) == ["m3", "m4"]
-    again = dispatcher({"Records": [_record("m5", body)]}, _Context())  # type: ignore[arg-type]
+    again = dispatcher({"Records": [_record("m5", body)]}, _Context())
     assert again["batchItemFailures"] == []
     assert cloud.offered() == ["a"]
     tasks = cloud.tasks.poll(who("coder"), limit=50)

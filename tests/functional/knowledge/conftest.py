@@ -4,7 +4,7 @@ and the embedded index, with a fixed clock and inline enrichment (deterministic)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +82,7 @@ def build_service(tmp_path: Path, model: list[ChatModel | None]) -> KnowledgeSer
     )
 
 
-def _knowledge(tmp_path: Path, storage: str) -> Iterator[Knowledge]:
+def _knowledge(tmp_path: Path, storage: str) -> Generator[Knowledge, None, None]:
     """A fresh knowledge group on `storage` (moto's fresh tables for `dynamodb`)."""
     settings = Settings(
         environment="test", storage=storage, token_pepper="knowledge", data_dir=tmp_path
