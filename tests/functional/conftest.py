@@ -123,6 +123,13 @@ class Harness:
         return result
 
 
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`harness.call` that must succeed: its result, with `isError` false."""
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is False, result
+    return result
+
+
 @pytest.fixture
 def harness(aws: Settings) -> Harness:
     return Harness.over(aws)

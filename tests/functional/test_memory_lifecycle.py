@@ -13,7 +13,7 @@ import pytest
 
 from shared.config.settings import Settings
 from shared.memory.wiring import build_detection_queue, build_detector
-from tests.functional.conftest import PEPPER, Harness, on_storage
+from tests.functional.conftest import PEPPER, Harness, ok, on_storage
 
 V1 = "2026-01-01T00:00:00+00:00"
 V2 = "2026-06-01T00:00:00+00:00"
@@ -29,12 +29,6 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     )
     with on_storage(settings):
         yield Harness.over(settings)
-
-
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
 
 
 def failed(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
