@@ -32,9 +32,16 @@ node_modules/.bootstrapped: package.json package-lock.json
 serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) on 127.0.0.1:$${CAIRN_PORT:-8765}
 	$(UV) run --frozen --no-sync cairn serve
 
-test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra
+test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra (benchmarks: make bench)
 	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
 	$(RUN) pytest -q
+
+# The unit tests, the storage contract suites on SQLite only (their moto half is `moto`-marked).
+test-fast: .venv/.bootstrapped ## unit tests and the storage contracts on SQLite: no server, no moto, no browser
+	$(RUN) pytest -q -p no:cacheprovider tests/unit -m "not moto and not bench"
+
+typecheck: .venv/.bootstrapped ## mypy --strict over shared, functions and infra
+	$(RUN) mypy --strict shared functions infra
 
 lint: .venv/.bootstrapped ## ruff and mypy --strict
 	$(RUN) ruff check shared functions infra tests
@@ -59,7 +66,7 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|stagi
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|staging|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, and the tests marked bench (each benchmark's tiny run)
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
 	$(RUN) cairn bench gateway
@@ -74,6 +81,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench cold
 	$(RUN) cairn bench context
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
+	$(RUN) pytest -q -p no:cacheprovider -m bench
 
 bench-gateway: .venv/.bootstrapped ## tool-call latency and throughput of a local server
 	$(RUN) cairn bench gateway

@@ -16,13 +16,7 @@ from fastapi.testclient import TestClient
 from shared.console import views
 from shared.memory.wiring import build_detection_queue
 from tests.console.conftest import Console
-from tests.functional.conftest import Harness
-
-
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
+from tests.functional.conftest import Harness, ok
 
 
 def propose(harness: Harness, token: str, content: str, **fields: Any) -> str:

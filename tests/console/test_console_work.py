@@ -4,12 +4,11 @@ timeline and the cost chart against the budget — all read through the tools.""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from shared import runtime
 from shared.config.settings import Settings
 from tests.console.conftest import Console
-from tests.functional.conftest import Harness
+from tests.functional.conftest import ok
 
 HANDOFF = "\n\n".join(
     f"## {section}\n\n{text}"
@@ -22,12 +21,6 @@ HANDOFF = "\n\n".join(
     )
 )
 TWO_STEPS = {"steps": [{"name": "draft"}, {"name": "review", "depends_on": ["draft"]}]}
-
-
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
 
 
 def test_the_work_view_shows_handoffs_tasks_workflows_and_cost_against_the_budget(

@@ -19,6 +19,7 @@ OPERATIONS = {
 }
 
 
+@pytest.mark.bench
 @pytest.mark.protocol
 def test_a_tiny_gateway_bench_reports_every_operation_and_throughput() -> None:
     figures = gateway.run(calls=2, clients=2, seconds=0.5, progress=False, memories=10)

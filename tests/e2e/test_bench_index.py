@@ -17,6 +17,7 @@ def test_the_generated_corpus_is_the_size_asked_for(tmp_path: Path) -> None:
     assert files[0].read_text().count("\n## Section ") == 2
 
 
+@pytest.mark.bench
 @pytest.mark.protocol
 def test_a_tiny_index_bench_indexes_directly_and_through_a_server() -> None:
     figures = index.run(files=2, sections=1, progress=False)

@@ -12,6 +12,7 @@ from shared.bench import knowledge
 from shared.config.settings import Settings
 
 
+@pytest.mark.bench
 @pytest.mark.protocol
 def test_a_tiny_knowledge_bench_reports_latency_and_retrieval_quality(tmp_path: Path) -> None:
     try:

@@ -8,6 +8,7 @@ import pytest
 from shared.bench import workflows
 
 
+@pytest.mark.bench
 @pytest.mark.protocol
 def test_a_tiny_workflow_bench_measures_every_step_hand_over() -> None:
     figures = workflows.run(steps=3, runs=1, progress=False)

@@ -47,7 +47,7 @@ def _with(server: LocalServer, token: str, work: Callable[[Client], Awaitable[T]
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, (tool, result.content)
-    structured: dict[str, Any] = result.structured_content  # type: ignore[assignment]
+    structured: dict[str, Any] = result.structured_content
     return structured
 
 

@@ -1,15 +1,15 @@
-"""Functional tests: real adapters against moto, tables created from the CDK's definitions."""
+"""Functional tests: real adapters against moto, tables made from the CDK's definitions."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
@@ -18,9 +18,9 @@ from shared.auth.models import TokenRequest
 from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
 from shared.tools.invoker import InProcessInvoker
+from tests.fake_aws import fake_aws
 
 PEPPER = "functional-test-pepper"
 
@@ -50,12 +50,22 @@ def answer_one_call_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
 def aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
     """moto for every AWS API, the tables created, runtime wired to them (index in tmp_path)."""
     answer_one_call_at_a_time(monkeypatch)
-    with mock_aws():
-        settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
-        runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
+    settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
+    with on_storage(settings):
         yield settings
-    runtime.configure(Settings())
+
+
+@contextlib.contextmanager
+def on_storage(settings: Settings) -> Iterator[Settings]:
+    """`runtime` wired to `settings` while the block runs, on its `storage`: fresh moto tables
+    (with every other AWS API on moto) for `dynamodb`, the data folder's database for `sqlite`."""
+    guard = fake_aws(region=settings.region) if settings.storage == "dynamodb" else None
+    with guard or contextlib.nullcontext():
+        runtime.configure(settings)
+        try:
+            yield settings
+        finally:
+            runtime.configure(Settings())
 
 
 @dataclass
@@ -86,7 +96,17 @@ class Harness:
         body = message if isinstance(message, bytes) else json.dumps(message).encode()
         return self.gateway.handle_post(body, all_headers, "http://testserver")
 
-    def call(self, token: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
+    @classmethod
+    def over(cls, settings: Settings) -> Harness:
+        """The gateway over `runtime`'s stores (`runtime.configure(settings)` done first)."""
+        invoker = InProcessInvoker(load_groups(), threading.RLock())
+        tokens = build_token_service(settings)
+        gateway = McpGateway(
+            load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
+        )
+        return cls(gateway, tokens)
+
+    def call(self, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reply = self.post(
             {
                 "jsonrpc": "2.0",
@@ -99,15 +119,17 @@ class Harness:
         assert reply.status == 200, reply.body
         assert reply.body is not None
         assert "result" in reply.body, reply.body
-        result: dict[str, object] = reply.body["result"]
+        result: dict[str, Any] = reply.body["result"]
         return result
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`harness.call` that must succeed: its result, with `isError` false."""
+    result = harness.call(token, tool, arguments)
+    assert result["isError"] is False, result
+    return result
 
 
 @pytest.fixture
 def harness(aws: Settings) -> Harness:
-    invoker = InProcessInvoker(load_groups(), threading.RLock())
-    tokens = build_token_service(aws)
-    gateway = McpGateway(
-        load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
-    )
-    return Harness(gateway, tokens)
+    return Harness.over(aws)

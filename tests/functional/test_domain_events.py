@@ -13,7 +13,6 @@ Either way the test sees `(detail-type, detail)` pairs, so one set of assertions
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,23 +20,18 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 from moto.core.models import DEFAULT_ACCOUNT_ID
 from moto.dynamodbstreams.models import dynamodbstreams_backends
 
 from shared import runtime
-from shared.app.groups import load_catalog, load_groups
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.domain_events.adapters.eventbridge import EventBridgeSink
 from shared.domain_events.models import DETAIL_TYPES, SOURCE, Kind
 from shared.domain_events.publisher import publish_records
 from shared.memory.wiring import build_detection_queue
 from shared.orchestrator.tasks import service as task_service
-from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.invoker import InProcessInvoker
+from tests.fake_aws import fake_aws
 from tests.functional.conftest import PEPPER, Harness
 from tests.unit.test_handoff_sections import VALID
 
@@ -63,12 +57,7 @@ class Events:
 
 def _harness(settings: Settings) -> Harness:
     runtime.configure(settings)
-    invoker = InProcessInvoker(load_groups(), threading.RLock())
-    tokens = build_token_service(settings)
-    gateway = McpGateway(
-        load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
-    )
-    return Harness(gateway, tokens)
+    return Harness.over(settings)
 
 
 def _local(tmp_path: Path) -> Iterator[Events]:
@@ -85,7 +74,7 @@ def _local(tmp_path: Path) -> Iterator[Events]:
     def collect() -> Received:
         reply = harness.call(reader, "event.poll", {"limit": 500})
         assert reply["isError"] is False, reply
-        polled: list[dict[str, Any]] = reply["events"]  # type: ignore[assignment]
+        polled: list[dict[str, Any]] = reply["events"]
         return [
             (DETAIL_TYPES[Kind(e["event_type"])], e["payload"])
             for e in polled
@@ -96,11 +85,10 @@ def _local(tmp_path: Path) -> Iterator[Events]:
 
 
 def _aws(tmp_path: Path) -> Iterator[Events]:
-    with mock_aws():
+    with fake_aws():
         settings = Settings(
             environment="test", token_pepper=PEPPER, data_dir=tmp_path, cost_budget_usd=BUDGET_USD
         )
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         harness = _harness(settings)
         region = settings.region
         dynamodb = boto3.client("dynamodb", region_name=region)
@@ -350,7 +338,7 @@ def test_an_agent_cannot_forge_a_cairn_event_and_no_event_carries_a_secret(
     _ok(h, other_team, "store_handoff", {"title": "theirs", "document_md": VALID})
 
     assert forged["isError"] is True
-    assert forged["error"]["field"] == "event_type"  # type: ignore[index]
+    assert forged["error"]["field"] == "event_type"
     (only,) = events.of("Handoff Stored")  # the other team's rule/log sees its own only
     assert only["team"] == "alpha"
     everything = json.dumps(events.seen)
@@ -374,9 +362,8 @@ def test_the_publisher_handler_forwards_a_stream_batch_to_the_bus(
     """The deployed entry point: a Lambda-shaped batch of the coordination stream's records
     (as the mapping's filter lets through) in, the team's rule's queue out."""
     monkeypatch.setenv(names.Env.EVENT_BUS_NAME, BUS)
-    with mock_aws():
+    with fake_aws():
         settings = Settings(environment="test", token_pepper=PEPPER, data_dir=tmp_path)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         harness = _harness(settings)
         eventbridge = boto3.client("events", region_name=settings.region)
         sqs = boto3.client("sqs", region_name=settings.region)

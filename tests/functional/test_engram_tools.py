@@ -21,7 +21,7 @@ def _create(harness: Harness, token: str, **overrides: Any) -> dict[str, Any]:
     }
     result = harness.call(token, "engram_create", arguments)
     assert result["isError"] is False, result
-    engram: dict[str, Any] = result["engram"]  # type: ignore[assignment]
+    engram: dict[str, Any] = result["engram"]
     return engram
 
 
@@ -60,8 +60,8 @@ def test_the_same_key_under_two_wallets_is_two_engrams_and_a_repeat_is_409(
 
     assert first["id"] != other["id"]
     assert again["isError"] is True
-    assert again["error"]["status"] == 409  # type: ignore[index]
-    assert again["error"]["holder"] == {"id": first["id"]}  # type: ignore[index]
+    assert again["error"]["status"] == 409
+    assert again["error"]["holder"] == {"id": first["id"]}
 
 
 def test_engram_keys_do_not_collide_with_memory_put_keys(harness: Harness) -> None:
@@ -71,8 +71,8 @@ def test_engram_keys_do_not_collide_with_memory_put_keys(harness: Harness) -> No
 
     plain = harness.call(token, "memory_get", {"key": "trading.risk_tolerance"})["memory"]
 
-    assert plain["content"] == "plain"  # type: ignore[index]
-    assert plain["id"] != engram["id"]  # type: ignore[index]
+    assert plain["content"] == "plain"
+    assert plain["id"] != engram["id"]
 
 
 def test_content_must_be_json_naming_the_field_and_nothing_is_written(harness: Harness) -> None:
@@ -85,7 +85,7 @@ def test_content_must_be_json_naming_the_field_and_nothing_is_written(harness: H
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "content"  # type: ignore[index]
+    assert result["error"]["field"] == "content"
     fetched = harness.call(token, "engram_get", {"wallet_address": WALLET, "key": "k"})
     assert fetched["engram"] is None
 
@@ -98,7 +98,7 @@ def test_an_unknown_engram_type_is_refused_naming_the_field(harness: Harness) ->
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "engram_type"  # type: ignore[index]
+    assert result["error"]["field"] == "engram_type"
 
 
 def test_update_replaces_content_and_tags_and_delete_removes_it(harness: Harness) -> None:
@@ -117,22 +117,22 @@ def test_update_replaces_content_and_tags_and_delete_removes_it(harness: Harness
     gone = harness.call(token, "engram_get", {"wallet_address": WALLET, "key": engram["key"]})
     again = harness.call(token, "engram_delete", {"id": engram["id"]})
 
-    assert updated["content"] == '{"level": "high"}'  # type: ignore[index]
-    assert updated["tags"] == ["updated"]  # type: ignore[index]
-    assert kept_tags["tags"] == ["updated"]  # type: ignore[index]
+    assert updated["content"] == '{"level": "high"}'
+    assert updated["tags"] == ["updated"]
+    assert kept_tags["tags"] == ["updated"]
     assert deleted["deleted"] is True
     assert gone["engram"] is None
-    assert again["error"]["status"] == 404  # type: ignore[index]
+    assert again["error"]["status"] == 404
 
 
 def test_update_of_a_plain_memory_id_is_a_404(harness: Harness) -> None:
     token = harness.token(team="alpha")
     memory = harness.call(token, "memory_put", {"key": "k", "content": "c"})["memory"]
 
-    result = harness.call(token, "engram_update", {"id": memory["id"], "content": "{}"})  # type: ignore[index]
+    result = harness.call(token, "engram_update", {"id": memory["id"], "content": "{}"})
 
-    assert result["error"]["code"] == "not_found"  # type: ignore[index]
-    assert result["error"]["field"] == "id"  # type: ignore[index]
+    assert result["error"]["code"] == "not_found"
+    assert result["error"]["field"] == "id"
 
 
 def test_search_and_list_by_type_filter_and_page(harness: Harness) -> None:
@@ -156,13 +156,13 @@ def test_search_and_list_by_type_filter_and_page(harness: Harness) -> None:
     by_wallet = harness.call(token, "engram_search", {"wallet_address": "0xother"})["engrams"]
 
     assert page["total"] == 5
-    assert len(page["engrams"]) == 2  # type: ignore[arg-type]
+    assert len(page["engrams"]) == 2
     assert page["next_offset"] == 2
     assert rest["next_offset"] is None
-    keys = [e["key"] for e in page["engrams"] + rest["engrams"]]  # type: ignore[operator]
+    keys = [e["key"] for e in page["engrams"] + rest["engrams"]]
     assert sorted(keys) == [f"strategy.{n}" for n in range(5)]
-    assert {e["key"] for e in tagged} == {"strategy.0", "strategy.2", "strategy.4", "pref"}  # type: ignore[union-attr]
-    assert [e["key"] for e in by_wallet] == ["strategy.x"]  # type: ignore[union-attr]
+    assert {e["key"] for e in tagged} == {"strategy.0", "strategy.2", "strategy.4", "pref"}
+    assert [e["key"] for e in by_wallet] == ["strategy.x"]
 
 
 def test_user_profile_update_writes_persona_fields_that_profile_get_parses(
@@ -187,10 +187,10 @@ def test_user_profile_update_writes_persona_fields_that_profile_get_parses(
     )
     profile = harness.call(token, "user_profile_get", {"wallet_address": WALLET})
 
-    assert second["key"] == "user.profile.base"  # type: ignore[index]
-    assert second["engram_type"] == "persona"  # type: ignore[index]
+    assert second["key"] == "user.profile.base"
+    assert second["engram_type"] == "persona"
     assert profile["profile"] == {"base": {"name": "Ada L."}, "chains": ["eth", "sol"]}
-    assert [e["key"] for e in profile["engrams"]] == [  # type: ignore[union-attr]
+    assert [e["key"] for e in profile["engrams"]] == [
         "user.profile.base",
         "user.profile.chains",
     ]
@@ -221,7 +221,7 @@ def test_engrams_are_found_by_memory_search_like_any_memory(harness: Harness) ->
 
     hits = harness.call(token, "memory_search", {"query": "favourite chain solana"})["results"]
 
-    assert hits[0]["id"] == engram["id"]  # type: ignore[index]
+    assert hits[0]["id"] == engram["id"]
 
 
 def test_engram_delete_is_annotated_not_idempotent_because_a_repeat_is_a_404(
@@ -238,6 +238,6 @@ def test_engram_delete_is_annotated_not_idempotent_because_a_repeat_is_a_404(
 
     assert first["isError"] is False
     assert second["isError"] is True
-    assert second["structuredContent"]["error"]["status"] == 404  # type: ignore[index]
+    assert second["structuredContent"]["error"]["status"] == 404
     assert tool["annotations"]["idempotentHint"] is False
     assert tool["annotations"]["destructiveHint"] is True

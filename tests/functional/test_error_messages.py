@@ -74,10 +74,10 @@ def test_each_tool_error_names_its_argument_and_a_fix(
 
     result = _error(harness, admin, tool, arguments)
 
-    message = result["content"][0]["text"]  # type: ignore[index]
+    message = result["content"][0]["text"]
     assert f"`{field}`" in message, message
     assert ";" in message or "(got" in message, f"no fix given: {message}"
-    details = result["structuredContent"]["error"]  # type: ignore[index]
+    details = result["structuredContent"]["error"]
     assert details == result["error"]
     assert details["field"] == field
     assert details["message"] == message
@@ -88,7 +88,7 @@ def test_not_found_carries_status_404_in_structured_content(harness: Harness) ->
 
     result = _error(harness, admin, "claim_handoff", {"handoff_id": "hof_nope"})
 
-    assert result["structuredContent"] == {  # type: ignore[comparison-overlap]
+    assert result["structuredContent"] == {
         "error": {
             "code": "not_found",
             "message": "`handoff_id`: no handoff with id 'hof_nope' in your team; use an id "
@@ -102,12 +102,12 @@ def test_not_found_carries_status_404_in_structured_content(harness: Harness) ->
 def test_a_lost_claim_carries_the_holder_in_structured_content(harness: Harness) -> None:
     admin = harness.token(team="errors-409")
     stored = harness.call(admin, "store_handoff", {"title": "t", "document_md": HANDOFF_DOCUMENT})
-    handoff_id = stored["structuredContent"]["handoff"]["id"]  # type: ignore[index]
+    handoff_id = stored["structuredContent"]["handoff"]["id"]
     harness.call(admin, "claim_handoff", {"handoff_id": handoff_id})
 
     details = _error(harness, admin, "claim_handoff", {"handoff_id": handoff_id})[
         "structuredContent"
-    ]["error"]  # type: ignore[index]
+    ]["error"]
 
     assert details["status"] == 409
     assert details["field"] == "handoff_id"
@@ -119,10 +119,10 @@ def test_finishing_a_task_someone_else_holds_says_complete_and_fail_not_complete
     harness: Harness,
 ) -> None:
     owner = harness.token(team="errors-verbs", scopes=("admin",))
-    task_id = harness.call(owner, "task.create", {"name": "t"})["structuredContent"]["id"]  # type: ignore[index]
+    task_id = harness.call(owner, "task.create", {"name": "t"})["structuredContent"]["id"]
 
     completed = _error(harness, owner, "task.complete", {"task_id": task_id})
     failed = _error(harness, owner, "task.fail", {"task_id": task_id})
 
-    assert f"cannot complete task '{task_id}'" in completed["content"][0]["text"]  # type: ignore[index]
-    assert f"cannot fail task '{task_id}'" in failed["content"][0]["text"]  # type: ignore[index]
+    assert f"cannot complete task '{task_id}'" in completed["content"][0]["text"]
+    assert f"cannot fail task '{task_id}'" in failed["content"][0]["text"]

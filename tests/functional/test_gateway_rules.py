@@ -118,7 +118,7 @@ def test_content_over_the_limit_is_a_tool_error_naming_content_and_writes_nothin
     )
 
     assert result["isError"] is True
-    text = result["content"][0]["text"]  # type: ignore[index]
+    text = result["content"][0]["text"]
     assert "content" in text
     assert harness.call(token, "memory_get", {"key": "long"})["memory"] is None
 

@@ -18,7 +18,7 @@ def _store(gateway: Harness, token: str, **extra: Any) -> dict[str, Any]:
         token, "store_handoff", {"title": "billing export", "document_md": VALID, **extra}
     )
     assert result["isError"] is False, result
-    handoff: dict[str, Any] = result["handoff"]  # type: ignore[assignment]
+    handoff: dict[str, Any] = result["handoff"]
     return handoff
 
 
@@ -42,12 +42,12 @@ def test_a_stored_handoff_is_listed_then_claimed_with_its_document(harness: Harn
     assert stored["status"] == "open"
     assert stored["created_by"] == "agent-a"
     assert "document_md" not in stored
-    assert [h["id"] for h in listed] == [stored["id"]]  # type: ignore[index]
+    assert [h["id"] for h in listed] == [stored["id"]]
     handoff = claimed["handoff"]
-    assert handoff["document_md"] == VALID  # type: ignore[index]
-    assert handoff["status"] == "claimed"  # type: ignore[index]
-    assert handoff["claim"]["agent_id"] == "agent-b"  # type: ignore[index]
-    assert handoff["claim"]["harness"] == "claude-code"  # type: ignore[index]
+    assert handoff["document_md"] == VALID
+    assert handoff["status"] == "claimed"
+    assert handoff["claim"]["agent_id"] == "agent-b"
+    assert handoff["claim"]["harness"] == "claude-code"
     assert harness.call(taker, "list_handoffs", {})["handoffs"] == []
 
 
@@ -61,7 +61,7 @@ def test_a_second_claim_is_a_409_conflict_naming_who_holds_it(harness: Harness) 
     lost = harness.call(second, "claim_handoff", {"handoff_id": handoff_id})
 
     assert lost["isError"] is True
-    error: dict[str, Any] = lost["error"]  # type: ignore[assignment]
+    error: dict[str, Any] = lost["error"]
     assert error["code"] == "conflict"
     assert error["status"] == 409
     assert error["holder"]["agent_id"] == "agent-b"
@@ -75,7 +75,7 @@ def test_claiming_an_unknown_id_is_a_404(harness: Harness) -> None:
     result = harness.call(token, "claim_handoff", {"handoff_id": "hof_nope"})
 
     assert result["isError"] is True
-    assert result["error"] == {  # type: ignore[comparison-overlap]
+    assert result["error"] == {
         "code": "not_found",
         "message": "`handoff_id`: no handoff with id 'hof_nope' in your team; use an id "
         "from list_handoffs",
@@ -113,10 +113,8 @@ def test_another_team_can_neither_list_nor_claim_a_handoff(harness: Harness) -> 
     assert harness.call(beta, "list_handoffs", {})["handoffs"] == []
     result = harness.call(beta, "claim_handoff", {"handoff_id": handoff_id})
 
-    assert result["error"]["code"] == "not_found"  # type: ignore[index]
-    assert [h["id"] for h in harness.call(alpha, "list_handoffs", {})["handoffs"]] == [  # type: ignore[union-attr]
-        handoff_id
-    ]
+    assert result["error"]["code"] == "not_found"
+    assert [h["id"] for h in harness.call(alpha, "list_handoffs", {})["handoffs"]] == [handoff_id]
 
 
 def test_a_document_without_the_five_sections_is_rejected_and_nothing_is_written(
@@ -131,8 +129,8 @@ def test_a_document_without_the_five_sections_is_rejected_and_nothing_is_written
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "document_md"  # type: ignore[index]
-    assert "Journey" in result["error"]["message"]  # type: ignore[index]
+    assert result["error"]["field"] == "document_md"
+    assert "Journey" in result["error"]["message"]
     assert _items(aws) == []
 
 
@@ -144,7 +142,7 @@ def test_list_filters_by_project_cwd_and_harness_newest_first(harness: Harness) 
 
     def ids(**filters: Any) -> list[str]:
         handoffs = harness.call(token, "list_handoffs", filters)["handoffs"]
-        return [h["id"] for h in handoffs]  # type: ignore[union-attr]
+        return [h["id"] for h in handoffs]
 
     assert ids(project_key="p1") == [new, old]
     assert ids(project_key="p1", cwd="/a") == [old]
@@ -167,9 +165,9 @@ def test_the_claiming_agent_comes_from_the_token(harness: Harness) -> None:
     )
 
     assert spoofed["isError"] is True
-    assert spoofed["error"]["field"] == "claiming_agent_id"  # type: ignore[index]
+    assert spoofed["error"]["field"] == "claiming_agent_id"
     assert same["isError"] is False
-    assert same["handoff"]["claim"]["agent_id"] == "agent-b"  # type: ignore[index]
+    assert same["handoff"]["claim"]["agent_id"] == "agent-b"
 
 
 def test_an_author_argument_is_refused(harness: Harness) -> None:
@@ -180,4 +178,4 @@ def test_an_author_argument_is_refused(harness: Harness) -> None:
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "agent_id"  # type: ignore[index]
+    assert result["error"]["field"] == "agent_id"

@@ -73,8 +73,8 @@ def test_tools_call_reaches_the_group_function_through_lambda_invoke(aws: Settin
     got = harness.call(token, "memory_get", {"key": "k"})
 
     assert put["isError"] is False
-    assert put["memory"]["created_by"] == "agent-9"  # type: ignore[index]
-    assert got["memory"]["content"] == "via lambda"  # type: ignore[index]
+    assert put["memory"]["created_by"] == "agent-9"
+    assert got["memory"]["content"] == "via lambda"
     assert [event["tool"] for event in sent] == ["memory_put", "memory_get"]
     assert sent[0]["principal"]["team"] == "alpha"
     assert "created_by" not in sent[0]["arguments"]

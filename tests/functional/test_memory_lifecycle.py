@@ -4,25 +4,16 @@ surfaces (memory_get, recall, memory_search, search, engrams) honouring the stat
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from shared import runtime
-from shared.app.groups import load_catalog, load_groups
-from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.memory.wiring import build_detection_queue, build_detector
-from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.invoker import InProcessInvoker
-from tests.functional.conftest import PEPPER, Harness
+from tests.functional.conftest import PEPPER, Harness, ok, on_storage
 
 V1 = "2026-01-01T00:00:00+00:00"
 V2 = "2026-06-01T00:00:00+00:00"
@@ -36,35 +27,14 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     settings = Settings(
         environment="test", token_pepper=PEPPER, data_dir=tmp_path, storage=request.param
     )
-
-    def harness() -> Harness:
-        runtime.configure(settings)
-        invoker = InProcessInvoker(load_groups(), threading.RLock())
-        tokens = build_token_service(settings)
-        gateway = McpGateway(
-            load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
-        )
-        return Harness(gateway, tokens)
-
-    if request.param == "sqlite":
-        yield harness()
-    else:
-        with mock_aws():
-            create_tables(boto3.client("dynamodb", region_name=settings.region))
-            yield harness()
-    runtime.configure(Settings())
-
-
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
+    with on_storage(settings):
+        yield Harness.over(settings)
 
 
 def failed(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = harness.call(token, tool, arguments)
     assert result["isError"] is True, result
-    error: dict[str, Any] = result["error"]  # type: ignore[assignment]
+    error: dict[str, Any] = result["error"]
     return error
 
 

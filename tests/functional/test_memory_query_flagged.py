@@ -5,14 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.functional.conftest import Harness
+from tests.functional.conftest import Harness, ok
 from tests.functional.test_memory_lifecycle import stores  # noqa: F401 (fixture)
-
-
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
 
 
 def test_flagged_true_lists_only_flagged_memories_and_pages_them(stores: Harness) -> None:  # noqa: F811

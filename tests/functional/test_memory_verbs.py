@@ -15,14 +15,14 @@ def _remember(harness: Harness, token: str, title: str, body: str, **extra: Any)
     result = harness.call(token, "remember", {"title": title, "body": body, **extra})
     assert result["isError"] is False, result
     assert result["status"] == "accepted"
-    memory_id: str = result["memory_id"]  # type: ignore[assignment]
+    memory_id: str = result["memory_id"]
     return memory_id
 
 
 def _recall(harness: Harness, token: str, **arguments: Any) -> list[dict[str, Any]]:
     result = harness.call(token, "recall", arguments)
     assert result["isError"] is False, result
-    memories: list[dict[str, Any]] = result["memories"]  # type: ignore[assignment]
+    memories: list[dict[str, Any]] = result["memories"]
     return memories
 
 
@@ -60,7 +60,7 @@ def test_include_ids_prefixes_each_result_with_its_memory_id(harness: Harness) -
 
     result = harness.call(token, "recall", {"query": "style", "include_ids": True})
 
-    assert result["memories"][0]["id"] == memory_id  # type: ignore[index]
+    assert result["memories"][0]["id"] == memory_id
     assert result["text"] == f"[{memory_id}] Style: Answer in short paragraphs."
 
 
@@ -145,7 +145,7 @@ def test_the_curator_files_a_new_fact_and_links_it_to_related_ones(
     assert record.get("status", "filed") == "filed"  # pending is cleared once filed
     assert record["links"] == [style]
     memory = harness.call(token, "memory_get", {"id": related})["memory"]
-    assert memory["links"] == [style]  # type: ignore[index]
+    assert memory["links"] == [style]
 
 
 def test_a_flagged_memory_ranks_below_unflagged_matches_and_is_never_edited(
@@ -172,9 +172,9 @@ def test_a_flagged_memory_ranks_below_unflagged_matches_and_is_never_edited(
     assert [m["id"] for m in recalled] == [right, wrong]
     assert recalled[1]["flagged"] is True
     memory = harness.call(token, "memory_get", {"id": wrong})["memory"]
-    assert memory["content"] == "Deploys happen on Fridays."  # type: ignore[index]
-    assert memory["flags"][0]["agent_id"] == "reviewer-bot"  # type: ignore[index]
-    assert memory["flags"][0]["reason"] == "moved to Tuesday"  # type: ignore[index]
+    assert memory["content"] == "Deploys happen on Fridays."
+    assert memory["flags"][0]["agent_id"] == "reviewer-bot"
+    assert memory["flags"][0]["reason"] == "moved to Tuesday"
 
 
 def test_flagging_an_unknown_or_foreign_memory_is_a_404_naming_memory_id(harness: Harness) -> None:
@@ -185,8 +185,8 @@ def test_flagging_an_unknown_or_foreign_memory_is_a_404_naming_memory_id(harness
     for token, target in ((alpha, "mem_nope"), (beta, memory_id)):
         result = harness.call(token, "flag_memory", {"memory_id": target, "reason": "wrong"})
         assert result["isError"] is True
-        assert result["error"]["field"] == "memory_id"  # type: ignore[index]
-        assert result["error"]["status"] == 404  # type: ignore[index]
+        assert result["error"]["field"] == "memory_id"
+        assert result["error"]["status"] == 404
 
 
 def test_another_team_never_recalls_a_memory(harness: Harness) -> None:
@@ -209,7 +209,7 @@ def test_remember_refuses_an_agent_id_and_ignores_is_global(
     )
 
     assert refused["isError"] is True
-    assert refused["error"]["field"] == "agent_id"  # type: ignore[index]
+    assert refused["error"]["field"] == "agent_id"
     assert accepted["isError"] is False
     (record,) = _records(aws)
     assert record["created_by"] == "agent-a"
@@ -225,4 +225,4 @@ def test_memories_from_both_surfaces_are_one_record(harness: Harness) -> None:
 
     assert _recall(harness, token, query="primary database postgres")[0]["title"] == "db"
     hits = harness.call(token, "memory_search", {"query": "session cache redis"})["results"]
-    assert hits[0]["id"] == remembered  # type: ignore[index]
+    assert hits[0]["id"] == remembered

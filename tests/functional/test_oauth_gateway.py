@@ -61,8 +61,8 @@ def test_an_oauth_user_writes_and_reads_memory_as_its_team(aws: Settings, issuer
     got = harness.call(user, "memory_get", {"key": "deploy"})
 
     assert put["isError"] is False
-    assert got["structuredContent"]["memory"]["content"] == "blue/green on Fridays"  # type: ignore[index]
-    assert got["structuredContent"]["memory"]["created_by"] == "token:oauth:user-123"  # type: ignore[index]
+    assert got["structuredContent"]["memory"]["content"] == "blue/green on Fridays"
+    assert got["structuredContent"]["memory"]["created_by"] == "token:oauth:user-123"
     # A team token of the same team sees the same record; another team's does not.
     alpha = harness.token(team="alpha")
     beta = harness.token(team="beta")
@@ -106,7 +106,7 @@ def test_a_missing_scope_asks_the_oauth_client_to_step_up(aws: Settings, issuer:
 
     assert reply.status == 403
     assert reply.body is not None
-    assert reply.body["error"]["code"] == -32002  # type: ignore[index]
+    assert reply.body["error"]["code"] == -32002
     challenge = reply.headers["WWW-Authenticate"]
     assert 'error="insufficient_scope"' in challenge
     assert f'scope="{RESOURCE}/memory.write"' in challenge

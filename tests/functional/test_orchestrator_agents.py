@@ -10,6 +10,7 @@ import pytest
 from shared.orchestrator.tools import GROUP
 
 from shared.app.groups import load_groups
+from shared.app.wiring import build_orchestrator
 from shared.auth.principal import Principal
 from shared.auth.wiring import build_token_service
 from shared.config import names
@@ -17,11 +18,10 @@ from shared.config.settings import Settings
 from shared.orchestrator.agents.adapters import DynamoAgentStore
 from shared.orchestrator.agents.models import DEFAULT_AGENT_SCOPES, AgentRecord
 from shared.orchestrator.agents.service import AgentService
-from shared.orchestrator.wiring import build_orchestrator
 from shared.protocol.gateway import GatewayConfig, McpGateway
+from shared.tools.catalog import ToolCatalog
 from shared.tools.errors import Conflict
 from shared.tools.invoker import InProcessInvoker
-from shared.tools.registry import Catalog
 from tests.functional.conftest import Harness
 
 
@@ -30,7 +30,7 @@ def harness(aws: Settings) -> Harness:
     """The gateway with every group, the orchestrator included even before it is catalogued."""
     groups = {**load_groups()}
     groups.setdefault(GROUP.name, GROUP)
-    catalog = Catalog(spec for group in groups.values() for spec in group.tools.values())
+    catalog = ToolCatalog(spec for group in groups.values() for spec in group.tools.values())
     invoker = InProcessInvoker(groups, threading.RLock())
     tokens = build_token_service(aws)
     return Harness(
@@ -41,7 +41,8 @@ def harness(aws: Settings) -> Harness:
 def _register(harness: Harness, token: str, name: str = "builder", **extra: Any) -> dict[str, Any]:
     result = harness.call(token, "agent.register", {"name": name, "agent_type": "codex", **extra})
     assert result["isError"] is False, result
-    return result["structuredContent"]  # type: ignore[return-value]
+    structured: dict[str, Any] = result["structuredContent"]
+    return structured
 
 
 def _rpc_error(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> Any:
@@ -109,7 +110,7 @@ def test_register_refuses_scopes_beyond_the_agent_set(
     )
 
     assert result["isError"] is True
-    error: dict[str, Any] = result["error"]  # type: ignore[assignment]
+    error: dict[str, Any] = result["error"]
     assert error["field"] == "scopes"
     assert scopes[-1] in error["message"]
     assert _items(aws) == []
@@ -133,7 +134,7 @@ def test_a_taken_name_is_a_409_naming_the_agent_that_holds_it(harness: Harness) 
     result = harness.call(registrar, "agent.register", {"name": "builder", "agent_type": "x"})
 
     assert result["isError"] is True
-    error: dict[str, Any] = result["error"]  # type: ignore[assignment]
+    error: dict[str, Any] = result["error"]
     assert error["code"] == "conflict"
     assert error["status"] == 409
     assert error["field"] == "name"
@@ -154,9 +155,7 @@ def test_overwrite_replaces_the_agent_and_revokes_its_old_token(harness: Harness
     beat = harness.call(new["token"], "agent.heartbeat", {"agent_id": new["agent_id"]})
     assert beat["isError"] is False
     listed = harness.call(admin, "agent.list", {})["agents"]
-    assert [(a["agent_id"], a["capabilities"]) for a in listed] == [  # type: ignore[union-attr]
-        (new["agent_id"], ["rust"])
-    ]
+    assert [(a["agent_id"], a["capabilities"]) for a in listed] == [(new["agent_id"], ["rust"])]
     service = build_orchestrator().agents
     assert service.active_agent("alpha", old["agent_id"]) is None
     replacement = service.active_agent("alpha", new["agent_id"])
@@ -169,21 +168,22 @@ def test_an_agent_may_heartbeat_and_update_only_itself(harness: Harness) -> None
     mine = _register(harness, registrar, name="mine")
     other = _register(harness, registrar, name="other")
 
-    for tool, extra in (
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("agent.heartbeat", {}),
         ("agent.capabilities", {"capabilities": []}),
         ("agent.deregister", {}),
-    ):
+    ]
+    for tool, extra in cases:
         result = harness.call(mine["token"], tool, {"agent_id": other["agent_id"], **extra})
 
         assert result["isError"] is True, (tool, result)
-        assert result["error"]["field"] == "agent_id"  # type: ignore[index]
-        assert mine["agent_id"] in result["error"]["message"]  # type: ignore[index]
+        assert result["error"]["field"] == "agent_id"
+        assert mine["agent_id"] in result["error"]["message"]
     # A token bound to no agent (without admin) acts on none.
     unbound = harness.token(scopes=("agent.self",))
     result = harness.call(unbound, "agent.heartbeat", {"agent_id": other["agent_id"]})
-    assert result["error"]["field"] == "agent_id"  # type: ignore[index]
-    assert harness.call(other["token"], "agent.list", {})["agents"][0]["status"] == "active"  # type: ignore[index]
+    assert result["error"]["field"] == "agent_id"
+    assert harness.call(other["token"], "agent.list", {})["agents"][0]["status"] == "active"
 
 
 def test_heartbeat_and_capabilities_show_in_the_list_without_tokens(harness: Harness) -> None:
@@ -209,7 +209,7 @@ def test_heartbeat_and_capabilities_show_in_the_list_without_tokens(harness: Har
     listed = harness.call(agent["token"], "agent.list", {})
 
     assert listed["isError"] is False
-    [shown] = listed["agents"]  # type: ignore[misc]
+    [shown] = listed["agents"]
     assert shown["agent_id"] == agent["agent_id"]
     assert shown["name"] == "builder"
     assert shown["agent_type"] == "codex"
@@ -242,13 +242,13 @@ def test_deregister_revokes_the_token_frees_the_name_and_leaves_the_list(
     status, error = _rpc_error(harness, gone["token"], "agent.list", {})
     assert (status, error["code"]) == (401, -32001)
     listed = harness.call(admin, "agent.list", {})["agents"]
-    assert [a["agent_id"] for a in listed] == [stays["agent_id"]]  # type: ignore[union-attr]
+    assert [a["agent_id"] for a in listed] == [stays["agent_id"]]
     assert build_orchestrator().agents.active_agent("alpha", gone["agent_id"]) is None
     # Idempotent for an admin; a heartbeat on the retired agent is a 404.
     again = harness.call(admin, "agent.deregister", {"agent_id": gone["agent_id"]})
     assert again["isError"] is False
     beat = harness.call(admin, "agent.heartbeat", {"agent_id": gone["agent_id"]})
-    assert beat["error"]["status"] == 404  # type: ignore[index]
+    assert beat["error"]["status"] == 404
     # The name is free again, without overwrite.
     assert _register(harness, registrar, name="gone")["agent_id"] != gone["agent_id"]
 
@@ -264,8 +264,8 @@ def test_another_team_cannot_reach_an_agent_even_with_admin(harness: Harness) ->
     ):
         result = harness.call(intruder, tool, {"agent_id": agent["agent_id"], **extra})
         assert result["isError"] is True, tool
-        assert result["error"]["code"] == "not_found"  # type: ignore[index]
-        assert result["error"]["status"] == 404  # type: ignore[index]
+        assert result["error"]["code"] == "not_found"
+        assert result["error"]["status"] == 404
     assert harness.call(intruder, "agent.list", {})["agents"] == []
     assert build_orchestrator().agents.active_agent("beta", agent["agent_id"]) is None
     beat = harness.call(agent["token"], "agent.heartbeat", {"agent_id": agent["agent_id"]})
@@ -279,7 +279,7 @@ def test_an_unknown_agent_is_a_404(harness: Harness) -> None:
 
     result = harness.call(admin, "agent.heartbeat", {"agent_id": "agt_nope"})
 
-    assert result["error"] == {  # type: ignore[comparison-overlap]
+    assert result["error"] == {
         "code": "not_found",
         "message": "`agent_id`: no active agent with id 'agt_nope' in your team; use an id "
         "from agent.list, or agent.register a new agent",
@@ -298,7 +298,7 @@ def test_heartbeat_may_not_claim_the_deregistered_status(harness: Harness) -> No
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "status"  # type: ignore[index]
+    assert result["error"]["field"] == "status"
 
 
 def test_the_name_alias_is_one_item_per_live_name(harness: Harness, aws: Settings) -> None:

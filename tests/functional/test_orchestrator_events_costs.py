@@ -57,7 +57,7 @@ def test_an_oversized_payload_is_refused_naming_it(harness: Harness, aws: Settin
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "payload"  # type: ignore[index]
+    assert result["error"]["field"] == "payload"
     table = boto3.resource("dynamodb").Table(aws.table(names.TABLE_COORDINATION))
     assert table.scan()["Items"] == []
 
@@ -131,7 +131,7 @@ def test_an_agent_reports_only_its_own_cost(harness: Harness) -> None:
     )
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "agent_id"  # type: ignore[index]
+    assert result["error"]["field"] == "agent_id"
 
 
 def test_budget_reports_spend_per_scope_against_no_limit_by_default(harness: Harness) -> None:

@@ -278,13 +278,13 @@ def test_task_tools_round_trip_with_the_seed_shapes(harness: Harness) -> None:
     listed = harness.call(boss, "task.list", {"status": "completed"})
 
     assert created["status"] == "pending"
-    assert [t["id"] for t in polled["tasks"]] == [task_id]  # type: ignore[union-attr]
-    assert claimed["task"]["claimed_by"] == "w1"  # type: ignore[index]
+    assert [t["id"] for t in polled["tasks"]] == [task_id]
+    assert claimed["task"]["claimed_by"] == "w1"
     assert started["success"] is True
     assert completed["success"] is True
-    assert fetched["task"]["output_summary"] == "ok"  # type: ignore[index]
+    assert fetched["task"]["output_summary"] == "ok"
     assert missing["task"] is None
-    assert [t["id"] for t in listed["tasks"]] == [task_id]  # type: ignore[union-attr]
+    assert [t["id"] for t in listed["tasks"]] == [task_id]
 
 
 def test_concurrent_claims_through_the_gateway_have_exactly_one_winner(harness: Harness) -> None:
@@ -342,10 +342,10 @@ def test_a_registered_agent_is_held_to_its_limit_through_the_gateway(harness: Ha
     first = harness.call(boss, "task.create", {"name": "one"})["id"]
     second = harness.call(boss, "task.create", {"name": "two"})["id"]
 
-    claimed = harness.call(agent_token, "task.claim", {"task_id": first})  # type: ignore[arg-type]
-    refused = harness.call(agent_token, "task.claim", {"task_id": second})  # type: ignore[arg-type]
+    claimed = harness.call(agent_token, "task.claim", {"task_id": first})
+    refused = harness.call(agent_token, "task.claim", {"task_id": second})
 
     assert claimed["isError"] is False
     assert refused["isError"] is True
-    assert refused["error"]["status"] == 409  # type: ignore[index]
-    assert "max_concurrent_tasks" in refused["error"]["message"]  # type: ignore[index]
+    assert refused["error"]["status"] == 409
+    assert "max_concurrent_tasks" in refused["error"]["message"]

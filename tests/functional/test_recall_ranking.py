@@ -31,21 +31,21 @@ UNRELATED = [
 def _remember(harness: Harness, token: str, title: str, body: str) -> str:
     result = harness.call(token, "remember", {"title": title, "body": body})
     assert result["isError"] is False, result
-    memory_id: str = result["memory_id"]  # type: ignore[assignment]
+    memory_id: str = result["memory_id"]
     return memory_id
 
 
 def _recall(harness: Harness, token: str, query: str) -> list[dict[str, Any]]:
     result = harness.call(token, "recall", {"query": query, "include_ids": True})
     assert result["isError"] is False, result
-    memories: list[dict[str, Any]] = result["memories"]  # type: ignore[assignment]
+    memories: list[dict[str, Any]] = result["memories"]
     return memories
 
 
 def _search(harness: Harness, token: str, query: str) -> list[dict[str, Any]]:
     result = harness.call(token, "memory_search", {"query": query})
     assert result["isError"] is False, result
-    hits: list[dict[str, Any]] = result["results"]  # type: ignore[assignment]
+    hits: list[dict[str, Any]] = result["results"]
     return hits
 
 

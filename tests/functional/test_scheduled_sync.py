@@ -102,7 +102,7 @@ def test_the_runner_syncs_the_inbox_of_its_schedules_team(harness: Harness, aws:
     assert result["entities_seen"] == 1
     assert result["chunks_indexed"] >= 1
     found = harness.call(alpha, "search", {"query": "ledger keys"})["results"]
-    assert found[0]["entity_title"] == "R"  # type: ignore[index]
+    assert found[0]["entity_title"] == "R"
 
 
 def test_the_runner_refuses_an_event_that_is_not_its_teams_schedule(harness: Harness) -> None:

@@ -9,18 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from shared import runtime
-from shared.app.groups import load_catalog, load_groups
-from shared.auth.wiring import build_token_service
+from shared.app.groups import load_groups
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
-from shared.protocol.gateway import GatewayConfig, McpGateway
-from shared.tools.invoker import InProcessInvoker
-from tests.functional.conftest import PEPPER, Harness
+from tests.functional.conftest import PEPPER, Harness, on_storage
 
 WALLET = "0xa11ce"
 OTHER_WALLET = "0xb0b"
@@ -32,25 +26,8 @@ def gateway(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
     settings = Settings(
         environment="test", token_pepper=PEPPER, data_dir=tmp_path, storage=request.param
     )
-
-    def harness() -> Harness:
-        runtime.configure(settings)
-        invoker = InProcessInvoker(load_groups(), threading.RLock())
-        gateway = McpGateway(
-            load_catalog(),
-            invoker,
-            build_token_service(settings),
-            GatewayConfig(allow_localhost_origins=True),
-        )
-        return Harness(gateway, build_token_service(settings))
-
-    if request.param == "sqlite":
-        yield harness()
-    else:
-        with mock_aws():
-            create_tables(boto3.client("dynamodb", region_name=settings.region))
-            yield harness()
-    runtime.configure(Settings())
+    with on_storage(settings):
+        yield Harness.over(settings)
 
 
 def ok(result: dict[str, Any]) -> dict[str, Any]:
@@ -441,11 +418,11 @@ def test_a_cleanup_working_from_a_stale_listing_compacts_nothing_twice(
             results.append(ok(gateway.call(token, "hecate_cleanup", {"wallet_address": WALLET})))
         return page
 
-    store.list_owner = list_then_let_b_run  # type: ignore[method-assign]
+    store.list_owner = list_then_let_b_run
     try:
         a = ok(gateway.call(token, "hecate_cleanup", {"wallet_address": WALLET}))
     finally:
-        store.list_owner = original  # type: ignore[method-assign]
+        store.list_owner = original
 
     b = results[0]
     assert len(b["compacted"]) == 3

@@ -9,6 +9,7 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,7 +86,7 @@ def test_a_tool_call_whose_write_cannot_persist_is_not_acknowledged(
 ) -> None:
     gateway, secret = sqlite_gateway
 
-    def put(title: str, filler: int = 0) -> dict[str, object]:
+    def put(title: str, filler: int = 0) -> dict[str, Any]:
         arguments = {"title": title, "document_md": DOC + "x" * filler}
         body = {
             "jsonrpc": "2.0",
@@ -111,7 +112,7 @@ def test_a_tool_call_whose_write_cannot_persist_is_not_acknowledged(
     db = runtime.database()
     _cap_at_current_size(db)
     failed = put("second", filler=150_000)
-    assert "error" in failed or failed["result"].get("isError")  # type: ignore[union-attr]
+    assert "error" in failed or failed["result"].get("isError")
     assert db.health.failing
     db.connection().execute("PRAGMA max_page_count = 1073741823")
     assert "result" in put("third")

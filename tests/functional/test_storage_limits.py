@@ -30,7 +30,7 @@ def test_float_metadata_is_stored_and_read_back(harness: Harness) -> None:
     got = harness.call(token, "memory_get", {"key": "k"})
 
     assert put["isError"] is False
-    assert got["memory"]["metadata"] == {"confidence": 0.9, "n": 3}  # type: ignore[index]
+    assert got["memory"]["metadata"] == {"confidence": 0.9, "n": 3}
 
 
 @pytest.mark.parametrize(
@@ -116,12 +116,12 @@ def test_a_dangling_key_alias_heals_instead_of_blocking_the_key(
     first = harness.call(token, "memory_put", {"key": "k", "content": "v1"})["memory"]
     table = boto3.resource("dynamodb").Table(aws.table(names.TABLE_MEMORIES))
     # DynamoDB TTL removes a record and its alias independently: the record first, here.
-    table.delete_item(Key={"pk": "TEAM#alpha", "sk": f"MEMORY#{first['id']}"})  # type: ignore[index]
+    table.delete_item(Key={"pk": "TEAM#alpha", "sk": f"MEMORY#{first['id']}"})
 
     again = harness.call(token, "memory_put", {"key": "k", "content": "v2"})
 
     assert again["isError"] is False
-    assert harness.call(token, "memory_get", {"key": "k"})["memory"]["content"] == "v2"  # type: ignore[index]
+    assert harness.call(token, "memory_get", {"key": "k"})["memory"]["content"] == "v2"
 
 
 def test_the_curator_never_absorbs_an_engram_or_a_keyed_memory(
@@ -139,12 +139,12 @@ def test_the_curator_never_absorbs_an_engram_or_a_keyed_memory(
     harness.call(token, "remember", {"title": "policy", "body": body, "tags": ["ops"]})
     harness.call(token, "remember", {"title": "freeze", "body": "Deploys freeze."})
 
-    kept_engram = harness.call(token, "memory_get", {"id": engram["engram"]["id"]})["memory"]  # type: ignore[index]
+    kept_engram = harness.call(token, "memory_get", {"id": engram["engram"]["id"]})["memory"]
     kept_keyed = harness.call(token, "memory_get", {"key": "freeze"})["memory"]
-    assert kept_engram["tags"] == []  # type: ignore[index]
-    assert "merged_from" not in kept_engram  # type: ignore[operator]
-    assert "merged_from" not in kept_keyed  # type: ignore[operator]
-    assert kept_keyed["id"] == keyed["memory"]["id"]  # type: ignore[index]
+    assert kept_engram["tags"] == []
+    assert "merged_from" not in kept_engram
+    assert "merged_from" not in kept_keyed
+    assert kept_keyed["id"] == keyed["memory"]["id"]
     records = [
         i
         for i in boto3.resource("dynamodb").Table(aws.table(names.TABLE_MEMORIES)).scan()["Items"]
@@ -191,4 +191,4 @@ def test_engram_search_filters_by_query_text(harness: Harness) -> None:
 
     found = harness.call(token, "engram_search", {"query": "SOLANA"})["engrams"]
 
-    assert [e["key"] for e in found] == ["chains"]  # type: ignore[union-attr]
+    assert [e["key"] for e in found] == ["chains"]

@@ -72,7 +72,7 @@ def test_a_large_teams_sync_answers_at_once_and_the_run_reports_its_progress(
     assert run["counts"]["entities_seen"] == 3
     assert run["started_at"] <= run["finished_at"]
     assert [c["entities"] for c in status["connectors"] if c["source"] == "inbox"] == [3]
-    assert len(harness.call(token, "search", {"query": "harbour tides"})["results"]) == 3  # type: ignore[arg-type]
+    assert len(harness.call(token, "search", {"query": "harbour tides"})["results"]) == 3
 
 
 def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
@@ -273,7 +273,7 @@ def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
 
     for result in (theirs, unknown):
         assert result["isError"] is True
-        assert result["error"]["field"] == "run_id"  # type: ignore[index]
+        assert result["error"]["field"] == "run_id"
     assert _ok(harness.call(beta, "sync_status", {}))["runs"] == []
 
 

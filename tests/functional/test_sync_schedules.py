@@ -111,8 +111,8 @@ def test_a_bad_schedule_is_refused_naming_the_argument(
     result = in_aws.call(in_aws.token(team="alpha"), "sync_schedule_set", arguments)
 
     assert result["isError"] is True
-    assert result["error"]["field"] == field  # type: ignore[index]
-    assert words in result["content"][0]["text"]  # type: ignore[index]
+    assert result["error"]["field"] == field
+    assert words in result["content"][0]["text"]
     assert boto3.client("scheduler").list_schedules(GroupName=GROUP)["Schedules"] == []
 
 

@@ -57,8 +57,8 @@ def test_inbox_put_then_sync_makes_the_content_searchable(harness: Harness, buck
     assert inbox["stats"]["entities_seen"] == 1
     assert inbox["stats"]["chunks_written"] >= 1
     assert synced["memory_pruned"] == 0
-    assert after[0]["entity_title"] == "Decision log"  # type: ignore[index]
-    assert after[0]["source"] == "inbox"  # type: ignore[index]
+    assert after[0]["entity_title"] == "Decision log"
+    assert after[0]["source"] == "inbox"
 
 
 def test_a_second_sync_rewrites_nothing_and_a_removed_file_is_tombstoned(
@@ -93,8 +93,8 @@ def test_sync_is_skipped_while_another_sync_holds_the_teams_lock(
     assert skipped["skipped"] is True
     assert skipped["reason"] == "lock"
     assert "connectors" not in skipped
-    assert forced["connectors"][0]["success"] is True  # type: ignore[index]
-    assert other_team["connectors"][0]["success"] is True  # type: ignore[index]
+    assert forced["connectors"][0]["success"] is True
+    assert other_team["connectors"][0]["success"] is True
 
 
 def test_an_expired_lock_is_taken_over_and_a_lost_lock_is_not_released(aws: Settings) -> None:
@@ -144,7 +144,7 @@ def test_an_unknown_source_is_an_error_naming_it(harness: Harness, bucket: str) 
     result = harness.call(harness.token(), "sync", {"source": "obsidian"})
 
     assert result["isError"] is True
-    assert result["error"]["field"] == "source"  # type: ignore[index]
+    assert result["error"]["field"] == "source"
 
 
 def test_inbox_put_with_sync_immediately_is_searchable_at_once(

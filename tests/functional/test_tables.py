@@ -7,6 +7,7 @@ import boto3
 from shared.config import names
 from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES, physical_name
+from tests.fake_aws import fake_aws
 
 
 def test_every_table_spec_exists_with_its_keys_indexes_ttl_and_stream(aws: Settings) -> None:
@@ -30,3 +31,22 @@ def test_every_table_spec_exists_with_its_keys_indexes_ttl_and_stream(aws: Setti
 def test_the_memories_table_streams_for_the_curator() -> None:
     memories = next(s for s in ALL_TABLES if s.logical_id == names.TABLE_MEMORIES)
     assert memories.stream
+
+
+def test_each_fake_aws_starts_empty_whatever_the_test_before_left() -> None:
+    # Given a test that wrote to every table and made a queue
+    with fake_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        for spec in ALL_TABLES:
+            client.put_item(
+                TableName=physical_name(spec),
+                Item={spec.partition_key: {"S": "left"}, "sk": {"S": "behind"}},
+            )
+        boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="left-behind")
+
+    # When the next test starts, then its tables are there, empty, and the queue is gone
+    with fake_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        for spec in ALL_TABLES:
+            assert client.scan(TableName=physical_name(spec))["Items"] == []
+        assert "QueueUrls" not in boto3.client("sqs", region_name="us-east-1").list_queues()

@@ -423,14 +423,14 @@ def test_a_finish_the_process_died_before_applying_is_applied_by_the_sweep(
     task = system.open_task("a")
     system.tasks.claim(who("coder"), task.id)
     # The store records the completion, the hook never runs (the process died in between).
-    system.tasks._store.finish(  # type: ignore[attr-defined]
+    system.tasks._store.finish(
         "alpha",
         task.id,
         "coder",
         1,
         "completed",
         {"output_summary": "ok"},
-        system.tasks._now(),  # type: ignore[attr-defined]
+        system.tasks._now(),
     )
     assert system.offered() == []
 

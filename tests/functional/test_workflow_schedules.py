@@ -9,17 +9,16 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from functions.workflows.handler import handler
 from shared import runtime
 from shared.app.wiring import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.workflows.adapters.scheduler import EventBridgeSchedules
 from shared.workflows.service import WorkflowService
 from shared.workflows.wiring import FUNCTION_ARN_ENV
+from tests.fake_aws import fake_aws
 
 GROUP = "cairn-test-workflows"
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflow-scheduler"
@@ -41,7 +40,7 @@ def boss() -> Principal:
 @pytest.fixture
 def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WorkflowService]:
     monkeypatch.setenv(FUNCTION_ARN_ENV, FUNCTION)
-    with mock_aws():
+    with fake_aws():
         settings = Settings(
             environment="test",
             data_dir=tmp_path,
@@ -49,7 +48,6 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflo
             workflow_scheduler_role_arn=ROLE,
         )
         runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         boto3.client("scheduler", region_name="us-east-1").create_schedule_group(Name=GROUP)
         yield build_workflow_service()
     runtime.configure(Settings())

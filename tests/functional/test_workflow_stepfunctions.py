@@ -15,20 +15,19 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from functions.workflow_dispatcher.handler import handler as dispatcher
 from shared import runtime
 from shared.app.wiring import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.orchestrator.events.wiring import build_event_log
 from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.service import TaskService
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
+from tests.fake_aws import fake_aws
 
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflows"
 
@@ -84,7 +83,7 @@ class Cloud:
                 for m in got.get("Messages", [])
             ]
             if records:
-                reply = dispatcher({"Records": records}, _Context())  # type: ignore[arg-type]
+                reply = dispatcher({"Records": records}, _Context())
                 assert reply["batchItemFailures"] == []
                 for message in got["Messages"]:
                     sqs.delete_message(
@@ -141,7 +140,7 @@ class Cloud:
 
 @pytest.fixture
 def cloud(tmp_path: Path) -> Iterator[Cloud]:
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+    with fake_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         queue_url = boto3.client("sqs", region_name="us-east-1").create_queue(
             QueueName="cairn-dispatch"
         )["QueueUrl"]
@@ -152,7 +151,6 @@ def cloud(tmp_path: Path) -> Iterator[Cloud]:
             workflow_role_arn=ROLE,
         )
         runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         workflows = build_workflow_service()
         tasks = TaskService(build_task_store(), Everyone())
         tasks.on_finish(workflows.task_finished)
@@ -310,10 +308,10 @@ def test_the_dispatcher_makes_one_task_per_delivery_and_reports_bad_messages(
                 _record("m4", unknown),
             ]
         },
-        _Context(),  # type: ignore[arg-type]
+        _Context(),
     )
     assert sorted(f["itemIdentifier"] for f in reply["batchItemFailures"]) == ["m3", "m4"]
-    again = dispatcher({"Records": [_record("m5", body)]}, _Context())  # type: ignore[arg-type]
+    again = dispatcher({"Records": [_record("m5", body)]}, _Context())
     assert again["batchItemFailures"] == []
     assert cloud.offered() == ["a"]
     tasks = cloud.tasks.poll(who("coder"), limit=50)

@@ -22,7 +22,7 @@ THREE_STEPS = {
 
 def _ok(result: dict[str, object]) -> dict[str, Any]:
     assert result["isError"] is False, result
-    return result  # type: ignore[return-value]
+    return result
 
 
 def _run(harness: Harness, agent: str, step: str, output: str) -> None:

@@ -89,7 +89,7 @@ def _rest_routes(synth: Synth) -> set[tuple[str, str]]:
 
 def _http_routes(synth: Synth) -> set[tuple[str, str]]:
     routes = synth.of_type("AWS::ApiGatewayV2::Route").values()
-    return {tuple(r["Properties"]["RouteKey"].split(" ", 1)) for r in routes}  # type: ignore[misc]
+    return {tuple(r["Properties"]["RouteKey"].split(" ", 1)) for r in routes}
 
 
 def test_dev_gets_an_http_api_and_prod_cloudfront_to_the_gateways_function_url(

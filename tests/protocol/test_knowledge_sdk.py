@@ -37,7 +37,7 @@ def _calls(server: LocalServer, calls: list[tuple[str, dict[str, Any]]]) -> list
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode="auto") as client:  # type: ignore[arg-type]
+            async with Client(transport, mode="auto") as client:
                 results = []
                 for name, arguments in calls:
                     result = await client.call_tool(name, arguments)

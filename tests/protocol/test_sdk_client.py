@@ -32,7 +32,7 @@ def _with_client(server: LocalServer, mode: str, work: Callable[[Client], Awaita
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(transport, mode=mode) as client:
                 return await work(client)
 
     return anyio.run(main)
@@ -45,7 +45,7 @@ def _unique_word() -> str:
 async def _put(client: Client, key: str, content: str) -> dict[str, Any]:
     result = await client.call_tool("memory_put", {"key": key, "content": content})
     assert not result.is_error, result.content
-    memory: dict[str, Any] = result.structured_content["memory"]  # type: ignore[index]
+    memory: dict[str, Any] = result.structured_content["memory"]
     return memory
 
 
@@ -260,7 +260,7 @@ def test_a_handoff_is_stored_listed_and_claimed_once_with_schema_valid_results(
         outputs["store_handoff"] = stored.structured_content
         listed = await client.call_tool("list_handoffs", {"project_key": project})
         outputs["list_handoffs"] = listed.structured_content
-        handoff_id = stored.structured_content["handoff"]["id"]  # type: ignore[index]
+        handoff_id = stored.structured_content["handoff"]["id"]
         claimed = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
         outputs["claim_handoff"] = claimed.structured_content
         again = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
@@ -295,7 +295,7 @@ def test_remember_recall_and_flag_give_schema_valid_results(server: LocalServer,
         outputs["remember"] = remembered.structured_content
         recalled = await client.call_tool("recall", {"query": word, "include_ids": True})
         outputs["recall"] = recalled.structured_content
-        memory_id = recalled.structured_content["memories"][0]["id"]  # type: ignore[index]
+        memory_id = recalled.structured_content["memories"][0]["id"]
         flagged = await client.call_tool(
             "flag_memory", {"memory_id": memory_id, "reason": "it moved to x86"}
         )

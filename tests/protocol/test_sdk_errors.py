@@ -36,13 +36,13 @@ def test_an_sdk_user_reads_field_status_and_holder_from_structured_content(
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(transport, mode=mode) as client:
                 missing = await client.call_tool("claim_handoff", {"handoff_id": "hof_nope"})
                 stored = await client.call_tool(
                     "store_handoff",
                     {"title": f"t-{uuid.uuid4().hex[:8]}", "document_md": HANDOFF_DOCUMENT},
                 )
-                handoff_id = stored.structured_content["handoff"]["id"]  # type: ignore[index]
+                handoff_id = stored.structured_content["handoff"]["id"]
                 await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
                 taken = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
                 invalid = await client.call_tool("memory_search", {"query": "x", "limit": 500})

@@ -133,7 +133,7 @@ def _with_client(
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(transport, mode=mode) as client:
                 return await work(client)
 
     return anyio.run(main)
@@ -153,7 +153,7 @@ async def _all_tools(client: Client) -> dict[str, Any]:
 async def _ok(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(name, arguments)
     assert not result.is_error, (name, result.content)
-    structured: dict[str, Any] = result.structured_content  # type: ignore[assignment]
+    structured: dict[str, Any] = result.structured_content
     return structured
 
 

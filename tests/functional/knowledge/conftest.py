@@ -4,21 +4,14 @@ and the embedded index, with a fixed clock and inline enrichment (deterministic)
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
-from shared import runtime
-from shared.app.groups import load_catalog, load_groups
-from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.knowledge.adapters.queues import InlineQueue
 from shared.knowledge.adapters.search_index import SearchNodeIndex
 from shared.knowledge.enrich import Enricher
@@ -26,12 +19,10 @@ from shared.knowledge.ports import ChatModel
 from shared.knowledge.service import KnowledgeService
 from shared.knowledge.tools import GROUP
 from shared.knowledge.wiring import build_stores
-from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.search.adapters.embedded import EmbeddedIndex
 from shared.search.service import SearchService
 from shared.search.wiring import build_document_store
-from shared.tools.invoker import InProcessInvoker
-from tests.functional.conftest import Harness
+from tests.functional.conftest import Harness, on_storage
 from tests.functional.knowledge.corpus import NOW_MS, generate
 from tests.unit.search.support import HashingEmbedder
 
@@ -91,34 +82,26 @@ def build_service(tmp_path: Path, model: list[ChatModel | None]) -> KnowledgeSer
     )
 
 
-def _knowledge(tmp_path: Path, storage: str) -> Iterator[Knowledge]:
+def _knowledge(tmp_path: Path, storage: str) -> Generator[Knowledge, None, None]:
+    """A fresh knowledge group on `storage` (moto's fresh tables for `dynamodb`)."""
     settings = Settings(
         environment="test", storage=storage, token_pepper="knowledge", data_dir=tmp_path
     )
-    runtime.configure(settings)
-    if storage == "dynamodb":
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
-    model: list[ChatModel | None] = [None]
-    service = build_service(tmp_path, model)
-    original = GROUP.build_service
-    GROUP.build_service = lambda: service
-    invoker = InProcessInvoker(load_groups(), threading.RLock())
-    tokens = build_token_service(settings)
-    gateway = McpGateway(
-        load_catalog(), invoker, tokens, GatewayConfig(allow_localhost_origins=True)
-    )
-    try:
-        yield Knowledge(Harness(gateway, tokens), service, model)
-    finally:
-        GROUP.build_service = original
-        runtime.configure(Settings())
+    with on_storage(settings):
+        model: list[ChatModel | None] = [None]
+        service = build_service(tmp_path, model)
+        original = GROUP.build_service
+        GROUP.build_service = lambda: service
+        try:
+            yield Knowledge(Harness.over(settings), service, model)
+        finally:
+            GROUP.build_service = original
 
 
 @pytest.fixture
 def knowledge(tmp_path: Path) -> Iterator[Knowledge]:
     """A fresh, empty knowledge group (on moto DynamoDB) for tests that write."""
-    with mock_aws():
-        yield from _knowledge(tmp_path, "dynamodb")
+    yield from _knowledge(tmp_path, "dynamodb")
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ def test_no_known_secret_shape_is_stored_anywhere(knowledge: Knowledge) -> None:
     assert leaked == []
     index_files = b"".join(
         p.read_bytes() for p in runtime.settings().data_dir.rglob("*") if p.is_file()
-    )  # type: ignore[union-attr]
+    )
     assert [name for name, (_, secret) in SECRETS.items() if secret.encode() in index_files] == []
     shown = repr(knowledge.ok(token, "search_events", {"limit": 100}))
     assert [name for name, (_, secret) in SECRETS.items() if secret in shown] == []

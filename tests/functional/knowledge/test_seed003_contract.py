@@ -4,14 +4,12 @@ one, the text block equal to the seed's value, and CI data kept within its team.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
 from shared.knowledge.github import run_from_webhook
 from tests.functional.knowledge.conftest import Knowledge, _knowledge
@@ -23,9 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture(params=["sqlite", "dynamodb"])
 def either(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Knowledge]:
     """A fresh knowledge group on each storage backend."""
-    guard = mock_aws() if request.param == "dynamodb" else contextlib.nullcontext()
-    with guard:
-        yield from _knowledge(tmp_path, request.param)
+    yield from _knowledge(tmp_path, request.param)
 
 
 PROBE_PLACE = "/home/dev/src/zzprobeonly"

@@ -37,8 +37,12 @@ def test_run_scores_every_mode_on_the_judged_queries(tmp_path: Path) -> None:
 def test_main_prints_one_json_object_on_stdout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The labelled relevance set (MiniLM over every pair) is left out: `make bench` runs it.
     code = retrieval.main(
-        ["--data", str(TINY), "--mode", "bm25,hybrid", "--cache", str(tmp_path / "c.sqlite3")]
+        [
+            *("--data", str(TINY), "--mode", "bm25,hybrid", "--cache", str(tmp_path / "c.sqlite3")),
+            "--no-relevance",
+        ]
     )
     assert code == 0
     out = capsys.readouterr().out
@@ -46,6 +50,21 @@ def test_main_prints_one_json_object_on_stdout(
     assert out.count("\n") == 1
     assert set(result) >= {"documents", "queries", "index_seconds", "bm25", "hybrid"}
     assert "vector" not in result
+    assert "relevance" not in result
+
+
+@pytest.mark.bench
+def test_main_with_the_relevance_set_prints_one_json_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = retrieval.main(
+        ["--data", str(TINY), "--mode", "bm25,hybrid", "--cache", str(tmp_path / "c.sqlite3")]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    assert out.count("\n") == 1
+    assert set(result) >= {"documents", "queries", "index_seconds", "bm25", "hybrid", "relevance"}
 
 
 def test_an_unknown_mode_is_refused() -> None:
@@ -53,15 +72,25 @@ def test_an_unknown_mode_is_refused() -> None:
         retrieval.main(["--data", str(TINY), "--mode", "magic"])
 
 
-def test_the_synthetic_mode_reports_latency_per_size(capsys: pytest.CaptureFixture[str]) -> None:
-    assert retrieval.main(["--synthetic", "400,800", "--queries", "20"]) == 0
+@pytest.mark.parametrize(
+    ("sizes", "queries"),
+    [
+        pytest.param((20, 40), 2, id="tiny"),
+        pytest.param((400, 800), 20, id="small", marks=pytest.mark.bench),
+    ],
+)
+def test_the_synthetic_mode_reports_latency_per_size(
+    sizes: tuple[int, int], queries: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small, large = (str(size) for size in sizes)
+    assert retrieval.main(["--synthetic", f"{small},{large}", "--queries", str(queries)]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result["synthetic"]) == {"400", "800"}
-    assert result["synthetic"]["800"]["chunks"] == 800
-    assert result["synthetic"]["800"]["query_p50_ms"] > 0
+    assert set(result["synthetic"]) == {small, large}
+    assert result["synthetic"][large]["chunks"] == sizes[1]
+    assert result["synthetic"][large]["query_p50_ms"] > 0
     # Every mode under both BLAS thread settings, and the growth from the smaller size.
     for setting in ("1", "default"):
-        figures = result["synthetic"]["800"]["threads"][setting]
+        figures = result["synthetic"][large]["threads"][setting]
         assert set(figures) == {"hybrid", "bm25", "vector"}
         assert all(f["p99_ms"] >= f["p50_ms"] > 0 for f in figures.values())
         assert result["growth"][setting]["hybrid_p50_ms"] > 0

@@ -20,13 +20,13 @@ CHANGE = {"Update": {"TableName": "t", "Key": {"pk": "TEAM#a", "sk": "TASK#1"}}}
 
 
 def cancelled(*codes: str, item: dict[str, Any] | None = None) -> ClientError:
-    reasons: list[dict[str, Any]] = [{"Code": code} for code in codes]
+    reasons: list[Any] = [{"Code": code} for code in codes]
     if item is not None:
         reasons[0]["Item"] = item
     return ClientError(
         {
             "Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
-            "CancellationReasons": reasons,  # type: ignore[typeddict-unknown-key]
+            "CancellationReasons": reasons,
         },
         "TransactWriteItems",
     )

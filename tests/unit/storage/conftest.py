@@ -1,8 +1,9 @@
 """Backends for the storage contract suites: every store's adapters against the same tests.
 
-`backend` is parametrized: `dynamodb` (the AWS adapter on moto, its tables created from the CDK's
-definitions) and `sqlite` (the embedded adapter on a database file in tmp_path). A contract test
-asks `backend.open(...)` for the store under test, so the same inputs run on both.
+`backend` is parametrized: `dynamodb` (the AWS adapter on moto, its tables made from the CDK's
+definitions, fresh for each test: `tests.fake_aws`) and `sqlite` (the embedded adapter on a
+database file in tmp_path). A contract test asks `backend.open(...)` for the store under test, so
+the same inputs run on both.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from shared import runtime
 from shared.config.settings import Settings
-from shared.config.tables import create_tables
 from shared.storage.sqlite import Database
+from tests.fake_aws import fake_aws
 
 
 @dataclass
@@ -42,7 +41,7 @@ class Backend:
         return runtime.table(logical_id)
 
 
-@pytest.fixture(params=["dynamodb", "sqlite"])
+@pytest.fixture(params=[pytest.param("dynamodb", marks=pytest.mark.moto), "sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
         settings = Settings(environment="test", storage="sqlite", data_dir=tmp_path)
@@ -50,9 +49,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("sqlite", settings, tmp_path)
         runtime.configure(Settings())
         return
-    with mock_aws():
+    with fake_aws():
         settings = Settings(environment="test", storage="dynamodb", data_dir=tmp_path)
         runtime.configure(settings)
-        create_tables(boto3.client("dynamodb", region_name=settings.region))
         yield Backend("dynamodb", settings, tmp_path)
         runtime.configure(Settings())
