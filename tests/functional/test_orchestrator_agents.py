@@ -7,7 +7,6 @@ from typing import Any
 
 import boto3
 import pytest
-from shared.orchestrator.tools import GROUP
 
 from shared.app.groups import load_groups
 from shared.app.wiring import build_orchestrator
@@ -27,9 +26,8 @@ from tests.functional.conftest import Harness
 
 @pytest.fixture
 def harness(aws: Settings) -> Harness:
-    """The gateway with every group, the orchestrator included even before it is catalogued."""
-    groups = {**load_groups()}
-    groups.setdefault(GROUP.name, GROUP)
+    """The gateway with every group."""
+    groups = load_groups()
     catalog = ToolCatalog(spec for group in groups.values() for spec in group.tools.values())
     invoker = InProcessInvoker(groups, threading.RLock())
     tokens = build_token_service(aws)

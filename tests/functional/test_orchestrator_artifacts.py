@@ -10,10 +10,11 @@ from typing import Any
 
 import boto3
 import pytest
-from shared.orchestrator.tools import GROUP
 
 from shared import runtime
+from shared.app.groups import load_group
 from shared.auth.principal import Principal
+from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
 from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
@@ -361,7 +362,7 @@ def test_scopes_write_for_put_read_for_get_and_list(harness: Harness, bucket: st
     assert reply.status == 403
     assert _ok(harness.call(reader, "artifact.list", {"task_id": "t"}))["artifacts"] == []
     assert {
-        name: GROUP.tools[name].annotations.read_only
+        name: load_group(names.GROUP_ORCHESTRATOR).tools[name].annotations.read_only
         for name in ("artifact.put", "artifact.get", "artifact.list")
     } == {"artifact.put": False, "artifact.get": True, "artifact.list": True}
 
