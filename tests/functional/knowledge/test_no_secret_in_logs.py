@@ -145,7 +145,7 @@ def _raw_events(prefix: str) -> list[dict[str, Any]]:
 
 def _mcp(client: httpx.Client, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     reply = client.post(
-        "/mcp",
+        "/mcp/all",  # the generated dev token lists core at /mcp
         json={
             "jsonrpc": "2.0",
             "id": 1,
@@ -239,7 +239,7 @@ def test_a_crash_after_ingest_logs_only_redacted_text(
     # (a new connection: uvicorn closes the one that ended in an unhandled error)
     with httpx.Client(base_url=served.url, timeout=60) as client:
         called = client.post(
-            "/mcp",
+            "/mcp/all",  # the generated dev token lists core at /mcp
             json={
                 "jsonrpc": "2.0",
                 "id": 1,
@@ -319,7 +319,7 @@ def test_the_aws_gateway_forwards_raw_events_to_the_function_without_logging_the
             routed = web.post("/ingest/events", json={"events": _raw_events("r")}, headers=headers)
             assert routed.status_code == 200, routed.text
             called = web.post(
-                "/mcp",
+                "/mcp/all",  # the generated dev token lists core at /mcp
                 json={
                     "jsonrpc": "2.0",
                     "id": 1,
