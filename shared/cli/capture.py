@@ -19,7 +19,7 @@ def _say(message: str) -> None:
 def _local_defaults() -> tuple[str | None, str | None]:
     """The running local server's URL and the dev token kept in its data folder."""
     from shared.local.discovery import TargetNotFound, find_local_server
-    from shared.local.runtime import DEV_TOKEN_FILE, default_data_dir
+    from shared.local.paths import DEV_TOKEN_FILE, default_data_dir
 
     try:
         server = find_local_server()

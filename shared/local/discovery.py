@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from shared.config import names
-from shared.local.runtime import ADMIN_HEADER, ADMIN_KEY_FILE, default_data_dir
+from shared.local.paths import ADMIN_HEADER, ADMIN_KEY_FILE, default_data_dir
 
 SERVER_FILE = "server.json"
 _PROBE_PATH = "/.well-known/oauth-protected-resource"

@@ -38,6 +38,12 @@ from shared.local.migration import (
     migrate_snapshot,
     pending_snapshot,
 )
+
+# Re-exported: the names the server and its callers have always imported from here.
+# Re-exported: the names the server and its callers have always imported from here.
+from shared.local.paths import ADMIN_HEADER as ADMIN_HEADER
+from shared.local.paths import ADMIN_KEY_FILE, DEV_TOKEN_FILE
+from shared.local.paths import default_data_dir as default_data_dir
 from shared.protocol.app import McpApp
 from shared.tools.invoker import InProcessInvoker
 from shared.workflows.local import WorkflowWorker
@@ -46,10 +52,7 @@ from shared.workflows.wiring import build_schedule_teams
 if TYPE_CHECKING:
     from shared.connectors.local_files import ProgressCallback
 
-ADMIN_KEY_FILE = "admin.key"
 PEPPER_FILE = "pepper"
-DEV_TOKEN_FILE = "dev-token"
-ADMIN_HEADER = "X-Cairn-Admin-Key"
 NDJSON = "application/x-ndjson"
 _FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "cairn-local",
@@ -58,14 +61,6 @@ _FAKE_AWS_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
 }
-
-
-def default_data_dir() -> Path:
-    """`$CAIRN_DATA_DIR`, else `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`."""
-    if configured := os.environ.get(names.Env.DATA_DIR):
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "cairn"
 
 
 def _secret_file(path: Path, make: str) -> str:
