@@ -117,8 +117,19 @@ class LocalServer:
         except ValueError:
             detail = exc.reason
         if isinstance(detail, list):
-            detail = "; ".join(f"`{'.'.join(map(str, d['loc'][1:]))}`: {d['msg']}" for d in detail)
+            detail = "; ".join(f"`{_field(d['loc'])}`: {_message(d['msg'])}" for d in detail)
         return str(detail)
+
+
+def _field(loc: list[Any]) -> str:
+    """`scopes` of a validation error's location: FastAPI's (`body`, `scopes`) or a model's."""
+    parts = [str(part) for part in loc]
+    return ".".join(parts[1:] if parts[:1] == ["body"] and len(parts) > 1 else parts)
+
+
+def _message(text: str) -> str:
+    # pydantic prefixes a validator's own message with its kind.
+    return str(text).removeprefix("Value error, ")
 
 
 @dataclass(frozen=True)
