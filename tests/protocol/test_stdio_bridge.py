@@ -69,6 +69,21 @@ def test_the_toolset_picks_the_url(server: LocalServer) -> None:
     assert "remember" not in hoard  # seed 002's verb: not on Hoard's surface
 
 
+def test_url_names_the_server_and_the_toolset_joins_it(server: LocalServer) -> None:
+    # No local server to find: the data folder is empty, the port free.
+    params = _params(
+        server, "--url", server.url, "--toolset", "hoard", CAIRN_DATA_DIR="/nonexistent"
+    )
+
+    async def work(client: Client) -> list[str]:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+    names = _run(params, work)
+
+    assert "memory_put" in names
+    assert "remember" not in names
+
+
 def test_without_a_token_variable_the_local_server_takes_its_dev_token(
     server: LocalServer,
 ) -> None:
