@@ -74,7 +74,8 @@ WAF_RATE_LIMIT: Final = 3000
 # (method, path) of the gateway's own routes; other constructs add theirs with `add_routes`.
 ROUTES: Final = (
     *((method, "/mcp") for method in MCP_METHODS),
-    # A toolset per connection (docs/toolsets.md): `/mcp/memory+search`, `/mcp/all`, ...
+    # A toolset per connection (docs/toolsets.md): `/mcp/memory+search`, `/mcp/all`, ...; it
+    # carries seed 004's `/mcp/jsonrpc` too, which the gateway answers as `/mcp`.
     *((method, "/mcp/{toolset}") for method in MCP_METHODS),
     ("GET", "/" + "/".join(METADATA_PATH)),
     ("GET", "/" + "/".join(METADATA_PATH) + "/mcp"),

@@ -78,7 +78,17 @@ class TokenRequest(BaseModel):
     def _known_scopes(cls, scopes: tuple[str, ...]) -> tuple[str, ...]:
         unknown = sorted(set(scopes) - KNOWN_SCOPES)
         if unknown:
-            raise ValueError(f"unknown scope(s): {', '.join(unknown)}")
+            import difflib
+
+            guesses = [
+                f"{name} (did you mean {close[0]}?)" if close else name
+                for name in unknown
+                for close in [difflib.get_close_matches(name, KNOWN_SCOPES, n=1)]
+            ]
+            raise ValueError(
+                f"unknown scope(s): {', '.join(guesses)}; the valid scopes are "
+                f"{', '.join(sorted(KNOWN_SCOPES))}"
+            )
         return tuple(dict.fromkeys(scopes))
 
     @model_validator(mode="after")

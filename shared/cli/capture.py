@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.knowledge import capture
+# `shared.knowledge.capture` (pydantic models) is imported by the actions that use it, not
+# here: `cairn --help` and every other command build this parser too.
 
 
 def _say(message: str) -> None:
@@ -31,6 +32,8 @@ def _local_defaults() -> tuple[str | None, str | None]:
 
 
 def _install(args: argparse.Namespace) -> int:
+    from shared.knowledge import capture
+
     url, token = args.url, args.token
     if url is None or token is None:
         local_url, local_token = _local_defaults()
@@ -51,6 +54,8 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _flush(quiet: bool) -> int:
+    from shared.knowledge import capture
+
     config = capture.load_config()
     if config is None:
         if not quiet:
@@ -69,6 +74,8 @@ def _flush(quiet: bool) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    from shared.knowledge import capture
+
     words = list(args.command)
     if words[:1] == ["--"]:  # argparse keeps the separator in a REMAINDER after options
         words = words[1:]
@@ -83,12 +90,16 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _send(events: list[dict[str, Any]], what: str) -> int:
+    from shared.knowledge import capture
+
     capture.Queue(capture.queue_path()).append(events)
     _say(f"{len(events)} {what} queued")
     return _flush(quiet=False)
 
 
 def _import_sessions(args: argparse.Namespace) -> int:
+    from shared.knowledge import capture
+
     default = {
         "claude": Path.home() / ".claude" / "projects",
         "codex": Path.home() / ".codex" / "sessions",
@@ -101,6 +112,8 @@ def _import_sessions(args: argparse.Namespace) -> int:
 
 
 def _import_browser(args: argparse.Namespace) -> int:
+    from shared.knowledge import capture
+
     events = capture.browser_history(Path(args.path).expanduser())
     return _send(events, "browser visit(s)")
 

@@ -23,6 +23,12 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(threads=args.threads)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from shared.cli.mcp_stdio import run
+
+    return run(args.url, args.toolset)
+
+
 def _positive_int(raw: str) -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (got {raw!r})")
@@ -168,6 +174,22 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     serve.set_defaults(run=_serve)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="MCP over stdio, bridged to a running cairn server (for stdio-only clients)",
+        description="Reads MCP's JSON-RPC lines on stdin and answers on stdout, through the "
+        "running local server (found like `cairn tokens` finds it) or --url. The token is "
+        f"$CAIRN_TOKEN, else locally ${names.Env.DEV_TOKEN} or the data folder's dev token. "
+        "It never opens the data folder's stores itself.",
+    )
+    mcp.add_argument("--url", help="a server's MCP URL, e.g. https://host/mcp ($CAIRN_TOKEN)")
+    mcp.add_argument(
+        "--toolset",
+        help="serve /mcp/<toolset>: core, memory+search, all, hoard, ... (default: /mcp, the "
+        "token's default toolsets)",
+    )
+    mcp.set_defaults(run=_mcp)
 
     tokens = commands.add_parser(
         "tokens",

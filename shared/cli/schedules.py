@@ -15,11 +15,13 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.config import names
-from shared.config.stack import StackOutputsError, stack_outputs
-from shared.sync.schedules import ScheduleError, ScheduleTarget, SyncSchedules, expression
+
+# Imported by the commands that use them: `cairn --help` builds this parser too.
+if TYPE_CHECKING:
+    from shared.sync.schedules import SyncSchedules
 
 
 def add_parser(commands: Any) -> None:
@@ -51,6 +53,9 @@ def cloudformation() -> Any:
 def _schedules(stack: str) -> SyncSchedules:
     import boto3
 
+    from shared.config.stack import StackOutputsError, stack_outputs
+    from shared.sync.schedules import ScheduleError, ScheduleTarget, SyncSchedules
+
     keys = (
         names.Outputs.SYNC_SCHEDULE_GROUP,
         names.Outputs.SYNC_RUNNER_ARN,
@@ -65,6 +70,8 @@ def _schedules(stack: str) -> SyncSchedules:
 
 
 def run(args: argparse.Namespace) -> int:
+    from shared.sync.schedules import ScheduleError, expression
+
     stack = args.stack or os.environ.get(names.Env.STACK_NAME)
     try:
         if not stack:

@@ -6,8 +6,6 @@ import builtins
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-from pydantic import ValidationError
-
 from shared.config import names
 
 if TYPE_CHECKING:
@@ -111,6 +109,8 @@ class StackAdmin:
         self._service = build_token_service(settings)
 
     def create(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        from pydantic import ValidationError
+
         from shared.auth.models import TokenRequest
 
         try:
@@ -134,6 +134,8 @@ class StackAdmin:
         return [v.model_dump(mode="json") for v in self._service.contexts(team)]
 
     def set_context(self, body: dict[str, Any]) -> dict[str, Any]:
+        from pydantic import ValidationError
+
         from shared.app.groups import load_groups
         from shared.auth.contexts import ContextRequest, unknown_tools
 

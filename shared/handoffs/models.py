@@ -94,7 +94,7 @@ class ClaimHandoffInput(_Input):
     claiming_agent_id: str | None = optional_text(
         MAX_FIELD_CHARS,
         "Optional identity of the agent taking over, recorded on the claim so others "
-        "see who has it. cairn takes the agent from the token: when given, it must match.",
+        "see who has it.",
     )
     claiming_harness: str | None = optional_text(
         MAX_FIELD_CHARS, "Optional harness the takeover is happening in, recorded on the claim."
@@ -110,9 +110,14 @@ class ClaimHandoffInput(_Input):
 
 
 class Claim(BaseModel):
-    """Who took a handoff over, where, and when."""
+    """Who took a handoff over, where, and when.
+
+    `agent_id` is the claimant as cairn knows it (the token's bound agent, else `token:<id>`):
+    the holder to trust. `claiming_agent_id`, `harness`, `source_ref` and `cwd` are the
+    claimant's own description of itself, recorded as given (seed 002's `claiming_*`)."""
 
     agent_id: str
+    claiming_agent_id: str | None = None
     harness: str | None = None
     source_ref: str | None = None
     cwd: str | None = None

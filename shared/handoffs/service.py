@@ -101,16 +101,12 @@ class HandoffService:
         """Atomically claim an open handoff.
 
         `NotFound` (seed 002's 404) for an unknown id; `Conflict` (409) carrying the existing
-        claim when another agent claimed first.
+        claim when another agent claimed first. The holder (`claim.agent_id`) is always the
+        token's identity; `claiming_agent_id` is recorded beside it as the claimant's own words.
         """
-        if claiming_agent_id is not None and claiming_agent_id != principal.actor:
-            raise InvalidArgument(
-                f"`claiming_agent_id` must be the calling agent, which cairn takes from the token "
-                f"({principal.actor!r}); omit it (got {claiming_agent_id!r})",
-                field="claiming_agent_id",
-            )
         claim = Claim(
             agent_id=principal.actor,
+            claiming_agent_id=claiming_agent_id,
             harness=claiming_harness,
             source_ref=claiming_source_ref,
             cwd=claiming_cwd,

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from shared.config import names
 from shared.local.layout import ADMIN_HEADER, ADMIN_KEY_FILE, default_data_dir
 
@@ -34,18 +32,36 @@ class AdminCallFailed(Exception):
     """The local server refused or failed an admin call; the message is its reason."""
 
 
-class ServerRecord(BaseModel):
-    """What `cairn serve` writes to `<data_dir>/server.json` while it runs."""
+@dataclass(frozen=True)
+class ServerRecord:
+    """What `cairn serve` writes to `<data_dir>/server.json` while it runs.
+
+    A dataclass read by hand, not a pydantic model: every CLI command reads it, and pydantic's
+    import was a third of `cairn tokens list`."""
 
     port: int
     pid: int
+
+    def to_json(self) -> str:
+        return json.dumps({"port": self.port, "pid": self.pid})
+
+    @classmethod
+    def from_json(cls, text: str) -> ServerRecord:
+        """The record in `text`; `ValueError` unless it holds two whole numbers."""
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a server record")
+        port, pid = data.get("port"), data.get("pid")
+        if not isinstance(port, int) or not isinstance(pid, int) or bool in (type(port), type(pid)):
+            raise ValueError("not a server record")
+        return cls(port=port, pid=pid)
 
 
 def record_server(data_dir: Path, port: int) -> Path:
     """Note the port this process serves on, for the CLI to find (written atomically)."""
     path = data_dir / SERVER_FILE
     partial = path.with_suffix(".json.partial")
-    partial.write_text(ServerRecord(port=port, pid=os.getpid()).model_dump_json())
+    partial.write_text(ServerRecord(port=port, pid=os.getpid()).to_json())
     partial.replace(path)
     return path
 
@@ -62,8 +78,8 @@ def forget_server(data_dir: Path) -> None:
 def read_record(data_dir: Path) -> ServerRecord | None:
     """The data folder's server record, None when absent or unreadable."""
     try:
-        return ServerRecord.model_validate_json((data_dir / SERVER_FILE).read_text())
-    except (OSError, ValidationError):
+        return ServerRecord.from_json((data_dir / SERVER_FILE).read_text())
+    except (OSError, ValueError):
         return None
 
 
@@ -117,8 +133,19 @@ class LocalServer:
         except ValueError:
             detail = exc.reason
         if isinstance(detail, list):
-            detail = "; ".join(f"`{'.'.join(map(str, d['loc'][1:]))}`: {d['msg']}" for d in detail)
+            detail = "; ".join(f"`{_field(d['loc'])}`: {_message(d['msg'])}" for d in detail)
         return str(detail)
+
+
+def _field(loc: list[Any]) -> str:
+    """`scopes` of a validation error's location: FastAPI's (`body`, `scopes`) or a model's."""
+    parts = [str(part) for part in loc]
+    return ".".join(parts[1:] if parts[:1] == ["body"] and len(parts) > 1 else parts)
+
+
+def _message(text: str) -> str:
+    # pydantic prefixes a validator's own message with its kind.
+    return str(text).removeprefix("Value error, ")
 
 
 @dataclass(frozen=True)

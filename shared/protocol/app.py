@@ -38,6 +38,9 @@ Routes = Callable[["FastAPI"], None]
 Answer = tuple[int, list[tuple[bytes, bytes]], bytes, bytes | None]
 
 MCP_PATH = "/mcp"
+# Seed 004's documented endpoint (NullBlock's `POST /mcp/jsonrpc`): `/mcp` under another name,
+# auth included. It is no toolset (`jsonrpc` names none), and its metadata is /mcp's.
+JSONRPC_PATH = "/mcp/jsonrpc"
 METADATA_PATHS = (
     "/.well-known/oauth-protected-resource",
     "/.well-known/oauth-protected-resource/mcp",
@@ -49,7 +52,7 @@ _TOOLSET_METADATA_PREFIX = METADATA_PATHS[1] + "/"
 
 def _segment(path: str, prefix: str) -> str | None:
     """`memory+search` of `/mcp/memory+search` (prefix `/mcp/`); None for other paths."""
-    if not path.startswith(prefix):
+    if not path.startswith(prefix) or path == JSONRPC_PATH:
         return None
     segment = path[len(prefix) :]
     return segment if segment and "/" not in segment else None
@@ -160,7 +163,8 @@ class McpApp:
             )
             return Response(body, media_type="application/json")
 
-        for path in (MCP_PATH, _TOOLSET_PREFIX + "{toolset}"):
+        # JSONRPC_PATH first: `{toolset}` would take it otherwise.
+        for path in (MCP_PATH, JSONRPC_PATH, _TOOLSET_PREFIX + "{toolset}"):
             app.add_route(path, mcp_post, methods=["POST"])
             app.add_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
         for path in (*METADATA_PATHS, _TOOLSET_METADATA_PREFIX + "{toolset}"):
@@ -175,7 +179,7 @@ class McpApp:
             path = _route_path(scope)
             method = scope["method"]
             toolset = _segment(path, _TOOLSET_PREFIX)
-            if path == MCP_PATH or toolset is not None:
+            if path in (MCP_PATH, JSONRPC_PATH) or toolset is not None:
                 if method == "POST":
                     await self._mcp_post(scope, receive, send, toolset)
                     return

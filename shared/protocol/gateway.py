@@ -8,6 +8,7 @@ need no socket.
 from __future__ import annotations
 
 import base64
+import hmac
 import time
 import uuid
 from collections.abc import Collection, Iterable, Mapping
@@ -41,6 +42,12 @@ DEFAULT_MAX_BODY_BYTES = 1_048_576
 NAME_BEARING_METHODS = {"tools/call": "name"}
 CACHEABLE_METHODS = frozenset({"server/discover", "tools/list"})
 CACHE_TTL_MS = 60_000
+# In every -32001: seed 000's message stays exact, `data.how` says how to send a token.
+HOW_TO_AUTHENTICATE = (
+    "Send a team token in the header `Authorization: Bearer cairn_sk_...` (`cairn tokens "
+    "create` makes one). A client that cannot set headers may pass it as the `token` argument "
+    "of tools/call instead (seed 000)."
+)
 
 # The server's instructions: one sentence per surface, naming only the tools of it the token may
 # call; a sentence with none of them is left out, so an agent is never told to call a tool it
@@ -287,7 +294,10 @@ class McpGateway:
                 jsonrpc.INVALID_REQUEST, str(exc), http_status=404, request_id=request_id
             ) from exc
         try:
-            principal = self._authenticate(headers, base_url, toolset)
+            # Taken out of the message here, before anything else reads it: the token never
+            # reaches a tool, a log line, an event or a stored argument.
+            argument_token = _take_argument_token(message)
+            principal = self._authenticate(headers, base_url, toolset, argument_token)
             if "method" not in message:
                 return HttpReply(202)  # a JSON-RPC response from the client: accepted, no body
             if "id" not in message:
@@ -300,11 +310,28 @@ class McpGateway:
         return HttpReply(200, jsonrpc.success_response(request_id, result))
 
     def _authenticate(
-        self, headers: Mapping[str, str], base_url: str, toolset: str | None = None
+        self,
+        headers: Mapping[str, str],
+        base_url: str,
+        toolset: str | None = None,
+        argument_token: str | None = None,
     ) -> Principal:
+        """The caller, from the `Authorization: Bearer` header or, on a `tools/call` without
+        that header, from seed 000's `token` argument (the same checks, limit and log line)."""
         authorization = headers.get("authorization", "")
         scheme, _, credential = authorization.partition(" ")
         secret = credential.strip() if scheme.lower() == "bearer" else None
+        if argument_token is not None:
+            if not authorization.strip():
+                secret = argument_token
+            elif secret is None or not hmac.compare_digest(
+                secret.encode("utf-8"), argument_token.encode("utf-8")
+            ):
+                raise RpcError(
+                    jsonrpc.INVALID_PARAMS,
+                    "The `token` argument and the Authorization header carry different "
+                    "tokens; send the token one way only (the header is preferred)",
+                )
         try:
             if self._oauth is not None and secret and looks_like_jwt(secret):
                 principal = self._oauth.verify(secret, toolset)
@@ -318,6 +345,7 @@ class McpGateway:
             raise RpcError(
                 jsonrpc.UNAUTHENTICATED,
                 "Invalid or missing authentication token",
+                data={"how": HOW_TO_AUTHENTICATE},
                 headers={"WWW-Authenticate": challenge},
             ) from exc
         except RateLimited as exc:
@@ -574,6 +602,35 @@ def _parse(body: bytes) -> dict[str, Any]:
             request_id=message.get("id"),
         )
     return message
+
+
+def _take_argument_token(message: dict[str, Any]) -> str | None:
+    """Remove seed 000's `token` argument from a `tools/call` and return it.
+
+    Only `tools/call` carries arguments; on any other method a `token` is not looked for. A
+    `token` that is not a string is refused without echoing it.
+
+    >>> call = {"method": "tools/call", "params": {"name": "x", "arguments": {"token": "s"}}}
+    >>> _take_argument_token(call), call["params"]["arguments"]
+    ('s', {})
+    """
+    if message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if not isinstance(arguments, dict) or "token" not in arguments:
+        return None
+    token = arguments.pop("token")
+    if token is None:
+        return None
+    if not isinstance(token, str):
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS,
+            "`token` must be a string: the team token (or leave it out and send the "
+            "Authorization header)",
+            request_id=message.get("id"),
+        )
+    return token
 
 
 def _usable_id(value: Any) -> bool:

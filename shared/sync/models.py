@@ -76,8 +76,9 @@ class SyncOutput(BaseModel):
     memory_pruned: int | None = Field(default=None, exclude_if=_is_none)
     skipped: bool | None = Field(default=None, exclude_if=_is_none)
     reason: Literal["lock"] | None = Field(default=None, exclude_if=_is_none)
-    # cairn: a large team's sync runs in the background; `connectors` is then empty (nothing
-    # has run yet) and `run` names the run `sync_status` reports on.
+    # cairn: a large team's sync runs in the background and is waited for; `connectors` and
+    # `memory_pruned` are then the run's (so far, with `success: false`, when it outlasts the
+    # wait) and `run` names the run `sync_status` reports on.
     run: SyncRunView | None = Field(default=None, exclude_if=_is_none)
 
 
@@ -158,8 +159,8 @@ class EmbeddingsBuildInput(_ToolInput):
 
 class EmbeddingsBuildOutput(BaseModel):
     total: int = Field(
-        description="Chunks indexed for the team (or the given source), memories included; 0 "
-        "when the build runs in the background (see `run`)."
+        description="Chunks indexed for the team (or the given source), memories included; "
+        "while a background build is still running (see `run`), what it has indexed so far."
     )
     run: SyncRunView | None = Field(default=None, exclude_if=_is_none)
 

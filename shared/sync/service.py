@@ -8,8 +8,11 @@ tombstoned. `sync` holds the team's sync lock (a lease, one conditional write) a
 
 On a large team (more than `LARGE_TEAM_ITEMS` documents, memories and inbox files) `sync`,
 `sync_run` and `embeddings_build` do not run inside the tool call (24 s): they record a queued
-run, start the sync runner on it (`shared.sync.runs`) and answer at once with the run;
-`sync_status` reports its progress. A team's schedule (`sync_schedule_*`) is managed here too.
+run, start the sync runner on it (`shared.sync.runs`) and wait up to `RUN_WAIT_SECONDS` for it.
+The answer always has the seed's fields, filled from the run: its results when it ended in
+time, else what it has done so far with the connector marked unfinished; the run rides
+alongside and `sync_status` reports the rest. A team's schedule (`sync_schedule_*`) is managed
+here too.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from shared.search.models import DocumentInput
 from shared.search.service import MEMORY_SOURCE, SearchService
 from shared.sync.models import (
     INBOX_EXTENSIONS,
+    OPEN_RUN_STATES,
     ConnectorResult,
     ConnectorStatus,
     InboxFile,
@@ -52,6 +56,10 @@ CONNECTORS = (INBOX_SOURCE,)
 # so 200 uncached items take 10-23 s, near the 24 s a tool call has (docs/sync.md, "Long runs
 # off the tool path"). Counting stops at the threshold: a cheap check.
 LARGE_TEAM_ITEMS = 200
+# How long a large team's sync / embeddings_build waits for its background run before it
+# answers with the run's progress: inside the 24 s a group has (docs/infra/functions-and-
+# bundling.md), leaving room for the size check, the launch and the answer.
+RUN_WAIT_SECONDS = 18.0
 # How many recent runs sync_status lists.
 STATUS_RUNS = 5
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
@@ -93,6 +101,43 @@ def inbox_document(file: InboxFile) -> DocumentInput:
     )
 
 
+def _sync_answer(run: SyncRunView) -> SyncOutput:
+    """Seed 000's sync answer from a background run: the inbox connector's result (`success`
+    only once the run succeeded; the message says where it stands) and the memories pruned."""
+    counts = run.counts
+    if run.state == "succeeded":
+        message = f"Found {counts.get('entities_seen', 0)} files (background run {run.run_id})"
+    elif run.state == "failed":
+        message = f"the background run {run.run_id} failed: {run.error}"
+    else:
+        where = f"{run.phase} {run.done}/{run.total or '?'}" if run.phase else run.state
+        message = (
+            f"still running in the background as {run.run_id} ({where}); these counts are "
+            f"what it has done so far: sync_status with run_id {run.run_id!r} reports the end"
+        )
+    stats = SyncStats(
+        entities_seen=counts.get("entities_seen", 0),
+        chunks_written=counts.get("chunks_written", 0),
+        entities_tombstoned=counts.get("entities_tombstoned", 0),
+        errors=1 if run.state == "failed" else 0,
+        started_at=run.started_at or run.created_at,
+        finished_at=run.finished_at,
+    )
+    connector = ConnectorResult(
+        source=INBOX_SOURCE, success=run.state == "succeeded", message=message, stats=stats
+    )
+    return SyncOutput(connectors=[connector], memory_pruned=counts.get("memory_pruned", 0), run=run)
+
+
+def _indexed(run: SyncRunView) -> int:
+    """embeddings_build's `total` from a background run: chunks and memories indexed, so far
+    while it still runs (the phase in progress counts its `done`)."""
+    total = run.counts.get("chunks_indexed", 0) + run.counts.get("memories_indexed", 0)
+    if run.state in OPEN_RUN_STATES and run.phase in ("documents", "memories"):
+        total += run.done
+    return total
+
+
 class SyncService:
     """The sync group's logic over search (documents), memory pruning, state and the inbox."""
 
@@ -108,6 +153,8 @@ class SyncService:
         launcher: Callable[[], RunLauncher] | None = None,
         schedules: Callable[[], ScheduleBook] | None = None,
         large_team: int = LARGE_TEAM_ITEMS,
+        run_wait_seconds: float = RUN_WAIT_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._search = search
         self._memories = memories
@@ -118,6 +165,8 @@ class SyncService:
         self._launcher = launcher
         self._schedules = schedules
         self.large_team = large_team
+        self.run_wait_seconds = run_wait_seconds
+        self._sleep = sleep
         # The work of a background run; also what the sync runner function executes.
         self.runs = RunExecutor(
             state, search, memory_store, self.connector_counts, lambda: self._clock()
@@ -151,7 +200,7 @@ class SyncService:
             started = self._start(principal, "sync", source=None, lock=lock)
             if started is None:
                 return SyncOutput(skipped=True, reason="lock")
-            return SyncOutput(connectors=[], run=started)
+            return _sync_answer(self._await(team, started))
         holder = f"{principal.actor}:{secrets.token_hex(4)}"
         if lock and not self._state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
             return SyncOutput(skipped=True, reason="lock")
@@ -193,7 +242,8 @@ class SyncService:
         self, principal: Principal, *, source: str | None
     ) -> tuple[int, SyncRunView | None]:
         """Rebuild the team's index from the stores: documents (one source, or all) and, with
-        no `source`, the memories. A large team's build runs in the background: `(0, run)`."""
+        no `source`, the memories. A large team's build runs in the background and is waited
+        for (`RUN_WAIT_SECONDS`): `(chunks indexed, or indexed so far, run)`."""
         team = principal.team
         if source == MEMORY_SOURCE:
             raise InvalidArgument(
@@ -204,7 +254,8 @@ class SyncService:
         if self.is_large(team):
             started = self._start(principal, "embeddings_build", source=source, lock=False)
             assert started is not None  # no lock asked for: always started
-            return 0, started
+            run = self._await(team, started)
+            return _indexed(run), run
         total = self._search.rebuild(team, source)
         if source is None:
             total += self.runs.reindex_memories(team)["memories_indexed"]
@@ -240,6 +291,22 @@ class SyncService:
                 "changed: call again shortly"
             ) from exc
         return view(run, now)
+
+    def _await(self, team: str, run: SyncRunView) -> SyncRunView:
+        """The run once it has ended, or as it stands after `run_wait_seconds`."""
+        deadline = time.monotonic() + self.run_wait_seconds
+        pause = 0.05
+        while run.state in OPEN_RUN_STATES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
+            record = self._state.get_run(team, run.run_id)
+            if record is None:
+                break
+            run = view(record, self._now())
+        return run
 
     def start_scheduled(self, team: str, schedule: str) -> SyncRunView | None:
         """A schedule fired (the local scheduler): queue a `scheduled` run of `team` under the

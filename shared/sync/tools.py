@@ -21,10 +21,11 @@ from shared.sync.models import (
 from shared.sync.service import SyncService
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
-# On a large team sync, sync_run and embeddings_build answer at once with a background run.
+# On a large team sync, sync_run and embeddings_build wait for a background run.
 _LARGE = (
-    " On a large team the work runs in the background: the answer carries `run` (its run_id "
-    "and state) and sync_status reports its progress."
+    " On a large team the work runs in the background, waited for up to 18 s: the answer "
+    "carries `run` (its run_id and state); if it is still running, the counts are so far "
+    "(a sync's connector says success false) and sync_status reports the end."
 )
 
 # Re-running a sync with nothing new changes nothing; it mirrors deletions made in the inbox.

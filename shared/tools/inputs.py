@@ -8,17 +8,18 @@ from pydantic import BaseModel, ConfigDict
 class SeedToolInput(BaseModel):
     """Base of seed 000 tool inputs.
 
-    Seed 000 lists a `token` argument for clients that cannot send headers. cairn authenticates
-    by the Authorization header only, so the argument is accepted and ignored: the identity of a
-    call never comes from its arguments. Any other unknown argument is refused, so a typo never
-    passes silently.
+    Seed 000 lists a `token` argument for clients that cannot send headers. The gateway reads it
+    as the caller's token when no Authorization header is sent, and takes it out of the
+    arguments before dispatch: a tool never receives it (the field stays so that `tools/list`
+    shows the seed's schema). Any other unknown argument is refused, so a typo never passes
+    silently.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     # No description: it was the same sentence in 47 listed tools (3.6 KB of every `tools/list`
     # at /mcp/all); seed 000 itself lists `token` bare on some tools, and docs/protocol.md says
-    # it is ignored.
+    # how it authenticates.
     token: str | None = None
 
 

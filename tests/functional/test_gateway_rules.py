@@ -17,7 +17,12 @@ from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
 from shared.memory.models import MAX_CONTENT_CHARS
-from shared.protocol.gateway import DEFAULT_MAX_BODY_BYTES, GatewayConfig, McpGateway
+from shared.protocol.gateway import (
+    DEFAULT_MAX_BODY_BYTES,
+    HOW_TO_AUTHENTICATE,
+    GatewayConfig,
+    McpGateway,
+)
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
 
@@ -59,7 +64,9 @@ def test_an_expired_token_is_refused_with_32001_http_401_and_the_seed_message(
     assert reply.body["error"] == {
         "code": -32001,
         "message": "Invalid or missing authentication token",
+        "data": {"how": HOW_TO_AUTHENTICATE},
     }
+    assert "Authorization: Bearer" in HOW_TO_AUTHENTICATE
     assert reply.headers["WWW-Authenticate"].startswith('Bearer resource_metadata="')
 
 

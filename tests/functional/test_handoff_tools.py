@@ -152,22 +152,31 @@ def test_list_filters_by_project_cwd_and_harness_newest_first(harness: Harness) 
     assert ids(project_key="p3") == []
 
 
-def test_the_claiming_agent_comes_from_the_token(harness: Harness) -> None:
+def test_a_claim_records_the_harness_chosen_agent_id_beside_the_token_holder(
+    harness: Harness,
+) -> None:
     author = harness.token(team="alpha")
     taker = harness.token(team="alpha", agent_id="agent-b")
+    late = harness.token(team="alpha", agent_id="agent-c")
     handoff_id = _store(harness, author)["id"]
+    described = {
+        "claiming_agent_id": "claude-code:session-42",
+        "claiming_harness": "claude-code",
+        "claiming_source_ref": "run-42",
+    }
 
-    spoofed = harness.call(
-        taker, "claim_handoff", {"handoff_id": handoff_id, "claiming_agent_id": "agent-z"}
-    )
-    same = harness.call(
-        taker, "claim_handoff", {"handoff_id": handoff_id, "claiming_agent_id": "agent-b"}
-    )
+    claimed = harness.call(taker, "claim_handoff", {"handoff_id": handoff_id, **described})
+    lost = harness.call(late, "claim_handoff", {"handoff_id": handoff_id})
 
-    assert spoofed["isError"] is True
-    assert spoofed["error"]["field"] == "claiming_agent_id"
-    assert same["isError"] is False
-    assert same["handoff"]["claim"]["agent_id"] == "agent-b"
+    assert claimed["isError"] is False
+    claim = claimed["handoff"]["claim"]  # type: ignore[index]
+    assert claim["agent_id"] == "agent-b"  # the holder to trust: the token's agent
+    assert claim["claiming_agent_id"] == "claude-code:session-42"
+    assert claim["harness"] == "claude-code"
+    assert claim["source_ref"] == "run-42"
+    holder = lost["error"]["holder"]  # type: ignore[index]
+    assert holder["agent_id"] == "agent-b"
+    assert holder["claiming_agent_id"] == "claude-code:session-42"
 
 
 def test_an_author_argument_is_refused(harness: Harness) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,7 +38,15 @@ def large(harness: Harness, bucket: str) -> SyncService:
     """The sync service with a tiny threshold: a team of more than 2 items is large."""
     service = build_sync_service()
     service.large_team = 2
+    service.run_wait_seconds = 0  # answer with the run as it stands (waiting: `waited` below)
     return service
+
+
+@pytest.fixture
+def waited(large: SyncService) -> SyncService:
+    """The large-team service waiting for its runs, as it does by default (18 s)."""
+    large.run_wait_seconds = 10
+    return large
 
 
 def _ok(result: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +60,7 @@ def _drain() -> None:
     launcher.drain()
 
 
-def test_a_large_teams_sync_answers_at_once_and_the_run_reports_its_progress(
+def test_a_large_teams_sync_that_outlasts_the_wait_says_so_in_the_seeds_fields(
     harness: Harness, large: SyncService
 ) -> None:
     token = harness.token(team="alpha")
@@ -63,7 +72,11 @@ def test_a_large_teams_sync_answers_at_once_and_the_run_reports_its_progress(
     _drain()
     status = _ok(harness.call(token, "sync_status", {}))
 
-    assert started["connectors"] == []
+    (connector,) = started["connectors"]
+    assert connector["success"] is False  # not "done, nothing synced"
+    assert "still running" in connector["message"]
+    assert started["run"]["run_id"] in connector["message"]
+    assert started["memory_pruned"] == 0
     assert started["run"]["state"] == "queued"
     assert started["run"]["kind"] == "sync"
     (run,) = status["runs"]
@@ -319,3 +332,53 @@ def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
     assert taken_during_run
     assert not any(taken_during_run)  # still the run's lock
     assert large.state.acquire_lock("alpha", "other", past_first_lease, 60)  # freed at its end
+
+
+def test_a_large_teams_sync_waited_for_answers_the_seeds_result_with_the_run_alongside(
+    harness: Harness, waited: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"lighthouse log {n}"}))
+    _ok(harness.call(token, "memory_put", {"key": "gone", "content": "x", "ttl_days": 1}))
+
+    synced = _ok(harness.call(token, "sync", {}))
+
+    (connector,) = synced["connectors"]
+    assert connector["source"] == "inbox"
+    assert connector["success"] is True
+    assert connector["stats"]["entities_seen"] == 3
+    assert connector["stats"]["finished_at"] is not None
+    assert synced["memory_pruned"] == 0
+    assert synced["run"]["state"] == "succeeded"
+    assert len(harness.call(token, "search", {"query": "lighthouse log"})["results"]) == 3  # type: ignore[arg-type]
+
+
+def test_a_large_teams_embeddings_build_waited_for_returns_its_real_total(
+    harness: Harness, waited: SyncService
+) -> None:
+    token = harness.token(team="alpha")
+    for key in ("oven", "kiln", "forge"):
+        _ok(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
+
+    built = _ok(harness.call(token, "embeddings_build", {}))
+
+    assert built["run"]["state"] == "succeeded"
+    assert built["total"] == 3  # the three memories: never 0 for "indexed nothing"
+    assert built["total"] == built["run"]["counts"]["memories_indexed"]
+
+
+def test_the_wait_is_bounded_when_the_runner_is_slow(harness: Harness, large: SyncService) -> None:
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    large._launcher = lambda: _Recorder([])  # a runner that never gets to it
+    large.run_wait_seconds = 0.5
+
+    started = time.monotonic()
+    synced = _ok(harness.call(token, "sync_run", {}))
+    took = time.monotonic() - started
+
+    assert 0.5 <= took < 5
+    assert synced["run"]["state"] == "queued"
+    assert synced["connectors"][0]["success"] is False

@@ -182,3 +182,27 @@ def test_a_handoff_too_large_for_a_dynamodb_item_is_refused_by_both(store: Hando
         store.create("alpha", oversized)
     assert refused.value.field == "document_md"
     assert store.get("alpha", oversized.id) is None
+
+
+def test_a_claim_keeps_the_claimants_own_description_beside_the_holder(
+    store: HandoffStore,
+) -> None:
+    store.create("alpha", handoff(1))
+    described = Claim(
+        agent_id="agent-b",
+        claiming_agent_id="claude-code:session-42",
+        harness="claude-code",
+        source_ref="run-42",
+        cwd="/w",
+        claimed_at=T0 + timedelta(hours=1),
+    )
+
+    won = store.claim("alpha", "hof_0001", described)
+    with pytest.raises(AlreadyClaimed) as lost:
+        store.claim("alpha", "hof_0001", claim("late"))
+
+    assert won.claim == described
+    read = store.get("alpha", "hof_0001")
+    assert read is not None
+    assert read.claim == described
+    assert lost.value.claim == described
