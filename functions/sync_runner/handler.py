@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime
-from shared.app.wiring import build_sync_service
+from shared.app.sync_service import build_sync_service
 from shared.auth.wiring import build_token_store
 from shared.coldstart import end_init
 from shared.config.settings import Settings

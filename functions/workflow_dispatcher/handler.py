@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.app.wiring import build_workflow_service
+from shared.app.reactions import build_workflow_service
 from shared.coldstart import end_init
 from shared.observability import logger, metrics, tracer
 from shared.workflows.dispatcher import dispatch

@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.app.groups import load_group
-from shared.app.wiring import build_workflow_service
+from shared.app.reactions import build_workflow_service
 from shared.coldstart import end_init
 from shared.config import names
 from shared.tools.lambda_entry import make_group_handler

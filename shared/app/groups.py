@@ -65,7 +65,7 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
     names.GROUP_SYNC: GroupPlan(
         group="shared.sync.group",
         tools=("shared.sync.tools",),
-        service="shared.app.wiring:build_sync_service",
+        service="shared.app.sync_service:build_sync_service",
     ),
     names.GROUP_ORCHESTRATOR: GroupPlan(
         group="shared.orchestrator.group",
@@ -76,7 +76,7 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
             "shared.orchestrator.events.tools",
             "shared.orchestrator.tasks.tools",
         ),
-        service="shared.app.wiring:build_orchestrator",
+        service="shared.app.reactions:build_orchestrator",
     ),
     names.GROUP_SESSIONS: GroupPlan(
         group="shared.sessions.group",
@@ -86,7 +86,7 @@ GROUPS: Final[Mapping[str, GroupPlan]] = {
     names.GROUP_WORKFLOWS: GroupPlan(
         group="shared.workflows.group",
         tools=("shared.workflows.tools",),
-        service="shared.app.wiring:build_workflow_service",
+        service="shared.app.reactions:build_workflow_service",
     ),
     names.GROUP_KNOWLEDGE: GroupPlan(
         group="shared.knowledge.group",

@@ -1,15 +1,11 @@
-"""The services that are put together from more than one group's (built once per process),
-and the cross-group reactions:
+"""The services put together from more than one group's, built once per process: sessions
+keep engrams as memories, and knowledge indexes its nodes through search. (Sync, which indexes
+through search and prunes memories, is put together in `shared.app.sync_service`; the
+orchestrator and workflows, whose services react to each other, in `shared.app.reactions`: a
+module per function's reach, so each bundle carries only what its function can import.)
 
-- Sessions keep engrams as memories; sync indexes through search and prunes memories;
-  knowledge indexes its nodes through search; workflow steps are orchestrator tasks.
-- A finished task that runs a workflow step moves its execution on (workflows).
-- A finished task, and an ended workflow execution, become `workflow` events of the team's
-  knowledge (seed 003).
-- A published event starts the team's workflows whose event trigger names its type.
-
-The other groups' modules load at the first reaction that needs them, so the orchestrator
-function's cold start does not pay for the workflow engine or the knowledge store.
+Each group's wiring is imported where it is first needed, so a function loads no other
+group's modules at init, and a bundle carries only what its function can reach.
 """
 
 from __future__ import annotations
@@ -21,35 +17,7 @@ from shared import runtime
 if TYPE_CHECKING:
     from shared.knowledge.enrich import Enricher
     from shared.knowledge.service import KnowledgeService
-    from shared.orchestrator.events.models import Event
-    from shared.orchestrator.service import Orchestrator
-    from shared.orchestrator.tasks.models import Task
     from shared.sessions.service import SessionService
-    from shared.sync.service import SyncService
-    from shared.workflows.models import Execution
-    from shared.workflows.service import WorkflowService
-
-
-@runtime.cached
-def build_orchestrator() -> Orchestrator:
-    """The orchestrator group's service, connected to the workflows and knowledge groups."""
-    # Each group's wiring is imported where it is first needed (here and below), so a
-    # function loads no other group's modules at init.
-    from shared.orchestrator.wiring import build_orchestrator as orchestrator_parts
-
-    return orchestrator_parts(
-        on_task_finished=(resume_workflow_step, record_task_event),
-        on_event_published=(start_event_workflows,),
-    )
-
-
-@runtime.cached
-def build_workflow_service() -> WorkflowService:
-    """The workflows group's service, its ended executions recorded as knowledge events."""
-    from shared.orchestrator.tasks.wiring import build_task_store
-    from shared.workflows.wiring import build_workflow_service as workflow_parts
-
-    return workflow_parts(build_task_store(), on_end=(record_execution_event,))
 
 
 @runtime.cached
@@ -59,22 +27,6 @@ def build_session_service() -> SessionService:
     from shared.sessions.wiring import build_session_service as session_parts
 
     return session_parts(build_memory_service())
-
-
-@runtime.cached
-def build_sync_service() -> SyncService:
-    """The sync group's service: it indexes through the search group and prunes and writes
-    memories through the memory group."""
-    from shared.memory.wiring import build_memory_service, build_memory_store
-    from shared.search.wiring import build_search_service
-    from shared.sync.wiring import build_sync_service as sync_parts
-
-    return sync_parts(
-        search=build_search_service(),
-        memory=build_memory_service(),
-        memory_store=build_memory_store(),
-        sync=build_sync_service,
-    )
 
 
 @runtime.cached
@@ -93,56 +45,3 @@ def build_enricher() -> Enricher:
     from shared.search.wiring import build_search_service
 
     return enricher_parts(build_search_service)
-
-
-def resume_workflow_step(team: str, task: Task) -> None:
-    """A finished task that runs a workflow step moves its execution on."""
-    if task.workflow_step_id:
-        build_workflow_service().task_finished(team, task)
-
-
-def start_event_workflows(team: str, event: Event) -> None:
-    """A published event starts the team's workflows whose event trigger names its type."""
-    build_workflow_service().event_published(
-        team, event.event_type, event.payload, event.published_by
-    )
-
-
-def record_task_event(team: str, task: Task) -> None:
-    """A finished task becomes a `workflow` event of the team's knowledge."""
-    from shared.knowledge.wiring import record_workflow_event
-
-    outcome = task.output_summary or task.error_message or ""
-    record_workflow_event(
-        build_knowledge_service(),
-        team,
-        event_id=f"task-{task.id}-{task.status}-{task.fence}",
-        timestamp_ms=int((task.finished_at or task.updated_at).timestamp() * 1000),
-        summary=f"Task '{task.name}' {task.status}" + (f": {outcome}" if outcome else ""),
-        status=task.status,
-        workflow_id=task.workflow_id or task.id,
-        kind="workflow_step" if task.workflow_step_id else "task",
-    )
-
-
-def record_execution_event(team: str, execution: Execution, name: str) -> None:
-    """An ended execution becomes a `workflow` event of the team's knowledge, in the same
-    session as its steps' task events (the workflow id)."""
-    from shared.knowledge.wiring import record_workflow_event
-
-    steps = execution.steps.values()
-    done = sum(1 for s in steps if s.status == "completed")
-    summary = f"Workflow '{name}' {execution.status}: {done} of {len(steps)} steps completed"
-    if execution.error:
-        summary += f"; {execution.error}"
-    ended = execution.ended_at or execution.started_at
-    record_workflow_event(
-        build_knowledge_service(),
-        team,
-        event_id=f"workflow-{execution.id}-{execution.status}",
-        timestamp_ms=int(ended.timestamp() * 1000),
-        summary=summary,
-        status=execution.status,
-        workflow_id=execution.workflow_id,
-        kind="workflow",
-    )

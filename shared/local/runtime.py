@@ -23,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 from shared import runtime
 from shared.app.gateway import build_gateway, create_app
 from shared.app.groups import load_groups
+from shared.app.reactions import build_workflow_service
+from shared.app.sync_service import build_sync_service
 from shared.app.toolsets import CORE, TOOLSETS
-from shared.app.wiring import build_sync_service, build_workflow_service
 from shared.auth.contexts import ContextName, ContextRequest, ContextView, unknown_tools
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRecord, TokenRequest

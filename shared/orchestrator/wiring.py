@@ -2,7 +2,7 @@
 parts are put together; each part's wiring chooses its adapters).
 
 What other groups do when a task finishes or an event is published is passed in: the
-composition root (`shared.app.wiring`) connects those reactions.
+composition root (`shared.app.reactions`) connects those reactions.
 """
 
 from __future__ import annotations

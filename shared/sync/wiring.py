@@ -99,7 +99,7 @@ def build_sync_service(
     sync: Callable[[], SyncService],
 ) -> SyncService:
     """The sync group's service on the search and memory groups' (the composition root,
-    `shared.app.wiring`, passes them, and `sync`: the service as it builds it, which a
+    `shared.app.sync_service`, passes them, and `sync`: the service as it builds it, which a
     background run executes on)."""
     settings = runtime.settings()
     schedules = (

@@ -78,7 +78,7 @@ def build_workflow_service(
     tasks: TaskStore, *, on_end: Sequence[EndListener] = ()
 ) -> WorkflowService:
     """The workflow service, whose steps are tasks of `tasks` (the orchestrator's store);
-    `on_end` runs when an execution ends. The composition root (`shared.app.wiring`) passes
+    `on_end` runs when an execution ends. The composition root (`shared.app.reactions`) passes
     both: the store, and recording the execution as a knowledge event."""
     service = WorkflowService(
         build_workflow_store(),

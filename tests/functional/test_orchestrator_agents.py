@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from shared.app.groups import load_groups
-from shared.app.wiring import build_orchestrator
+from shared.app.reactions import build_orchestrator
 from shared.auth.principal import Principal
 from shared.auth.wiring import build_token_service
 from shared.config import names

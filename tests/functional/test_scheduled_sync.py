@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from shared.app.wiring import build_sync_service
+from shared.app.sync_service import build_sync_service
 from shared.auth.wiring import build_token_store
 from shared.config.settings import Settings
 from shared.sync.runner import run_event

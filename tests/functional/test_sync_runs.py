@@ -15,7 +15,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from shared.app.wiring import build_sync_service
+from shared.app.sync_service import build_sync_service
 from shared.config.settings import Settings
 from shared.search.wiring import build_search_service
 from shared.sync.models import SyncRun

@@ -14,7 +14,7 @@ import pytest
 
 from shared import runtime
 from shared.app.groups import load_catalog, load_groups
-from shared.app.wiring import build_sync_service
+from shared.app.sync_service import build_sync_service
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway

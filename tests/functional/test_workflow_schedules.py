@@ -12,7 +12,7 @@ import pytest
 
 from functions.workflows.handler import handler
 from shared import runtime
-from shared.app.wiring import build_workflow_service
+from shared.app.reactions import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.workflows.adapters.scheduler import EventBridgeSchedules

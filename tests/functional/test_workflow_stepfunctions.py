@@ -18,7 +18,7 @@ import pytest
 
 from functions.workflow_dispatcher.handler import handler as dispatcher
 from shared import runtime
-from shared.app.wiring import build_workflow_service
+from shared.app.reactions import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.orchestrator.events.wiring import build_event_log
