@@ -54,6 +54,14 @@ def _ok(result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _large_team(harness: Harness, note: str = "note {n}", **put: Any) -> str:
+    """A token of team alpha, whose inbox holds 3 items (`note` numbered): a large team."""
+    token = harness.token(team="alpha")
+    for n in range(3):
+        _ok(harness.call(token, "inbox_put", {"content": note.format(n=n), **put}))
+    return token
+
+
 def _drain() -> None:
     launcher = build_sync_service()._launcher()
     assert isinstance(launcher, ThreadRunLauncher)
@@ -63,9 +71,7 @@ def _drain() -> None:
 def test_a_large_teams_sync_that_outlasts_the_wait_says_so_in_the_seeds_fields(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"harbour note {n} on tides"}))
+    token = _large_team(harness, "harbour note {n} on tides")
     assert harness.call(token, "search", {"query": "harbour tides"})["results"] == []
 
     started = _ok(harness.call(token, "sync", {}))
@@ -91,9 +97,7 @@ def test_a_large_teams_sync_that_outlasts_the_wait_says_so_in_the_seeds_fields(
 def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     held: list[str] = []
     # The launcher is not started: the queued run keeps the lock, as a busy runner would.
     large._launcher = lambda: _Recorder(held)
@@ -171,10 +175,7 @@ def _id(harness: Harness, token: str, key: str) -> str:
 def test_in_aws_the_run_starts_the_runner_asynchronously_and_the_runner_does_it(
     harness: Harness, large: SyncService, aws: Settings
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        put = {"content": f"quarry survey {n}", "sync_immediately": True}
-        _ok(harness.call(token, "inbox_put", put))
+    token = _large_team(harness, "quarry survey {n}", sync_immediately=True)
     client = boto3.client("lambda", region_name=aws.region)
     invoked: list[dict[str, Any]] = []
     stubber = Stubber(client)
@@ -228,9 +229,7 @@ class _Capture:
 def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
 
     class Down:
         def launch(self, team: str, run_id: str) -> None:
@@ -275,9 +274,7 @@ def test_a_run_whose_runner_died_is_reported_failed(harness: Harness, large: Syn
 def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
     harness: Harness, large: SyncService
 ) -> None:
-    alpha, beta = harness.token(team="alpha"), harness.token(team="beta")
-    for n in range(3):
-        _ok(harness.call(alpha, "inbox_put", {"content": f"note {n}"}))
+    alpha, beta = _large_team(harness), harness.token(team="beta")
     run_id = _ok(harness.call(alpha, "sync", {}))["run"]["run_id"]
     _drain()
 
@@ -293,9 +290,7 @@ def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
 def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     held: list[str] = []
     large._launcher = lambda: _Recorder(held)
     run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
@@ -311,9 +306,7 @@ def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
 def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     large._launcher = lambda: _Recorder([])
     queued_at = datetime.now(UTC)
     run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
@@ -337,9 +330,7 @@ def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
 def test_a_large_teams_sync_waited_for_answers_the_seeds_result_with_the_run_alongside(
     harness: Harness, waited: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"lighthouse log {n}"}))
+    token = _large_team(harness, "lighthouse log {n}")
     _ok(harness.call(token, "memory_put", {"key": "gone", "content": "x", "ttl_days": 1}))
 
     synced = _ok(harness.call(token, "sync", {}))
@@ -369,9 +360,7 @@ def test_a_large_teams_embeddings_build_waited_for_returns_its_real_total(
 
 
 def test_the_wait_is_bounded_when_the_runner_is_slow(harness: Harness, large: SyncService) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     large._launcher = lambda: _Recorder([])  # a runner that never gets to it
     large.run_wait_seconds = 0.5
 
