@@ -20,8 +20,8 @@ from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
+from tests.functional.gateway_lambda import GatewayContext
 from tests.functional.test_cloudfront_origin import SECRET, entry
-from tests.functional.test_gateway_per_request_work import _Context
 
 __all__ = ["entry"]  # the gateway entry point behind CloudFront, with its origin secret
 
@@ -120,12 +120,12 @@ def test_tool_calls_arrive_as_function_url_events_and_are_answered(
 
     put = entry.handler(
         _url_event("POST", "/mcp", _tool_call("memory_put", {"key": "k", "content": "c"}), token),
-        _Context(),
+        GatewayContext(),
     )
     # A body CloudFront forwarded base64-encoded reads the same.
     got = entry.handler(
         _url_event("POST", "/mcp", _tool_call("memory_get", {"key": "k"}), token, base64_body=True),
-        _Context(),
+        GatewayContext(),
     )
 
     assert put["statusCode"] == 200
@@ -138,10 +138,15 @@ def test_tool_calls_arrive_as_function_url_events_and_are_answered(
 def test_the_app_owns_every_path_of_the_url(entry: ModuleType, invoked: list[str]) -> None:
     # No API Gateway routes: the app answers what it does not serve (405 for GET /mcp,
     # 404 for an unknown path), and the metadata route with the public URL.
-    assert entry.handler(_url_event("GET", "/mcp", None, None), _Context())["statusCode"] == 405
-    assert entry.handler(_url_event("GET", "/nowhere", None, None), _Context())["statusCode"] == 404
+    assert (
+        entry.handler(_url_event("GET", "/mcp", None, None), GatewayContext())["statusCode"] == 405
+    )
+    assert (
+        entry.handler(_url_event("GET", "/nowhere", None, None), GatewayContext())["statusCode"]
+        == 404
+    )
     metadata = entry.handler(
-        _url_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None), _Context()
+        _url_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None), GatewayContext()
     )
     assert metadata["statusCode"] == 200
     assert json.loads(metadata["body"])["resource"] == "https://d111111abcdef8.cloudfront.net/mcp"
@@ -159,7 +164,7 @@ def test_the_public_url_without_cloudfronts_header_is_refused(
     body = _tool_call("memory_put", {"key": "k", "content": "c"})
     for header in (None, "", SECRET[:-1] + "x"):
         refused = entry.handler(
-            _url_event("POST", "/mcp", body, token, origin_header=header), _Context()
+            _url_event("POST", "/mcp", body, token, origin_header=header), GatewayContext()
         )
         assert refused["statusCode"] == 403
     assert invoked == []
@@ -175,10 +180,10 @@ def test_a_toolset_url_behind_the_function_url_narrows_the_tools(
     )
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
-    listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), _Context())
+    listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), GatewayContext())
     refused = entry.handler(
         _url_event("POST", "/mcp/hippo", _tool_call("memory_get", {"key": "k"}), token),
-        _Context(),
+        GatewayContext(),
     )
 
     assert len(json.loads(listed["body"])["result"]["tools"]) == 9
