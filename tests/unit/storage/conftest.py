@@ -8,12 +8,14 @@ the same inputs run on both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
 from shared.config.settings import Settings
@@ -54,3 +56,21 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         runtime.configure(settings)
         yield Backend("dynamodb", settings, tmp_path)
         runtime.configure(Settings())
+
+
+@pytest.fixture
+def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto checks a request's condition and writes in Python, not atomically, where DynamoDB
+    applies each request (a conditional write, a transaction) atomically: serialize moto's
+    requests so that threads race as they would on DynamoDB (their calls interleave freely;
+    each call is one atomic step)."""
+    if backend.is_sqlite:
+        return
+    lock = threading.Lock()
+    original: Callable[..., Any] = BotocoreStubber.process_request
+
+    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
+        with lock:
+            return original(self, request)
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
