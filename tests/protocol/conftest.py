@@ -12,8 +12,10 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp.client import Client
 
 DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
@@ -62,6 +64,15 @@ class LocalServer:
             "tokens", "create", "--team", team, "--name", name, "--scopes", scopes, *extra
         )
         return done.stdout.strip()
+
+
+async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tool` called through the MCP SDK's client: it succeeded, and its structured answer."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 def spawn_serve(
