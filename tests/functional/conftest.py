@@ -15,6 +15,7 @@ from moto.core.botocore_stubber import BotocoreStubber
 from shared import runtime
 from shared.app.groups import load_catalog, load_groups
 from shared.auth.models import TokenRequest
+from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
@@ -128,6 +129,17 @@ def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> di
     result = harness.call(token, tool, arguments)
     assert result["isError"] is False, result
     return result
+
+
+def admin_agent(name: str, team: str = "alpha") -> Principal:
+    """An admin token's principal acting as the agent `name`, for the services called directly."""
+    return Principal(
+        team=team,
+        token_id=f"tok_{name}",
+        token_name=name,
+        scopes=frozenset({"admin"}),
+        agent_id=name,
+    )
 
 
 @pytest.fixture

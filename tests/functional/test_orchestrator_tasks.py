@@ -8,7 +8,6 @@ from typing import Any
 import boto3
 import pytest
 
-from shared.auth.principal import Principal
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.ports import ActiveAgent
@@ -16,6 +15,7 @@ from shared.orchestrator.tasks.adapters import DynamoTaskStore
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from tests.functional.conftest import Harness
+from tests.functional.conftest import admin_agent as agent
 
 NOW = 1_800_000_000.0
 
@@ -36,16 +36,6 @@ class Directory:
         if name not in self._capabilities and name not in self._limits:
             return None
         return ActiveAgent(self._capabilities.get(name, frozenset()), self._limits.get(name))
-
-
-def agent(name: str, team: str = "alpha") -> Principal:
-    return Principal(
-        team=team,
-        token_id=f"tok_{name}",
-        token_name=name,
-        scopes=frozenset({"admin"}),
-        agent_id=name,
-    )
 
 
 @pytest.fixture
