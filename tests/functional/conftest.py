@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
@@ -124,11 +125,22 @@ class Harness:
         return result
 
 
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """`harness.call` that must succeed: its result, with `isError` false."""
-    result = harness.call(token, tool, arguments)
+def no_error(result: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's result that must be a success (`isError` false), passed on."""
     assert result["isError"] is False, result
     return result
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`harness.call` that must succeed: its result, with `isError` false."""
+    return no_error(harness.call(token, tool, arguments))
+
+
+@pytest.fixture
+def bucket(aws: Settings) -> str:
+    """The artifacts bucket, made on moto's S3."""
+    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
+    return aws.artifacts_bucket
 
 
 def admin_agent(name: str, team: str = "alpha") -> Principal:
