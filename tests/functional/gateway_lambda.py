@@ -10,7 +10,10 @@ from types import ModuleType
 
 import pytest
 
+from shared.auth.models import TokenRequest
+from shared.auth.wiring import build_token_service
 from shared.config import names
+from shared.config.settings import Settings
 from tests.functional.conftest import PEPPER
 
 
@@ -40,3 +43,10 @@ def gateway_entry(
     sys.modules.pop("functions.gateway.handler", None)
     yield importlib.import_module("functions.gateway.handler")
     sys.modules.pop("functions.gateway.handler", None)
+
+
+def issued_token(aws: Settings, *scopes: str, name: str = "t") -> str:
+    """The secret of a new team-alpha token with `scopes`, issued on `aws`'s token store."""
+    return (
+        build_token_service(aws).issue(TokenRequest(team="alpha", name=name, scopes=scopes)).secret
+    )

@@ -14,14 +14,12 @@ import boto3
 import pytest
 
 from shared.app.groups import load_groups
-from shared.auth.models import TokenRequest
 from shared.auth.origin import ORIGIN_HEADER, OriginGuard, build_origin_guard
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
-from tests.functional.gateway_lambda import GatewayContext, gateway_entry
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 from tests.functional.test_gateway_per_request_work import _http_api_event
 
 SECRET = "s3cr3t-origin-value-generated-at-deploy"
@@ -70,11 +68,7 @@ def test_a_request_around_cloudfront_is_refused_before_any_tool_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     # The groups run in this process; every invoke is recorded on its way.
     groups = InProcessInvoker(load_groups(), threading.RLock())
     invoked: list[str] = []

@@ -13,14 +13,12 @@ from typing import Any
 import pytest
 
 from shared.app.groups import load_groups
-from shared.auth.models import TokenRequest
 from shared.auth.origin import ORIGIN_HEADER
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
-from tests.functional.gateway_lambda import GatewayContext
+from tests.functional.gateway_lambda import GatewayContext, issued_token
 from tests.functional.test_cloudfront_origin import SECRET, entry
 
 __all__ = ["entry"]  # the gateway entry point behind CloudFront, with its origin secret
@@ -112,11 +110,7 @@ def invoked(entry: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_tool_calls_arrive_as_function_url_events_and_are_answered(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
 
     put = entry.handler(
         _url_event("POST", "/mcp", _tool_call("memory_put", {"key": "k", "content": "c"}), token),
@@ -156,11 +150,7 @@ def test_the_app_owns_every_path_of_the_url(entry: ModuleType, invoked: list[str
 def test_the_public_url_without_cloudfronts_header_is_refused(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     body = _tool_call("memory_put", {"key": "k", "content": "c"})
     for header in (None, "", SECRET[:-1] + "x"):
         refused = entry.handler(
@@ -173,11 +163,7 @@ def test_the_public_url_without_cloudfronts_header_is_refused(
 def test_a_toolset_url_behind_the_function_url_narrows_the_tools(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
     listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), GatewayContext())

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from tests.functional.gateway_lambda import GatewayContext, gateway_entry
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 
 PUBLIC_URL = "https://abc123.execute-api.us-east-1.amazonaws.com/v1"
 
@@ -76,13 +75,8 @@ def _body(response: dict[str, Any]) -> Any:
 
 
 def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
-        .secret
-    )
+    token = issued_token(aws, "memory")
     event = _event(
         "POST",
         "/mcp",
@@ -106,13 +100,8 @@ def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: 
 
 
 def test_tools_list_through_mangum_shows_the_tokens_tools(entry: ModuleType, aws: Settings) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
-        .secret
-    )
+    token = issued_token(aws, "memory.read")
 
     response = entry.handler(
         _event("POST", "/mcp", _rpc("tools/list"), _mcp_headers(token)), GatewayContext()
@@ -164,13 +153,8 @@ def test_the_gateway_waits_for_a_group_within_its_budget_and_never_retries(
 def test_a_toolset_url_behind_api_gateway_lists_its_seeds_tools(
     entry: ModuleType, aws: Settings
 ) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     event = _event("POST", "/mcp/verbs", _rpc("tools/list"), _mcp_headers(token))
     event["resource"] = event["requestContext"]["resourcePath"] = "/mcp/{toolset}"
     event["pathParameters"] = {"toolset": "verbs"}

@@ -11,10 +11,8 @@ from typing import Any
 
 import pytest
 
-from shared.auth.models import TokenRequest
-from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
-from tests.functional.gateway_lambda import GatewayContext, gateway_entry
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 
 
 @pytest.fixture
@@ -55,11 +53,7 @@ def test_warm_invocations_start_no_thread(
     entry: ModuleType, aws: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a warm container (one request served)...
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
-        .secret
-    )
+    token = issued_token(aws, "memory")
     assert entry.handler(_event("ping", token), GatewayContext())["statusCode"] == 200
     started: list[str] = []
     start = threading.Thread.start
@@ -117,11 +111,7 @@ def _http_api_event(method: str, path: str, body: str | None, token: str | None)
 
 
 def test_http_api_events_are_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
-        .secret
-    )
+    token = issued_token(aws, "memory.read")
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
     listed = entry.handler(_http_api_event("POST", "/mcp", listing, token), GatewayContext())
