@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.jsonrpc import tools_call
 from tests.protocol.conftest import free_port, start_server, stop_server
 
 
@@ -37,12 +38,7 @@ def _cli(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
 def _search(url: str, token: str, query: str) -> dict[str, object]:
     response = httpx.post(
         url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "search", "arguments": {"query": query}},
-        },
+        json=tools_call("search", {"query": query}),
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
         timeout=60,
     )

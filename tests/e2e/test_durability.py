@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.jsonrpc import tools_call
 from tests.protocol.conftest import DEV_TOKEN, free_port, spawn_serve, wait_until_serving
 
 pytestmark = pytest.mark.protocol
@@ -71,12 +72,7 @@ def _serve(data_dir: Path, port: int) -> Serving:
 
 
 def _rpc(client: httpx.Client, url: str, tool: str, arguments: Any) -> httpx.Response:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
+    body = tools_call(tool, arguments)
     return client.post(url, content=json.dumps(body).encode(), headers=HEADERS, timeout=60)
 
 

@@ -8,18 +8,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.jsonrpc import tools_call
 from tests.protocol.conftest import free_port, start_server, stop_server
 
 
 def _call(url: str, token: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
     response = httpx.post(
         url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
+        json=tools_call(tool, arguments),
         headers={
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",

@@ -23,6 +23,7 @@ from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
 from shared.tools.invoker import InProcessInvoker
 from tests.fake_aws import fake_aws
+from tests.jsonrpc import tools_call
 
 PEPPER = "functional-test-pepper"
 
@@ -110,12 +111,7 @@ class Harness:
 
     def call(self, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reply = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            },
+            tools_call(tool, arguments),
             token,
         )
         assert reply.status == 200, reply.body

@@ -21,6 +21,7 @@ from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 from tests.functional.test_gateway_per_request_work import _http_api_event
+from tests.jsonrpc import tools_call
 
 SECRET = "s3cr3t-origin-value-generated-at-deploy"
 
@@ -48,14 +49,7 @@ def entry(
 
 
 def _call(token: str, origin_header: str | None) -> dict[str, Any]:
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "memory_put", "arguments": {"key": "k", "content": "c"}},
-        }
-    )
+    body = json.dumps(tools_call("memory_put", {"key": "k", "content": "c"}))
     event = _http_api_event("POST", "/mcp", body, token)
     if origin_header is not None:
         event["headers"][ORIGIN_HEADER] = origin_header

@@ -20,6 +20,7 @@ from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.gateway_lambda import GatewayContext, issued_token
 from tests.functional.test_cloudfront_origin import SECRET, entry
+from tests.jsonrpc import tools_call
 
 __all__ = ["entry"]  # the gateway entry point behind CloudFront, with its origin secret
 
@@ -83,14 +84,7 @@ def _url_event(
 
 
 def _tool_call(name: str, arguments: dict[str, Any]) -> str:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-    )
+    return json.dumps(tools_call(name, arguments))
 
 
 @pytest.fixture

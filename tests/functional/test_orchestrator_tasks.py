@@ -16,6 +16,7 @@ from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from tests.functional.conftest import Harness
 from tests.functional.conftest import admin_agent as agent
+from tests.jsonrpc import tools_call
 
 NOW = 1_800_000_000.0
 
@@ -306,12 +307,7 @@ def test_a_token_without_task_execute_cannot_complete(harness: Harness) -> None:
     reader = harness.token(team="alpha", scopes=("task.read",))
 
     reply = harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "task.complete", "arguments": {"task_id": "tsk_x"}},
-        },
+        tools_call("task.complete", {"task_id": "tsk_x"}),
         reader,
     )
 

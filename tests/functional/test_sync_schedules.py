@@ -22,6 +22,7 @@ from shared.sync.runs import ThreadRunLauncher
 from shared.sync.wiring import build_local_schedules
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness, no_error
+from tests.jsonrpc import tools_call
 
 GROUP = "cairn-dev-t-sync"
 RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
@@ -114,12 +115,7 @@ def test_the_schedule_tools_need_the_sync_scope(in_aws: Harness) -> None:
     reader = in_aws.token(team="alpha", scopes=("search", "memory"))
 
     reply = in_aws.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "sync_schedule_set", "arguments": {"every": "1h"}},
-        },
+        tools_call("sync_schedule_set", {"every": "1h"}),
         reader,
     )
 

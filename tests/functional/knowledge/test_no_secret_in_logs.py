@@ -43,6 +43,7 @@ from shared.local.server import loopback_listener
 from shared.tools.invoker import LambdaInvoker
 from tests.functional.knowledge.corpus import NOW_MS
 from tests.functional.knowledge.test_redaction import SECRETS
+from tests.jsonrpc import tools_call
 
 
 class Records(logging.Handler):
@@ -146,12 +147,7 @@ def _raw_events(prefix: str) -> list[dict[str, Any]]:
 def _mcp(client: httpx.Client, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     reply = client.post(
         "/mcp/all",  # the generated dev token lists core at /mcp
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
+        json=tools_call(tool, arguments),
         headers={
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",
@@ -240,12 +236,7 @@ def test_a_crash_after_ingest_logs_only_redacted_text(
     with httpx.Client(base_url=served.url, timeout=60) as client:
         called = client.post(
             "/mcp/all",  # the generated dev token lists core at /mcp
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "ingest_events", "arguments": {"events": _raw_events("m")}},
-            },
+            json=tools_call("ingest_events", {"events": _raw_events("m")}),
             headers={
                 "Authorization": f"Bearer {agent_token}",
                 "Accept": "application/json, text/event-stream",
@@ -320,12 +311,7 @@ def test_the_aws_gateway_forwards_raw_events_to_the_function_without_logging_the
             assert routed.status_code == 200, routed.text
             called = web.post(
                 "/mcp/all",  # the generated dev token lists core at /mcp
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {"name": "ingest_events", "arguments": {"events": _raw_events("m")}},
-                },
+                json=tools_call("ingest_events", {"events": _raw_events("m")}),
                 headers={**headers, "Accept": "application/json, text/event-stream"},
             )
             assert called.json()["result"]["isError"] is False, called.text
