@@ -43,6 +43,19 @@ class Backend:
         return runtime.table(logical_id)
 
 
+def ids_of_every_page(list_page: Callable[[str | None], Any]) -> list[str]:
+    """The ids of every item `list_page(cursor)` lists, following each page's `next_cursor`
+    from the first page (cursor None) to the one without."""
+    ids: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = list_page(cursor)
+        ids += [item.id for item in page.items]
+        if page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
+
+
 @pytest.fixture(params=[pytest.param("dynamodb", marks=pytest.mark.moto), "sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":

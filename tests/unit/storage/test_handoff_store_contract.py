@@ -13,7 +13,7 @@ from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilte
 from shared.handoffs.wiring import build_handoff_store
 from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, ids_of_every_page
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 ANY = OpenHandoffFilter()
@@ -97,14 +97,11 @@ def test_filters_keep_only_exact_matches(store: HandoffStore) -> None:
 def test_pages_chain_without_gaps_or_repeats(store: HandoffStore) -> None:
     for number in range(1, 12):
         store.create("alpha", handoff(number, project_key="p" if number % 2 else "q"))
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = store.list_open("alpha", OpenHandoffFilter(project_key="p"), limit=2, cursor=cursor)
-        seen += [h.id for h in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    seen = ids_of_every_page(
+        lambda cursor: store.list_open(
+            "alpha", OpenHandoffFilter(project_key="p"), limit=2, cursor=cursor
+        )
+    )
     assert seen == [f"hof_{n:04d}" for n in (11, 9, 7, 5, 3, 1)]
 
 

@@ -19,7 +19,7 @@ from shared.orchestrator.tasks.ports import (
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, ids_of_every_page
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=15)
@@ -309,23 +309,15 @@ def test_pages_chain_without_gaps_or_repeats(store: TaskStore) -> None:
         store.create("alpha", task(number, workflow_id="wf_1" if number % 2 else "wf_2"))
     # Two tasks created in the same instant: the id breaks the tie on both adapters.
     store.create("alpha", task(12, id="tsk_0012a", created_at=T0 + timedelta(seconds=11)))
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = store.list_team("alpha", TaskFilter(workflow_id="wf_1"), limit=2, cursor=cursor)
-        seen += [t.id for t in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    seen = ids_of_every_page(
+        lambda cursor: store.list_team(
+            "alpha", TaskFilter(workflow_id="wf_1"), limit=2, cursor=cursor
+        )
+    )
     assert seen == [f"tsk_{n:04d}" for n in (11, 9, 7, 5, 3, 1)]
-    everything: list[str] = []
-    cursor = None
-    while True:
-        page = store.list_team("alpha", ANY, limit=5, cursor=cursor)
-        everything += [t.id for t in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    everything = ids_of_every_page(
+        lambda cursor: store.list_team("alpha", ANY, limit=5, cursor=cursor)
+    )
     assert everything[:2] == ["tsk_0012a", "tsk_0011"]
     assert len(everything) == len(set(everything)) == 12
 
