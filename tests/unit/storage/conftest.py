@@ -9,10 +9,10 @@ the same inputs run on both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
@@ -41,6 +41,26 @@ class Backend:
 
     def table(self, logical_id: str) -> Any:
         return runtime.table(logical_id)
+
+
+T = TypeVar("T")
+
+
+def at_once(racer: Callable[[T], None], contenders: Iterable[T]) -> None:
+    """`racer(contender)` for each contender in a thread of its own, all released together by
+    a barrier; back once every one has finished."""
+    everyone = list(contenders)
+    barrier = threading.Barrier(len(everyone))
+
+    def released(contender: T) -> None:
+        barrier.wait()
+        racer(contender)
+
+    threads = [threading.Thread(target=released, args=(c,)) for c in everyone]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def ids_of_every_page(list_page: Callable[[str | None], Any]) -> list[str]:

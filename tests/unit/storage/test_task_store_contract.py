@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from shared.orchestrator.tasks.ports import (
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend, ids_of_every_page
+from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=15)
@@ -349,21 +348,15 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Task
     store.create("alpha", task(1))
     winners: list[str] = []
     holders: set[str | None] = set()
-    barrier = threading.Barrier(8)
 
     def race(agent: str) -> None:
-        barrier.wait()
         try:
             store.claim("alpha", "tsk_0001", agent, T0, T0 + LEASE, 0)
             winners.append(agent)
         except ClaimLost as lost:
             holders.add(lost.current.claimed_by if lost.current else None)
 
-    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, (f"agent-{n}" for n in range(8)))
     assert len(winners) == 1
     assert holders == set(winners)
 
