@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp.client import Client
+
+from tests.jsonrpc import tools_call
 
 DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
@@ -73,6 +76,23 @@ async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict
     content: dict[str, Any] | None = result.structured_content
     assert content is not None
     return content
+
+
+def posted_call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tool` called with a plain HTTP POST of its JSON-RPC body, as a script would: the
+    request was answered (200), and its result."""
+    response = httpx.post(
+        url,
+        json=tools_call(tool, arguments),
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
 
 
 def spawn_serve(
