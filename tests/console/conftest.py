@@ -13,6 +13,17 @@ from shared.app.gateway import create_app
 from tests.functional.conftest import Harness, aws, harness  # noqa: F401 (fixtures)
 
 NONCE = re.compile(r'name="csrf" value="([^"]+)"')
+# A handoff document with every section a handoff must have.
+HANDOFF = "\n\n".join(
+    f"## {section}\n\n{text}"
+    for section, text in (
+        ("Start & intent", "Migrate the billing cron."),
+        ("Journey", "Read the old scripts."),
+        ("Current state", "Half the jobs are moved."),
+        ("What’s left", "The nightly invoice job."),
+        ("Open questions", "Who owns the old box?"),
+    )
+)
 
 
 @dataclass

@@ -3,22 +3,13 @@ a store or AWS, so every read and action it makes is a tools/call."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
+
+from tests.unit.test_import_graph import imported_modules
 
 CONSOLE = Path(__file__).resolve().parents[2] / "shared" / "console"
 # The gateway, and the routes' way to run a blocking call (transport, no domain or store).
 ALLOWED_SHARED = ("shared.console", "shared.protocol.gateway", "shared.protocol.blocking")
-
-
-def _imports(path: Path) -> list[str]:
-    found: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found.append(node.module)
-    return found
 
 
 def test_the_console_reaches_cairn_only_through_the_gateway() -> None:
@@ -28,7 +19,7 @@ def test_the_console_reaches_cairn_only_through_the_gateway() -> None:
     reached = {
         f"{path.name}: {name}"
         for path in modules
-        for name in _imports(path)
+        for name in imported_modules(path)
         if (name.startswith("shared.") and not name.startswith(ALLOWED_SHARED))
         or name.split(".")[0] in {"boto3", "botocore", "sqlite3"}
     }

@@ -27,6 +27,7 @@ import anyio
 import pytest
 
 from tests.ci import skip_unless_ci
+from tests.console.conftest import HANDOFF
 from tests.protocol.conftest import LocalServer, start_server, stop_server
 
 pytestmark = pytest.mark.protocol
@@ -359,16 +360,7 @@ def test_memory_browser_and_work_view_render_accessibly(
     check_accessibility(browser)
     shot(browser, "06-memories")
     worker = team_a["worker"]
-    handoff = "# Billing cron\n\n" + "\n\n".join(
-        f"## {section}\n\n{text}"
-        for section, text in (
-            ("Start & intent", "Migrate the billing cron."),
-            ("Journey", "Read the old scripts."),
-            ("Current state", "Half the jobs are moved."),
-            ("What’s left", "The nightly invoice job."),
-            ("Open questions", "Who owns the old box?"),
-        )
-    )
+    handoff = "# Billing cron\n\n" + HANDOFF
     sdk_call(
         server, worker, "store_handoff", {"title": "Billing cron migration", "document_md": handoff}
     )

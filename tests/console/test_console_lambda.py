@@ -12,10 +12,9 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
 
-from shared.auth.models import TokenRequest
-from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
-from tests.functional.test_gateway_entry import _Context, entry  # noqa: F401 (fixture)
+from tests.functional.gateway_lambda import GatewayContext, issued_token
+from tests.functional.test_gateway_entry import entry  # noqa: F401 (fixture)
 
 HOST = "abc123.execute-api.us-east-1.amazonaws.com"
 NONCE = re.compile(r'name="csrf" value="([^"]+)"')
@@ -78,13 +77,9 @@ def _cookie(response: dict[str, Any], name: str) -> tuple[str, str]:
 
 
 def test_signing_in_through_api_gateway_over_https(entry: ModuleType, aws: Settings) -> None:  # noqa: F811
-    secret = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="reviewer", scopes=("memory", "memory.review")))
-        .secret
-    )
+    secret = issued_token(aws, "memory", "memory.review", name="reviewer")
 
-    login = entry.handler(_event("GET", "/console/login", cookies={}), _Context())
+    login = entry.handler(_event("GET", "/console/login", cookies={}), GatewayContext())
     nonce, nonce_line = _cookie(login, "cairn_console_login")
     page = _text(login)
     signed_in = entry.handler(
@@ -94,11 +89,11 @@ def test_signing_in_through_api_gateway_over_https(entry: ModuleType, aws: Setti
             form={"token": secret, "csrf": NONCE.findall(page)[0]},
             cookies={"cairn_console_login": nonce},
         ),
-        _Context(),
+        GatewayContext(),
     )
     session, session_line = _cookie(signed_in, "cairn_console")
     review = entry.handler(
-        _event("GET", "/console/review", cookies={"cairn_console": session}), _Context()
+        _event("GET", "/console/review", cookies={"cairn_console": session}), GatewayContext()
     )
     forged = entry.handler(
         _event(
@@ -107,7 +102,7 @@ def test_signing_in_through_api_gateway_over_https(entry: ModuleType, aws: Setti
             form={"csrf": "0" * 64},
             cookies={"cairn_console": session},
         ),
-        _Context(),
+        GatewayContext(),
     )
 
     assert login["statusCode"] == 200
@@ -134,11 +129,7 @@ def test_signing_out_through_api_gateway_clears_the_cookie_on_the_stage_path(
 ) -> None:
     from shared.console.security import csrf_token
 
-    secret = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
-        .secret
-    )
+    secret = issued_token(aws, "memory")
 
     out = entry.handler(
         _event(
@@ -147,7 +138,7 @@ def test_signing_out_through_api_gateway_clears_the_cookie_on_the_stage_path(
             form={"csrf": csrf_token(secret)},
             cookies={"cairn_console": secret},
         ),
-        _Context(),
+        GatewayContext(),
     )
 
     assert out["statusCode"] == 303

@@ -7,19 +7,9 @@ import re
 
 from shared import runtime
 from shared.config.settings import Settings
-from tests.console.conftest import Console
+from tests.console.conftest import HANDOFF, Console
 from tests.functional.conftest import ok
 
-HANDOFF = "\n\n".join(
-    f"## {section}\n\n{text}"
-    for section, text in (
-        ("Start & intent", "Migrate the billing cron."),
-        ("Journey", "Read the old scripts."),
-        ("Current state", "Half the jobs are moved."),
-        ("What’s left", "The nightly invoice job."),
-        ("Open questions", "Who owns the old box?"),
-    )
-)
 TWO_STEPS = {"steps": [{"name": "draft"}, {"name": "review", "depends_on": ["draft"]}]}
 
 

@@ -11,10 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.protocol.conftest import free_port, start_server, stop_server
+from tests.protocol.conftest import free_port, posted_call, start_server, stop_server
 
 
 def _cli(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -32,23 +31,6 @@ def _cli(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
         timeout=300,
         stdin=subprocess.DEVNULL,
     )
-
-
-def _search(url: str, token: str, query: str) -> dict[str, object]:
-    response = httpx.post(
-        url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "search", "arguments": {"query": query}},
-        },
-        headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-        timeout=60,
-    )
-    assert response.status_code == 200, response.text
-    result: dict[str, object] = response.json()["result"]
-    return result
 
 
 @pytest.mark.protocol
@@ -74,7 +56,12 @@ def test_tokens_and_index_find_the_server_by_the_port_in_its_data_folder(tmp_pat
         # Not a terminal: plain progress lines on stderr, one per stage's end at least.
         assert "files: 1/1 files" in indexed.stderr
         assert "embedding: 1/1 chunks" in indexed.stderr
-        found = _search(server.url, server.dev_token, "when does the pager rotation hand over")
+        found = posted_call(
+            server.url,
+            server.dev_token,
+            "search",
+            {"query": "when does the pager rotation hand over"},
+        )
         assert "Mondays at 10" in json.dumps(found)
     finally:
         output = stop_server(server)

@@ -12,10 +12,8 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import DEV_TOKEN, free_port
+from tests.jsonrpc import tools_call
+from tests.protocol.conftest import DEV_TOKEN, free_port, spawn_serve, wait_until_serving
 
 pytestmark = pytest.mark.protocol
 
@@ -64,47 +63,16 @@ def _no_server_outlives_its_test() -> Iterator[None]:
 
 
 def _serve(data_dir: Path, port: int) -> Serving:
-    env = {
-        **os.environ,
-        "CAIRN_PORT": str(port),
-        "CAIRN_DATA_DIR": str(data_dir),
-        "CAIRN_DEV_TOKEN": DEV_TOKEN,
-    }
-    # Output to a file, not a pipe: a full pipe nobody reads would block the server's logging.
     log = data_dir.parent / f"{data_dir.name}-{time.monotonic_ns()}.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli", "serve"],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,  # its own process group, which the test signals
-        )
+    # Its own process group, which the test signals.
+    process = spawn_serve(data_dir, port, log, log_mode="w", start_new_session=True)
     _started.append(process)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"cairn serve exited: {log.read_text()}")
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
-            ):
-                return Serving(process, f"http://127.0.0.1:{port}/mcp", log)
-        except OSError:
-            time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)
-    raise RuntimeError("cairn serve did not start within 60 s")
+    wait_until_serving(process, port, log, kill=lambda: os.killpg(process.pid, signal.SIGKILL))
+    return Serving(process, f"http://127.0.0.1:{port}/mcp", log)
 
 
 def _rpc(client: httpx.Client, url: str, tool: str, arguments: Any) -> httpx.Response:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
+    body = tools_call(tool, arguments)
     return client.post(url, content=json.dumps(body).encode(), headers=HEADERS, timeout=60)
 
 

@@ -5,30 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.protocol.conftest import free_port, start_server, stop_server
-
-
-def _call(url: str, token: str, tool: str, arguments: dict[str, object]) -> dict[str, object]:
-    response = httpx.post(
-        url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-        },
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    result: dict[str, object] = response.json()["result"]
-    return result
+from tests.protocol.conftest import free_port, posted_call, start_server, stop_server
 
 
 @pytest.mark.protocol
@@ -36,7 +15,7 @@ def test_memories_and_tokens_survive_a_restart(tmp_path: Path) -> None:
     port = free_port()
     first = start_server(tmp_path, port)
     token = first.create_token("persist", "memory")
-    stored = _call(
+    stored = posted_call(
         first.url, token, "memory_put", {"key": "durable", "content": "kept across restarts"}
     )
     output = stop_server(first)
@@ -45,7 +24,7 @@ def test_memories_and_tokens_survive_a_restart(tmp_path: Path) -> None:
 
     second = start_server(tmp_path, port)
     try:
-        found = _call(second.url, token, "memory_get", {"key": "durable"})
+        found = posted_call(second.url, token, "memory_get", {"key": "durable"})
         assert found["memory"] == stored["memory"]
     finally:
         stop_server(second)
@@ -78,7 +57,7 @@ def test_cairn_index_then_search_get_and_get_chunk_through_mcp(tmp_path: Path) -
         stats = json.loads(indexed.stdout)
         assert stats["indexed"] == 2
 
-        found = _call(
+        found = posted_call(
             server.url, server.dev_token, "search", {"query": "how do I roll back a deploy"}
         )
         results = found["results"]
@@ -89,7 +68,7 @@ def test_cairn_index_then_search_get_and_get_chunk_through_mcp(tmp_path: Path) -
         assert top["source"] == "local_files"
         assert "blue-green" in " ".join(c["content"] for c in top["chunks"])
 
-        entity = _call(server.url, server.dev_token, "get", {"entity_id": top["entity_id"]})[
+        entity = posted_call(server.url, server.dev_token, "get", {"entity_id": top["entity_id"]})[
             "entity"
         ]
         assert isinstance(entity, dict)
@@ -97,7 +76,9 @@ def test_cairn_index_then_search_get_and_get_chunk_through_mcp(tmp_path: Path) -
         assert [c["chunk_index"] for c in entity["chunks"]] == list(range(len(entity["chunks"])))
 
         chunk_id = top["chunks"][0]["chunk_id"]
-        chunk = _call(server.url, server.dev_token, "get_chunk", {"chunk_id": chunk_id})["chunk"]
+        chunk = posted_call(server.url, server.dev_token, "get_chunk", {"chunk_id": chunk_id})[
+            "chunk"
+        ]
         assert isinstance(chunk, dict)
         assert chunk["chunk_id"] == chunk_id
         assert chunk["entity_id"] == top["entity_id"]
@@ -114,7 +95,7 @@ def test_local_inbox_files_land_in_the_data_folder_and_sync_indexes_them(tmp_pat
     data = tmp_path / "data"
     server = start_server(data)
     try:
-        put = _call(
+        put = posted_call(
             server.url,
             server.dev_token,
             "inbox_put",
@@ -124,19 +105,21 @@ def test_local_inbox_files_land_in_the_data_folder_and_sync_indexes_them(tmp_pat
         assert path.parent == data / "inbox" / "local"
         assert path.read_text().endswith("The kiln fires on Thursdays.")
 
-        synced = _call(server.url, server.dev_token, "sync", {})
-        assert synced["connectors"][0]["stats"]["entities_seen"] == 1  # type: ignore[index]
-        found = _call(server.url, server.dev_token, "search", {"query": "kiln thursdays"})
-        assert found["results"][0]["entity_title"] == "Kiln"  # type: ignore[index]
+        synced = posted_call(server.url, server.dev_token, "sync", {})
+        assert synced["connectors"][0]["stats"]["entities_seen"] == 1
+        found = posted_call(server.url, server.dev_token, "search", {"query": "kiln thursdays"})
+        assert found["results"][0]["entity_title"] == "Kiln"
 
-        remembered = _call(
+        remembered = posted_call(
             server.url,
             server.dev_token,
             "remember",
             {"title": "Kiln owner", "body": "Mara owns the kiln schedule."},
         )
-        recalled = _call(server.url, server.dev_token, "recall", {"query": "who owns the kiln"})
-        assert recalled["memories"][0]["body"] == "Mara owns the kiln schedule."  # type: ignore[index]
+        recalled = posted_call(
+            server.url, server.dev_token, "recall", {"query": "who owns the kiln"}
+        )
+        assert recalled["memories"][0]["body"] == "Mara owns the kiln schedule."
         assert remembered["status"] == "accepted"
     finally:
         stop_server(server)

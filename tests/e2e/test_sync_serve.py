@@ -13,16 +13,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import free_port, start_server, stop_server
+from tests.protocol.conftest import free_port, sdk_call, start_server, stop_server
 
 pytestmark = pytest.mark.protocol
-
-
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, (tool, result.content)
-    structured: dict[str, Any] = result.structured_content
-    return structured
 
 
 def test_schedules_syncs_and_rebuilds_through_cairn_serve(tmp_path: Path) -> None:
@@ -32,15 +25,15 @@ def test_schedules_syncs_and_rebuilds_through_cairn_serve(tmp_path: Path) -> Non
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http, Client(streamable_http_client(server.url, http_client=http)) as client:
             listed = {tool.name for tool in (await client.list_tools()).tools}
-            made = await _call(client, "sync_schedule_set", {"every": "30m"})
-            got = await _call(client, "sync_schedule_get", {})
-            await _call(client, "inbox_put", {"content": "the ferry leaves at nine"})
-            synced = await _call(client, "sync", {})
-            await _call(client, "memory_put", {"key": "kiln", "content": "fires at dawn"})
-            built = await _call(client, "embeddings_build", {})
-            status = await _call(client, "sync_status", {})
-            deleted = await _call(client, "sync_schedule_delete", {})
-            gone = await _call(client, "sync_schedule_get", {})
+            made = await sdk_call(client, "sync_schedule_set", {"every": "30m"})
+            got = await sdk_call(client, "sync_schedule_get", {})
+            await sdk_call(client, "inbox_put", {"content": "the ferry leaves at nine"})
+            synced = await sdk_call(client, "sync", {})
+            await sdk_call(client, "memory_put", {"key": "kiln", "content": "fires at dawn"})
+            built = await sdk_call(client, "embeddings_build", {})
+            status = await sdk_call(client, "sync_status", {})
+            deleted = await sdk_call(client, "sync_schedule_delete", {})
+            gone = await sdk_call(client, "sync_schedule_get", {})
             return {
                 "listed": listed,
                 "made": made,

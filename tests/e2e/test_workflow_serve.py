@@ -14,7 +14,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer, free_port, start_server, stop_server
+from tests.protocol.conftest import LocalServer, free_port, sdk_call, start_server, stop_server
 
 pytestmark = pytest.mark.protocol
 T = TypeVar("T")
@@ -44,22 +44,15 @@ def _with(server: LocalServer, token: str, work: Callable[[Client], Awaitable[T]
     return anyio.run(main)
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, (tool, result.content)
-    structured: dict[str, Any] = result.structured_content
-    return structured
-
-
 def _agent_runs(server: LocalServer, token: str, step: str, output: str) -> dict[str, Any]:
     """An agent polls, claims, starts and completes the task of `step`; returns the task."""
 
     async def work(client: Client) -> dict[str, Any]:
-        tasks = (await _call(client, "task.poll", {}))["tasks"]
+        tasks = (await sdk_call(client, "task.poll", {}))["tasks"]
         (task,) = [t for t in tasks if t["name"] == step]
-        await _call(client, "task.claim", {"task_id": task["id"]})
-        await _call(client, "task.start", {"task_id": task["id"]})
-        await _call(client, "task.complete", {"task_id": task["id"], "output_summary": output})
+        await sdk_call(client, "task.claim", {"task_id": task["id"]})
+        await sdk_call(client, "task.start", {"task_id": task["id"]})
+        await sdk_call(client, "task.complete", {"task_id": task["id"], "output_summary": output})
         return dict(task)
 
     return _with(server, token, work)
@@ -68,7 +61,7 @@ def _agent_runs(server: LocalServer, token: str, step: str, output: str) -> dict
 def _status(server: LocalServer, workflow_id: str) -> dict[str, Any]:
     async def work(client: Client) -> dict[str, Any]:
         return dict(
-            (await _call(client, "workflow.status", {"workflow_id": workflow_id}))["workflow"]
+            (await sdk_call(client, "workflow.status", {"workflow_id": workflow_id}))["workflow"]
         )
 
     return _with(server, server.dev_token, work)
@@ -100,11 +93,11 @@ def test_a_three_step_workflow_through_cairn_serve_survives_a_restart(tmp_path: 
                 "workflow.list",
             } <= tools
             created = (
-                await _call(
+                await sdk_call(
                     client, "workflow.create", {"name": "article", "definition": THREE_STEPS}
                 )
             )["workflow"]
-            await _call(
+            await sdk_call(
                 client,
                 "workflow.start",
                 {"workflow_id": created["id"], "inputs": {"topic": "otters"}},
@@ -119,11 +112,11 @@ def test_a_three_step_workflow_through_cairn_serve_survives_a_restart(tmp_path: 
         server = start_server(tmp_path / "data", port)  # mid-execution: `write` is waiting
 
         async def pause_then_resume(client: Client) -> None:
-            paused = await _call(client, "workflow.pause", {"workflow_id": created["id"]})
+            paused = await sdk_call(client, "workflow.pause", {"workflow_id": created["id"]})
             assert paused["workflow"]["status"] == "paused"
-            listed = await _call(client, "workflow.list", {"status": "paused"})
+            listed = await sdk_call(client, "workflow.list", {"status": "paused"})
             assert [w["id"] for w in listed["workflows"]] == [created["id"]]
-            await _call(client, "workflow.resume", {"workflow_id": created["id"]})
+            await sdk_call(client, "workflow.resume", {"workflow_id": created["id"]})
 
         _with(server, server.dev_token, pause_then_resume)
         write = _agent_runs(server, writer, "write", "a draft about otters")
@@ -140,7 +133,7 @@ def test_a_three_step_workflow_through_cairn_serve_survives_a_restart(tmp_path: 
         ]
 
         async def get_then_cancel_another(client: Client) -> None:
-            got = await _call(client, "workflow.get", {"workflow_id": created["id"]})
+            got = await sdk_call(client, "workflow.get", {"workflow_id": created["id"]})
             steps = got["workflow"]["definition"]["steps"]
             assert [(x["name"], x["depends_on"], x["on_failure"]) for x in steps] == [
                 ("research", [], "fail"),
@@ -148,13 +141,15 @@ def test_a_three_step_workflow_through_cairn_serve_survives_a_restart(tmp_path: 
                 ("edit", ["write"], "fail"),
             ]
             other = (
-                await _call(client, "workflow.create", {"name": "other", "definition": THREE_STEPS})
+                await sdk_call(
+                    client, "workflow.create", {"name": "other", "definition": THREE_STEPS}
+                )
             )["workflow"]
-            await _call(client, "workflow.start", {"workflow_id": other["id"]})
-            cancelled = await _call(client, "workflow.cancel", {"workflow_id": other["id"]})
+            await sdk_call(client, "workflow.start", {"workflow_id": other["id"]})
+            cancelled = await sdk_call(client, "workflow.cancel", {"workflow_id": other["id"]})
             assert cancelled["workflow"]["status"] == "cancelled"
             assert cancelled["workflow"]["execution"]["steps"][0]["status"] == "cancelled"
-            assert (await _call(client, "task.poll", {}))["tasks"] == []
+            assert (await sdk_call(client, "task.poll", {}))["tasks"] == []
 
         _with(server, server.dev_token, get_then_cancel_another)
     finally:

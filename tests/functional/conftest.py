@@ -9,18 +9,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
 from shared.app.groups import load_catalog, load_groups
 from shared.auth.models import TokenRequest
+from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
 from shared.tools.invoker import InProcessInvoker
 from tests.fake_aws import fake_aws
+from tests.jsonrpc import tools_call
 
 PEPPER = "functional-test-pepper"
 
@@ -108,12 +111,7 @@ class Harness:
 
     def call(self, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reply = self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            },
+            tools_call(tool, arguments),
             token,
         )
         assert reply.status == 200, reply.body
@@ -123,11 +121,33 @@ class Harness:
         return result
 
 
-def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """`harness.call` that must succeed: its result, with `isError` false."""
-    result = harness.call(token, tool, arguments)
+def no_error(result: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's result that must be a success (`isError` false), passed on."""
     assert result["isError"] is False, result
     return result
+
+
+def ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`harness.call` that must succeed: its result, with `isError` false."""
+    return no_error(harness.call(token, tool, arguments))
+
+
+@pytest.fixture
+def bucket(aws: Settings) -> str:
+    """The artifacts bucket, made on moto's S3."""
+    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
+    return aws.artifacts_bucket
+
+
+def admin_agent(name: str, team: str = "alpha") -> Principal:
+    """An admin token's principal acting as the agent `name`, for the services called directly."""
+    return Principal(
+        team=team,
+        token_id=f"tok_{name}",
+        token_name=name,
+        scopes=frozenset({"admin"}),
+        agent_id=name,
+    )
 
 
 @pytest.fixture

@@ -4,9 +4,7 @@ the HTTP API's own execute-api URL (no secret origin header, or a wrong one) is 
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from types import ModuleType
@@ -16,15 +14,14 @@ import boto3
 import pytest
 
 from shared.app.groups import load_groups
-from shared.auth.models import TokenRequest
 from shared.auth.origin import ORIGIN_HEADER, OriginGuard, build_origin_guard
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
-from tests.functional.conftest import PEPPER
-from tests.functional.test_gateway_per_request_work import _Context, _http_api_event
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
+from tests.functional.test_gateway_per_request_work import _http_api_event
+from tests.jsonrpc import tools_call
 
 SECRET = "s3cr3t-origin-value-generated-at-deploy"
 
@@ -37,16 +34,12 @@ def entry(
     arn = boto3.client("secretsmanager", region_name=aws.region).create_secret(
         Name="cairn-origin", SecretString=SECRET
     )["ARN"]
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "cairn-gateway")
-    monkeypatch.setenv(names.Env.ENVIRONMENT, "test")
-    monkeypatch.setenv(names.Env.TOKEN_PEPPER, PEPPER)
-    monkeypatch.setenv(names.Env.ORIGIN_SECRET_ARN, arn)
-    monkeypatch.setenv(names.Env.PUBLIC_URL, "https://d111111abcdef8.cloudfront.net")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    sys.modules.pop("functions.gateway.handler", None)
-    yield importlib.import_module("functions.gateway.handler")
-    sys.modules.pop("functions.gateway.handler", None)
+    yield from gateway_entry(
+        monkeypatch,
+        "https://d111111abcdef8.cloudfront.net",
+        AWS_LAMBDA_FUNCTION_NAME="cairn-gateway",
+        **{names.Env.ORIGIN_SECRET_ARN: arn},
+    )
     # Metrics are disabled here, so the handler's log_metrics never flushes (and so never
     # clears) what its calls added to the process-wide metric set: leave it empty for the next
     # test, as a Lambda's flush would.
@@ -56,14 +49,7 @@ def entry(
 
 
 def _call(token: str, origin_header: str | None) -> dict[str, Any]:
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "memory_put", "arguments": {"key": "k", "content": "c"}},
-        }
-    )
+    body = json.dumps(tools_call("memory_put", {"key": "k", "content": "c"}))
     event = _http_api_event("POST", "/mcp", body, token)
     if origin_header is not None:
         event["headers"][ORIGIN_HEADER] = origin_header
@@ -76,11 +62,7 @@ def test_a_request_around_cloudfront_is_refused_before_any_tool_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     # The groups run in this process; every invoke is recorded on its way.
     groups = InProcessInvoker(load_groups(), threading.RLock())
     invoked: list[str] = []
@@ -92,9 +74,9 @@ def test_a_request_around_cloudfront_is_refused_before_any_tool_runs(
     monkeypatch.setattr(entry.invoker, "invoke", invoke)
 
     # Straight to execute-api, with a valid team token: no header, then a wrong value.
-    missing = entry.handler(_call(token, None), _Context())
-    wrong = entry.handler(_call(token, SECRET[:-1] + "x"), _Context())
-    empty = entry.handler(_call(token, ""), _Context())
+    missing = entry.handler(_call(token, None), GatewayContext())
+    wrong = entry.handler(_call(token, SECRET[:-1] + "x"), GatewayContext())
+    empty = entry.handler(_call(token, ""), GatewayContext())
 
     for refused in (missing, wrong, empty):
         assert refused["statusCode"] == 403
@@ -102,7 +84,7 @@ def test_a_request_around_cloudfront_is_refused_before_any_tool_runs(
     assert invoked == []  # no group (so no tool) was ever invoked
 
     # Through CloudFront (the header it adds): the call reaches the memory group.
-    passed = entry.handler(_call(token, SECRET), _Context())
+    passed = entry.handler(_call(token, SECRET), GatewayContext())
     assert passed["statusCode"] == 200
     assert not json.loads(passed["body"])["result"].get("isError")
     assert invoked == [names.GROUP_MEMORY]
@@ -112,9 +94,9 @@ def test_a_request_around_cloudfront_is_refused_before_any_tool_runs(
 
 def test_the_metadata_route_is_behind_the_check_too(entry: ModuleType) -> None:
     event = _http_api_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None)
-    assert entry.handler(event, _Context())["statusCode"] == 403
+    assert entry.handler(event, GatewayContext())["statusCode"] == 403
     event["headers"][ORIGIN_HEADER] = SECRET
-    reply = entry.handler(event, _Context())
+    reply = entry.handler(event, GatewayContext())
     assert reply["statusCode"] == 200
     assert json.loads(reply["body"])["resource"] == "https://d111111abcdef8.cloudfront.net/mcp"
 

@@ -32,7 +32,7 @@ from shared.domain_events.publisher import publish_records
 from shared.memory.wiring import build_detection_queue
 from shared.orchestrator.tasks import service as task_service
 from tests.fake_aws import fake_aws
-from tests.functional.conftest import PEPPER, Harness
+from tests.functional.conftest import PEPPER, Harness, ok
 from tests.unit.test_handoff_sections import VALID
 
 BUDGET_USD = 1.0
@@ -53,6 +53,18 @@ class Events:
     def of(self, detail_type: str) -> list[dict[str, Any]]:
         self.seen = self.collect()
         return [detail for kind, detail in self.seen if kind == detail_type]
+
+
+def _rule_into_queue(eventbridge: Any, sqs: Any, rule: str, pattern: dict[str, Any]) -> str:
+    """A team's own infrastructure: a rule `rule` for `pattern` on the stack's bus, into a new
+    SQS queue (named after the rule); that queue's URL."""
+    queue_url: str = sqs.create_queue(QueueName=rule)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    eventbridge.put_rule(Name=rule, EventBusName=BUS, EventPattern=json.dumps(pattern))
+    eventbridge.put_targets(Rule=rule, EventBusName=BUS, Targets=[{"Id": "q", "Arn": queue_arn}])
+    return queue_url
 
 
 def _harness(settings: Settings) -> Harness:
@@ -100,17 +112,8 @@ def _aws(tmp_path: Path) -> Iterator[Events]:
         sqs = boto3.client("sqs", region_name=region)
         # The team's own infrastructure: a rule for its events on the stack's bus, into SQS.
         eventbridge.create_event_bus(Name=BUS)
-        queue_url = sqs.create_queue(QueueName="alpha-events")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        eventbridge.put_rule(
-            Name="alpha-to-sqs",
-            EventBusName=BUS,
-            EventPattern=json.dumps({"source": [SOURCE], "detail": {"team": ["alpha"]}}),
-        )
-        eventbridge.put_targets(
-            Rule="alpha-to-sqs", EventBusName=BUS, Targets=[{"Id": "q", "Arn": queue_arn}]
+        queue_url = _rule_into_queue(
+            eventbridge, sqs, "alpha-to-sqs", {"source": [SOURCE], "detail": {"team": ["alpha"]}}
         )
         sink = EventBridgeSink(eventbridge, BUS)
         table = settings.table(names.TABLE_COORDINATION)
@@ -155,12 +158,6 @@ def events(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Events]:
         runtime.configure(Settings())
 
 
-def _ok(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = harness.call(token, tool, arguments)
-    assert result["isError"] is False, result
-    return result
-
-
 def _failed(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> None:
     assert harness.call(token, tool, arguments)["isError"] is True
 
@@ -181,10 +178,10 @@ def test_a_stored_and_a_claimed_handoff_are_events_and_a_refused_claim_is_none(
     taker = h.token(team="alpha", agent_id="taker")
     late = h.token(team="alpha", agent_id="late")
     _failed(h, author, "store_handoff", {"title": "t", "document_md": "# no sections"})
-    stored = _ok(h, author, "store_handoff", {"title": "billing export", "document_md": VALID})[
+    stored = ok(h, author, "store_handoff", {"title": "billing export", "document_md": VALID})[
         "handoff"
     ]
-    _ok(h, taker, "claim_handoff", {"handoff_id": stored["id"]})
+    ok(h, taker, "claim_handoff", {"handoff_id": stored["id"]})
     _failed(h, late, "claim_handoff", {"handoff_id": stored["id"]})
 
     (created,) = events.of("Handoff Stored")
@@ -203,17 +200,17 @@ def test_a_task_is_created_claimed_requeued_completed_or_failed(
     boss = h.token(team="alpha", agent_id="boss")
     first = h.token(team="alpha", agent_id="first")
     second = h.token(team="alpha", agent_id="second")
-    done = _ok(h, boss, "task.create", {"name": "build"})
-    broken = _ok(h, boss, "task.create", {"name": "deploy"})
+    done = ok(h, boss, "task.create", {"name": "build"})
+    broken = ok(h, boss, "task.create", {"name": "deploy"})
     # A lease that ends at once: the next claim takes the task over (the requeue).
     monkeypatch.setattr(task_service, "LEASE_SECONDS", 0)
-    _ok(h, first, "task.claim", {"task_id": done["id"]})
+    ok(h, first, "task.claim", {"task_id": done["id"]})
     monkeypatch.setattr(task_service, "LEASE_SECONDS", 900)
-    _ok(h, second, "task.claim", {"task_id": done["id"]})
+    ok(h, second, "task.claim", {"task_id": done["id"]})
     _failed(h, first, "task.complete", {"task_id": done["id"]})  # fenced out: no event
-    _ok(h, second, "task.complete", {"task_id": done["id"], "output_summary": "secret-ish"})
-    _ok(h, first, "task.claim", {"task_id": broken["id"]})
-    _ok(h, first, "task.fail", {"task_id": broken["id"], "error_message": "disk full"})
+    ok(h, second, "task.complete", {"task_id": done["id"], "output_summary": "secret-ish"})
+    ok(h, first, "task.claim", {"task_id": broken["id"]})
+    ok(h, first, "task.fail", {"task_id": broken["id"], "error_message": "disk full"})
 
     created = events.of("Task Created")
     claimed = events.of("Task Claimed")
@@ -240,9 +237,9 @@ def test_a_task_is_created_claimed_requeued_completed_or_failed(
 
 
 def _step(h: Harness, agent: str, verb: str) -> str:
-    (task,) = _ok(h, agent, "task.poll", {})["tasks"]
-    _ok(h, agent, "task.claim", {"task_id": task["id"]})
-    _ok(h, agent, f"task.{verb}", {"task_id": task["id"]})
+    (task,) = ok(h, agent, "task.poll", {})["tasks"]
+    ok(h, agent, "task.claim", {"task_id": task["id"]})
+    ok(h, agent, f"task.{verb}", {"task_id": task["id"]})
     return str(task["id"])
 
 
@@ -251,16 +248,16 @@ def test_workflow_executions_start_succeed_fail_and_cancel(events: Events) -> No
     boss = h.token(team="alpha", agent_id="boss")
     agent = h.token(team="alpha", agent_id="runner")
     ids = [
-        _ok(h, boss, "workflow.create", {"name": name, "definition": ONE_STEP})["workflow"]["id"]
+        ok(h, boss, "workflow.create", {"name": name, "definition": ONE_STEP})["workflow"]["id"]
         for name in ("ok", "bad", "stop")
     ]
-    _ok(h, boss, "workflow.start", {"workflow_id": ids[0]})
+    ok(h, boss, "workflow.start", {"workflow_id": ids[0]})
     step_task = _step(h, agent, "complete")
-    _ok(h, boss, "workflow.start", {"workflow_id": ids[1]})
+    ok(h, boss, "workflow.start", {"workflow_id": ids[1]})
     _step(h, agent, "fail")
-    _ok(h, boss, "workflow.start", {"workflow_id": ids[2]})
+    ok(h, boss, "workflow.start", {"workflow_id": ids[2]})
     _failed(h, boss, "workflow.start", {"workflow_id": ids[2]})  # already running: no event
-    _ok(h, boss, "workflow.cancel", {"workflow_id": ids[2]})
+    ok(h, boss, "workflow.cancel", {"workflow_id": ids[2]})
 
     started = events.of("Workflow Execution Started")
     (succeeded,) = events.of("Workflow Execution Succeeded")
@@ -284,8 +281,8 @@ def test_a_detected_conflict_and_a_proposal_awaiting_review_are_events(events: E
     h = events.harness
     writer = h.token(team="alpha", agent_id="writer")
     text = "Production deploys are frozen on Fridays."
-    a = _ok(h, writer, "memory_write", {"content": text, "subject": "freeze"})["memory"]
-    b = _ok(
+    a = ok(h, writer, "memory_write", {"content": text, "subject": "freeze"})["memory"]
+    b = ok(
         h,
         writer,
         "memory_write",
@@ -294,7 +291,7 @@ def test_a_detected_conflict_and_a_proposal_awaiting_review_are_events(events: E
     detection = build_detection_queue()
     assert detection is not None
     detection.drain()
-    proposal = _ok(h, writer, "memory_propose", {"content": "The VPN moved to vpn2."})["memory"]
+    proposal = ok(h, writer, "memory_propose", {"content": "The VPN moved to vpn2."})["memory"]
 
     (conflict,) = events.of("Memory Conflict Detected")
     (awaiting,) = events.of("Memory Proposal Awaiting Review")
@@ -312,10 +309,10 @@ def test_budget_exceeded_once_when_the_spend_crosses_the_limit(events: Events) -
     h = events.harness
     agent = h.token(team="alpha", agent_id="spender")
     report = {"agent_id": "spender", "model": "m", "provider": "p"}
-    _ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})
+    ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})
     assert events.of("Budget Exceeded") == []
-    _ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})
-    _ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})  # still over: no repeat
+    ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})
+    ok(h, agent, "cost.report", {**report, "estimated_cost_usd": 0.6})  # still over: no repeat
 
     (exceeded,) = events.of("Budget Exceeded")
 
@@ -334,8 +331,8 @@ def test_an_agent_cannot_forge_a_cairn_event_and_no_event_carries_a_secret(
     forged = h.call(
         secret, "event.publish", {"event_type": "cairn.task.completed", "payload": {"x": 1}}
     )
-    _ok(h, secret, "store_handoff", {"title": "billing export", "document_md": VALID})
-    _ok(h, other_team, "store_handoff", {"title": "theirs", "document_md": VALID})
+    ok(h, secret, "store_handoff", {"title": "billing export", "document_md": VALID})
+    ok(h, other_team, "store_handoff", {"title": "theirs", "document_md": VALID})
 
     assert forged["isError"] is True
     assert forged["error"]["field"] == "event_type"
@@ -368,21 +365,12 @@ def test_the_publisher_handler_forwards_a_stream_batch_to_the_bus(
         eventbridge = boto3.client("events", region_name=settings.region)
         sqs = boto3.client("sqs", region_name=settings.region)
         eventbridge.create_event_bus(Name=BUS)
-        queue_url = sqs.create_queue(QueueName="all-handoffs")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
-            "Attributes"
-        ]["QueueArn"]
-        eventbridge.put_rule(
-            Name="handoffs",
-            EventBusName=BUS,
-            EventPattern=json.dumps({"source": [SOURCE], "detail-type": ["Handoff Stored"]}),
-        )
-        eventbridge.put_targets(
-            Rule="handoffs", EventBusName=BUS, Targets=[{"Id": "q", "Arn": queue_arn}]
+        queue_url = _rule_into_queue(
+            eventbridge, sqs, "handoffs", {"source": [SOURCE], "detail-type": ["Handoff Stored"]}
         )
         for team in ("alpha", "beta"):
             token = harness.token(team=team, agent_id=f"{team}-agent")
-            _ok(harness, token, "store_handoff", {"title": "t", "document_md": VALID})
+            ok(harness, token, "store_handoff", {"title": "t", "document_md": VALID})
         table = settings.table(names.TABLE_COORDINATION)
         stream_arn = boto3.client("dynamodb", region_name=settings.region).describe_table(
             TableName=table

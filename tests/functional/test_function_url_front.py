@@ -13,15 +13,14 @@ from typing import Any
 import pytest
 
 from shared.app.groups import load_groups
-from shared.auth.models import TokenRequest
 from shared.auth.origin import ORIGIN_HEADER
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.invoker import InProcessInvoker
+from tests.functional.gateway_lambda import GatewayContext, issued_token
 from tests.functional.test_cloudfront_origin import SECRET, entry
-from tests.functional.test_gateway_per_request_work import _Context
+from tests.jsonrpc import tools_call
 
 __all__ = ["entry"]  # the gateway entry point behind CloudFront, with its origin secret
 
@@ -85,14 +84,7 @@ def _url_event(
 
 
 def _tool_call(name: str, arguments: dict[str, Any]) -> str:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-    )
+    return json.dumps(tools_call(name, arguments))
 
 
 @pytest.fixture
@@ -112,20 +104,16 @@ def invoked(entry: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_tool_calls_arrive_as_function_url_events_and_are_answered(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
 
     put = entry.handler(
         _url_event("POST", "/mcp", _tool_call("memory_put", {"key": "k", "content": "c"}), token),
-        _Context(),
+        GatewayContext(),
     )
     # A body CloudFront forwarded base64-encoded reads the same.
     got = entry.handler(
         _url_event("POST", "/mcp", _tool_call("memory_get", {"key": "k"}), token, base64_body=True),
-        _Context(),
+        GatewayContext(),
     )
 
     assert put["statusCode"] == 200
@@ -138,10 +126,15 @@ def test_tool_calls_arrive_as_function_url_events_and_are_answered(
 def test_the_app_owns_every_path_of_the_url(entry: ModuleType, invoked: list[str]) -> None:
     # No API Gateway routes: the app answers what it does not serve (405 for GET /mcp,
     # 404 for an unknown path), and the metadata route with the public URL.
-    assert entry.handler(_url_event("GET", "/mcp", None, None), _Context())["statusCode"] == 405
-    assert entry.handler(_url_event("GET", "/nowhere", None, None), _Context())["statusCode"] == 404
+    assert (
+        entry.handler(_url_event("GET", "/mcp", None, None), GatewayContext())["statusCode"] == 405
+    )
+    assert (
+        entry.handler(_url_event("GET", "/nowhere", None, None), GatewayContext())["statusCode"]
+        == 404
+    )
     metadata = entry.handler(
-        _url_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None), _Context()
+        _url_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None), GatewayContext()
     )
     assert metadata["statusCode"] == 200
     assert json.loads(metadata["body"])["resource"] == "https://d111111abcdef8.cloudfront.net/mcp"
@@ -151,15 +144,11 @@ def test_the_app_owns_every_path_of_the_url(entry: ModuleType, invoked: list[str
 def test_the_public_url_without_cloudfronts_header_is_refused(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     body = _tool_call("memory_put", {"key": "k", "content": "c"})
     for header in (None, "", SECRET[:-1] + "x"):
         refused = entry.handler(
-            _url_event("POST", "/mcp", body, token, origin_header=header), _Context()
+            _url_event("POST", "/mcp", body, token, origin_header=header), GatewayContext()
         )
         assert refused["statusCode"] == 403
     assert invoked == []
@@ -168,17 +157,13 @@ def test_the_public_url_without_cloudfronts_header_is_refused(
 def test_a_toolset_url_behind_the_function_url_narrows_the_tools(
     entry: ModuleType, aws: Settings, invoked: list[str]
 ) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
-    listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), _Context())
+    listed = entry.handler(_url_event("POST", "/mcp/hippo", listing, token), GatewayContext())
     refused = entry.handler(
         _url_event("POST", "/mcp/hippo", _tool_call("memory_get", {"key": "k"}), token),
-        _Context(),
+        GatewayContext(),
     )
 
     assert len(json.loads(listed["body"])["result"]["tools"]) == 9

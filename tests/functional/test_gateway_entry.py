@@ -4,46 +4,26 @@ to the gateway, on moto's DynamoDB — the path a deployed request takes up to t
 from __future__ import annotations
 
 import base64
-import importlib
 import json
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from tests.functional.conftest import PEPPER
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 
 PUBLIC_URL = "https://abc123.execute-api.us-east-1.amazonaws.com/v1"
-
-
-class _Context:
-    function_name = "cairn-gateway"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-gateway"
-    aws_request_id = "gw-req-1"
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 30_000
 
 
 @pytest.fixture
 def entry(aws: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """functions/gateway/handler.py imported fresh with the environment the stack gives it."""
-    monkeypatch.setenv(names.Env.ENVIRONMENT, "test")
-    monkeypatch.setenv(names.Env.TOKEN_PEPPER, PEPPER)
-    monkeypatch.setenv(names.Env.PUBLIC_URL, PUBLIC_URL)
-    monkeypatch.setenv(names.Env.group_function(names.GROUP_MEMORY), "cairn-memory-fn")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    sys.modules.pop("functions.gateway.handler", None)
-    yield importlib.import_module("functions.gateway.handler")
-    sys.modules.pop("functions.gateway.handler", None)
+    yield from gateway_entry(
+        monkeypatch, PUBLIC_URL, **{names.Env.group_function(names.GROUP_MEMORY): "cairn-memory-fn"}
+    )
 
 
 def _event(method: str, path: str, body: object | None, headers: dict[str, str]) -> dict[str, Any]:
@@ -95,13 +75,8 @@ def _body(response: dict[str, Any]) -> Any:
 
 
 def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
-        .secret
-    )
+    token = issued_token(aws, "memory")
     event = _event(
         "POST",
         "/mcp",
@@ -116,7 +91,7 @@ def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: 
         _mcp_headers(token),
     )
 
-    response = entry.handler(event, _Context())
+    response = entry.handler(event, GatewayContext())
 
     assert response["statusCode"] == 200
     result = _body(response)["result"]
@@ -125,16 +100,11 @@ def test_an_initialize_event_is_answered_through_mangum(entry: ModuleType, aws: 
 
 
 def test_tools_list_through_mangum_shows_the_tokens_tools(entry: ModuleType, aws: Settings) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
-        .secret
-    )
+    token = issued_token(aws, "memory.read")
 
     response = entry.handler(
-        _event("POST", "/mcp", _rpc("tools/list"), _mcp_headers(token)), _Context()
+        _event("POST", "/mcp", _rpc("tools/list"), _mcp_headers(token)), GatewayContext()
     )
 
     assert response["statusCode"] == 200
@@ -146,7 +116,9 @@ def test_tools_list_through_mangum_shows_the_tokens_tools(entry: ModuleType, aws
 def test_an_unauthenticated_event_gets_401_pointing_at_the_public_metadata_url(
     entry: ModuleType,
 ) -> None:
-    response = entry.handler(_event("POST", "/mcp", _rpc("ping"), _mcp_headers(None)), _Context())
+    response = entry.handler(
+        _event("POST", "/mcp", _rpc("ping"), _mcp_headers(None)), GatewayContext()
+    )
 
     assert response["statusCode"] == 401
     assert _body(response)["error"]["code"] == -32001
@@ -158,7 +130,7 @@ def test_an_unauthenticated_event_gets_401_pointing_at_the_public_metadata_url(
 
 def test_the_metadata_document_is_served_without_a_token(entry: ModuleType) -> None:
     response = entry.handler(
-        _event("GET", "/.well-known/oauth-protected-resource", None, {}), _Context()
+        _event("GET", "/.well-known/oauth-protected-resource", None, {}), GatewayContext()
     )
 
     assert response["statusCode"] == 200
@@ -181,22 +153,17 @@ def test_the_gateway_waits_for_a_group_within_its_budget_and_never_retries(
 def test_a_toolset_url_behind_api_gateway_lists_its_seeds_tools(
     entry: ModuleType, aws: Settings
 ) -> None:
-    from shared.auth.models import TokenRequest
 
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("admin",)))
-        .secret
-    )
+    token = issued_token(aws, "admin")
     event = _event("POST", "/mcp/verbs", _rpc("tools/list"), _mcp_headers(token))
     event["resource"] = event["requestContext"]["resourcePath"] = "/mcp/{toolset}"
     event["pathParameters"] = {"toolset": "verbs"}
 
-    response = entry.handler(event, _Context())
+    response = entry.handler(event, GatewayContext())
 
     assert response["statusCode"] == 200
     assert len(_body(response)["result"]["tools"]) == 7
     metadata = entry.handler(
-        _event("GET", "/.well-known/oauth-protected-resource/mcp/verbs", None, {}), _Context()
+        _event("GET", "/.well-known/oauth-protected-resource/mcp/verbs", None, {}), GatewayContext()
     )
     assert _body(metadata)["resource"] == f"{PUBLIC_URL}/mcp/verbs"

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from types import ModuleType
@@ -13,36 +11,18 @@ from typing import Any
 
 import pytest
 
-from shared.auth.models import TokenRequest
-from shared.auth.wiring import build_token_service
-from shared.config import names
 from shared.config.settings import Settings
-from tests.functional.conftest import PEPPER
-
-
-class _Context:
-    function_name = "cairn-gateway"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:cairn-gateway"
-    aws_request_id = "gw-req-1"
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 30_000
+from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 
 
 @pytest.fixture
 def entry(aws: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """functions/gateway/handler.py imported fresh, as in a Lambda container."""
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "cairn-gateway")
-    monkeypatch.setenv(names.Env.ENVIRONMENT, "test")
-    monkeypatch.setenv(names.Env.TOKEN_PEPPER, PEPPER)
-    monkeypatch.setenv(names.Env.PUBLIC_URL, "https://abc123.execute-api.us-east-1.amazonaws.com")
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    sys.modules.pop("functions.gateway.handler", None)
-    yield importlib.import_module("functions.gateway.handler")
-    sys.modules.pop("functions.gateway.handler", None)
+    yield from gateway_entry(
+        monkeypatch,
+        "https://abc123.execute-api.us-east-1.amazonaws.com",
+        AWS_LAMBDA_FUNCTION_NAME="cairn-gateway",
+    )
 
 
 def _event(method: str, token: str) -> dict[str, Any]:
@@ -73,12 +53,8 @@ def test_warm_invocations_start_no_thread(
     entry: ModuleType, aws: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a warm container (one request served)...
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory",)))
-        .secret
-    )
-    assert entry.handler(_event("ping", token), _Context())["statusCode"] == 200
+    token = issued_token(aws, "memory")
+    assert entry.handler(_event("ping", token), GatewayContext())["statusCode"] == 200
     started: list[str] = []
     start = threading.Thread.start
 
@@ -89,7 +65,9 @@ def test_warm_invocations_start_no_thread(
     monkeypatch.setattr(threading.Thread, "start", counting_start)
 
     # When it serves more requests...
-    replies = [entry.handler(_event(m, token), _Context()) for m in ("ping", "tools/list") * 5]
+    replies = [
+        entry.handler(_event(m, token), GatewayContext()) for m in ("ping", "tools/list") * 5
+    ]
 
     # Then each is answered on the invocation's own thread: none was started for it.
     assert [r["statusCode"] for r in replies] == [200] * 10
@@ -133,20 +111,16 @@ def _http_api_event(method: str, path: str, body: str | None, token: str | None)
 
 
 def test_http_api_events_are_answered_through_mangum(entry: ModuleType, aws: Settings) -> None:
-    token = (
-        build_token_service(aws)
-        .issue(TokenRequest(team="alpha", name="t", scopes=("memory.read",)))
-        .secret
-    )
+    token = issued_token(aws, "memory.read")
     listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 
-    listed = entry.handler(_http_api_event("POST", "/mcp", listing, token), _Context())
-    refused = entry.handler(_http_api_event("POST", "/mcp", listing, None), _Context())
+    listed = entry.handler(_http_api_event("POST", "/mcp", listing, token), GatewayContext())
+    refused = entry.handler(_http_api_event("POST", "/mcp", listing, None), GatewayContext())
     metadata = entry.handler(
         _http_api_event("GET", "/.well-known/oauth-protected-resource/mcp", None, None),
-        _Context(),
+        GatewayContext(),
     )
-    not_allowed = entry.handler(_http_api_event("GET", "/mcp", None, token), _Context())
+    not_allowed = entry.handler(_http_api_event("GET", "/mcp", None, token), GatewayContext())
 
     assert listed["statusCode"] == 200
     names_listed = {tool["name"] for tool in json.loads(listed["body"])["result"]["tools"]}

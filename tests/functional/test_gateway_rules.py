@@ -25,6 +25,7 @@ from shared.protocol.gateway import (
 )
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
+from tests.jsonrpc import tools_call
 
 
 def _gateway(settings: Settings, clock: list[float], page_size: int = 50) -> Harness:
@@ -100,12 +101,7 @@ def test_tools_list_pages_follow_the_cursor_chain_without_gaps_or_repeats(aws: S
 def test_an_oversized_memory_put_is_refused_with_413_and_writes_nothing(harness: Harness) -> None:
     token = harness.token()
     content = "x" * (DEFAULT_MAX_BODY_BYTES + 1)
-    message = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "memory_put", "arguments": {"key": "huge", "content": content}},
-    }
+    message = tools_call("memory_put", {"key": "huge", "content": content})
 
     reply = harness.post(json.dumps(message).encode(), token)
 

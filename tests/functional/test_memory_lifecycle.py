@@ -14,6 +14,7 @@ import pytest
 from shared.config.settings import Settings
 from shared.memory.wiring import build_detection_queue, build_detector
 from tests.functional.conftest import PEPPER, Harness, ok, on_storage
+from tests.jsonrpc import tools_call
 
 V1 = "2026-01-01T00:00:00+00:00"
 V2 = "2026-06-01T00:00:00+00:00"
@@ -100,12 +101,7 @@ def test_memory_write_refuses_bad_input_naming_the_field(harness: Harness) -> No
         harness, token, "memory_write", {"content": "x", "valid_from": V2, "valid_to": V1}
     )
     confidence = harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "memory_write", "arguments": {"content": "x", "confidence": 3}},
-        },
+        tools_call("memory_write", {"content": "x", "confidence": 3}),
         token,
     )
 

@@ -22,6 +22,7 @@ from shared.tools.catalog import ToolCatalog
 from shared.tools.errors import Conflict
 from shared.tools.invoker import InProcessInvoker
 from tests.functional.conftest import Harness
+from tests.jsonrpc import tools_call
 
 
 @pytest.fixture
@@ -45,12 +46,7 @@ def _register(harness: Harness, token: str, name: str = "builder", **extra: Any)
 
 def _rpc_error(harness: Harness, token: str, tool: str, arguments: dict[str, Any]) -> Any:
     reply = harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
+        tools_call(tool, arguments),
         token,
     )
     assert reply.body is not None

@@ -23,18 +23,7 @@ from shared.orchestrator.artifacts.wiring import build_artifact_service
 from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.wiring import build_task_service
 from shared.tools.errors import InvalidArgument
-from tests.functional.conftest import PEPPER, Harness
-
-
-@pytest.fixture
-def bucket(aws: Settings) -> str:
-    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
-    return aws.artifacts_bucket
-
-
-def _ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return result
+from tests.functional.conftest import PEPPER, Harness, no_error
 
 
 def _error(result: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +33,7 @@ def _error(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task(harness: Harness, token: str, **fields: Any) -> str:
-    task_id: str = _ok(harness.call(token, "task.create", {"name": "build", **fields}))["id"]
+    task_id: str = no_error(harness.call(token, "task.create", {"name": "build", **fields}))["id"]
     return task_id
 
 
@@ -72,7 +61,7 @@ def test_text_round_trips_with_and_without_content(harness: Harness, bucket: str
     task_id = _task(harness, token, workflow_id="wf_1")
     text = "# Report\nAll green. ✓"
 
-    put = _ok(
+    put = no_error(
         harness.call(
             token,
             "artifact.put",
@@ -87,8 +76,8 @@ def test_text_round_trips_with_and_without_content(harness: Harness, bucket: str
             },
         )
     )["artifact"]
-    bare = _ok(harness.call(token, "artifact.get", {"artifact_id": put["artifact_id"]}))
-    full = _ok(
+    bare = no_error(harness.call(token, "artifact.get", {"artifact_id": put["artifact_id"]}))
+    full = no_error(
         harness.call(
             token, "artifact.get", {"artifact_id": put["artifact_id"], "include_content": True}
         )
@@ -117,7 +106,7 @@ def test_binary_content_round_trips_byte_for_byte(harness: Harness, bucket: str)
     task_id = _task(harness, token)
     data = bytes(range(256)) * 4
 
-    put = _ok(
+    put = no_error(
         harness.call(
             token,
             "artifact.put",
@@ -129,7 +118,7 @@ def test_binary_content_round_trips_byte_for_byte(harness: Harness, bucket: str)
             },
         )
     )["artifact"]
-    got = _ok(
+    got = no_error(
         harness.call(
             token, "artifact.get", {"artifact_id": put["artifact_id"], "include_content": True}
         )
@@ -161,7 +150,7 @@ def test_declared_text_that_is_not_utf8_comes_back_as_base64(harness: Harness, b
     got = harness.call(
         token,
         "artifact.get",
-        {"artifact_id": _ok(put)["artifact"]["artifact_id"], "include_content": True},
+        {"artifact_id": no_error(put)["artifact"]["artifact_id"], "include_content": True},
     )["artifact"]
 
     assert base64.b64decode(got["content_base64"]) == latin1
@@ -172,14 +161,14 @@ def test_a_content_url_is_stored_as_a_reference_only(harness: Harness, bucket: s
     task_id = _task(harness, token)
     url = "https://example.invalid/builds/42/log.txt"
 
-    put = _ok(
+    put = no_error(
         harness.call(
             token,
             "artifact.put",
             {"task_id": task_id, "name": "log", "artifact_type": "log", "content_url": url},
         )
     )["artifact"]
-    got = _ok(
+    got = no_error(
         harness.call(
             token, "artifact.get", {"artifact_id": put["artifact_id"], "include_content": True}
         )
@@ -219,7 +208,7 @@ def test_content_must_be_exactly_one_valid_kind(
     assert error["field"] == field
     assert field in error["message"]
     assert _objects(bucket) == []
-    assert _ok(harness.call(token, "artifact.list", {"task_id": task_id}))["artifacts"] == []
+    assert no_error(harness.call(token, "artifact.list", {"task_id": task_id}))["artifacts"] == []
 
 
 @pytest.mark.parametrize("field", ["content", "content_base64"])
@@ -278,7 +267,7 @@ def test_an_unknown_task_is_a_404_naming_task_id(harness: Harness, bucket: str) 
 def test_get_of_an_unknown_id_is_null(harness: Harness) -> None:
     token = harness.token(team="alpha")
 
-    got = _ok(harness.call(token, "artifact.get", {"artifact_id": "art_nope"}))
+    got = no_error(harness.call(token, "artifact.get", {"artifact_id": "art_nope"}))
 
     assert got["artifact"] is None
 
@@ -290,7 +279,7 @@ def test_list_by_task_and_by_workflow_newest_first(harness: Harness, bucket: str
     other = _task(harness, token, workflow_id="wf_2")
 
     def put(task_id: str, name: str) -> str:
-        artifact_id: str = _ok(
+        artifact_id: str = no_error(
             harness.call(
                 token,
                 "artifact.put",
@@ -302,7 +291,7 @@ def test_list_by_task_and_by_workflow_newest_first(harness: Harness, bucket: str
     a, b, c, d = put(first, "a"), put(first, "b"), put(second, "c"), put(other, "d")
 
     def names(**filters: str) -> list[str]:
-        listed = _ok(harness.call(token, "artifact.list", filters))["artifacts"]
+        listed = no_error(harness.call(token, "artifact.list", filters))["artifacts"]
         assert all("content" not in item for item in listed)
         return [item["artifact_id"] for item in listed]
 
@@ -318,7 +307,7 @@ def test_another_team_can_neither_get_nor_list(harness: Harness, bucket: str) ->
     alpha = harness.token(team="alpha")
     beta = harness.token(team="beta")
     task_id = _task(harness, alpha, workflow_id="wf_1")
-    artifact_id = _ok(
+    artifact_id = no_error(
         harness.call(
             alpha,
             "artifact.put",
@@ -326,9 +315,9 @@ def test_another_team_can_neither_get_nor_list(harness: Harness, bucket: str) ->
         )
     )["artifact"]["artifact_id"]
 
-    got = _ok(harness.call(beta, "artifact.get", {"artifact_id": artifact_id}))
-    by_task = _ok(harness.call(beta, "artifact.list", {"task_id": task_id}))
-    by_workflow = _ok(harness.call(beta, "artifact.list", {"workflow_id": "wf_1"}))
+    got = no_error(harness.call(beta, "artifact.get", {"artifact_id": artifact_id}))
+    by_task = no_error(harness.call(beta, "artifact.list", {"task_id": task_id}))
+    by_workflow = no_error(harness.call(beta, "artifact.list", {"workflow_id": "wf_1"}))
     put = _error(
         harness.call(
             beta,
@@ -360,7 +349,7 @@ def test_scopes_write_for_put_read_for_get_and_list(harness: Harness, bucket: st
     )
 
     assert reply.status == 403
-    assert _ok(harness.call(reader, "artifact.list", {"task_id": "t"}))["artifacts"] == []
+    assert no_error(harness.call(reader, "artifact.list", {"task_id": "t"}))["artifacts"] == []
     assert {
         name: load_group(names.GROUP_ORCHESTRATOR).tools[name].annotations.read_only
         for name in ("artifact.put", "artifact.get", "artifact.list")

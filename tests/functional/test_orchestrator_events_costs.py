@@ -2,39 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import boto3
 
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.costs.service import cost_of
-from tests.functional.conftest import Harness
-
-
-def _ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return result
+from tests.functional.conftest import Harness, no_error
 
 
 def test_published_events_are_polled_oldest_first_and_since_continues(harness: Harness) -> None:
     token = harness.token(team="alpha", agent_id="a1")
     ids = [
-        _ok(
+        no_error(
             harness.call(token, "event.publish", {"event_type": "build.done", "payload": {"n": n}})
         )["event_id"]
         for n in range(5)
     ]
 
-    first = _ok(harness.call(token, "event.poll", {"limit": 3}))
-    rest = _ok(harness.call(token, "event.poll", {"since": first["next_since"]}))
+    first = no_error(harness.call(token, "event.poll", {"limit": 3}))
+    rest = no_error(harness.call(token, "event.poll", {"since": first["next_since"]}))
 
     assert all(i.startswith("evt-") for i in ids)
     assert [e["event_id"] for e in first["events"]] == ids[:3]
     assert [e["event_id"] for e in rest["events"]] == ids[3:]
     assert first["events"][0]["payload"] == {"n": 0}
     assert first["events"][0]["published_by"] == "a1"
-    assert _ok(harness.call(token, "event.poll", {"since": rest["next_since"]}))["events"] == []
+    assert (
+        no_error(harness.call(token, "event.poll", {"since": rest["next_since"]}))["events"] == []
+    )
 
 
 def test_poll_filters_by_type_and_another_team_sees_nothing(harness: Harness) -> None:
@@ -43,10 +38,10 @@ def test_poll_filters_by_type_and_another_team_sees_nothing(harness: Harness) ->
     harness.call(alpha, "event.publish", {"event_type": "a", "payload": {}})
     harness.call(alpha, "event.publish", {"event_type": "b", "payload": {"x": 1.5}})
 
-    typed = _ok(harness.call(alpha, "event.poll", {"event_type": "b"}))["events"]
+    typed = no_error(harness.call(alpha, "event.poll", {"event_type": "b"}))["events"]
 
     assert [(e["event_type"], e["payload"]) for e in typed] == [("b", {"x": 1.5})]
-    assert _ok(harness.call(beta, "event.poll", {}))["events"] == []
+    assert no_error(harness.call(beta, "event.poll", {}))["events"] == []
 
 
 def test_an_oversized_payload_is_refused_naming_it(harness: Harness, aws: Settings) -> None:
@@ -72,7 +67,7 @@ def test_costs_are_summarised_by_agent_model_and_workflow(harness: Harness) -> N
     a1 = harness.token(team="alpha", agent_id="a1")
     a2 = harness.token(team="alpha", agent_id="a2")
     base = {"provider": "anthropic", "tokens_input": 1_000_000, "tokens_output": 0}
-    _ok(
+    no_error(
         harness.call(
             a1,
             "cost.report",
@@ -85,14 +80,14 @@ def test_costs_are_summarised_by_agent_model_and_workflow(harness: Harness) -> N
             },
         )
     )
-    _ok(
+    no_error(
         harness.call(
             a1,
             "cost.report",
             {**base, "agent_id": "a1", "model": "haiku", "estimated_cost_usd": 1.0},
         )
     )
-    reported = _ok(
+    reported = no_error(
         harness.call(
             a2,
             "cost.report",
@@ -106,7 +101,7 @@ def test_costs_are_summarised_by_agent_model_and_workflow(harness: Harness) -> N
         )
     )
 
-    summary = _ok(harness.call(a1, "cost.summary", {"period": "7d", "group_by": "workflow"}))
+    summary = no_error(harness.call(a1, "cost.summary", {"period": "7d", "group_by": "workflow"}))
 
     assert reported["cost_usd"] == 5.0
     assert summary["total_usd"] == 21.0
@@ -136,7 +131,7 @@ def test_an_agent_reports_only_its_own_cost(harness: Harness) -> None:
 
 def test_budget_reports_spend_per_scope_against_no_limit_by_default(harness: Harness) -> None:
     a1 = harness.token(team="alpha", agent_id="a1")
-    _ok(
+    no_error(
         harness.call(
             a1,
             "cost.report",
@@ -150,13 +145,13 @@ def test_budget_reports_spend_per_scope_against_no_limit_by_default(harness: Har
         )
     )
 
-    budget = _ok(harness.call(a1, "cost.budget", {"agent_id": "a1", "workflow_id": "other"}))
+    budget = no_error(harness.call(a1, "cost.budget", {"agent_id": "a1", "workflow_id": "other"}))
 
     assert budget["global"] == {"spent_usd": 2.5, "limit_usd": None, "remaining_usd": None}
     assert budget["agent"]["spent_usd"] == 2.5
     assert budget["workflow"]["spent_usd"] == 0.0
     beta = harness.token(team="beta")
-    assert _ok(harness.call(beta, "cost.summary", {}))["total_usd"] == 0.0
+    assert no_error(harness.call(beta, "cost.summary", {}))["total_usd"] == 0.0
 
 
 def test_a_configured_limit_gives_the_remaining_budget(aws: Settings) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 import boto3
 import pytest
 
-from shared.auth.principal import Principal
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.ports import ActiveAgent
@@ -16,6 +15,8 @@ from shared.orchestrator.tasks.adapters import DynamoTaskStore
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from tests.functional.conftest import Harness
+from tests.functional.conftest import admin_agent as agent
+from tests.jsonrpc import tools_call
 
 NOW = 1_800_000_000.0
 
@@ -36,16 +37,6 @@ class Directory:
         if name not in self._capabilities and name not in self._limits:
             return None
         return ActiveAgent(self._capabilities.get(name, frozenset()), self._limits.get(name))
-
-
-def agent(name: str, team: str = "alpha") -> Principal:
-    return Principal(
-        team=team,
-        token_id=f"tok_{name}",
-        token_name=name,
-        scopes=frozenset({"admin"}),
-        agent_id=name,
-    )
 
 
 @pytest.fixture
@@ -316,12 +307,7 @@ def test_a_token_without_task_execute_cannot_complete(harness: Harness) -> None:
     reader = harness.token(team="alpha", scopes=("task.read",))
 
     reply = harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "task.complete", "arguments": {"task_id": "tsk_x"}},
-        },
+        tools_call("task.complete", {"task_id": "tsk_x"}),
         reader,
     )
 

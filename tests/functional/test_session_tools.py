@@ -15,6 +15,7 @@ from shared import runtime
 from shared.app.groups import load_groups
 from shared.config.settings import Settings
 from tests.functional.conftest import PEPPER, Harness, on_storage
+from tests.jsonrpc import tools_call
 
 WALLET = "0xa11ce"
 OTHER_WALLET = "0xb0b"
@@ -231,12 +232,7 @@ def test_bad_arguments_name_the_field_and_write_nothing(gateway: Harness) -> Non
 def test_session_tools_need_the_sessions_scope(gateway: Harness) -> None:
     memory_only = gateway.token(scopes=("memory",))
     reply = gateway.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "hecate_new_session", "arguments": {"wallet_address": WALLET}},
-        },
+        tools_call("hecate_new_session", {"wallet_address": WALLET}),
         memory_only,
     )
     assert reply.status == 403

@@ -7,7 +7,7 @@ moment. Each worker is a real process (spawned, so nothing is shared but the fil
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -34,21 +34,37 @@ def _race(worker: Callable[..., list[T]], path: Path, names: tuple[str, str]) ->
         return [r.get(timeout=120) for r in results]
 
 
+def _race_exactly_once(
+    worker: Callable[..., list[str]], path: Path, names: tuple[str, str], expected: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """`_race` two workers for the same things: between them they won each of `expected`,
+    and no thing twice. What each one won."""
+    won_one, won_two = _race(worker, path, names)
+    assert sorted(won_one + won_two) == sorted(expected)
+    assert not set(won_one) & set(won_two)
+    return won_one, won_two
+
+
+def _wins(ids: Iterable[str], attempt: Callable[[str], object], lost: type[Exception]) -> list[str]:
+    """Those of `ids` that `attempt` took; one it lost (raising `lost`) is left out."""
+    won = []
+    for id_ in ids:
+        try:
+            attempt(id_)
+            won.append(id_)
+        except lost:
+            pass
+    return won
+
+
 def _claim_all(path: str, agent: str, start: multiprocessing.synchronize.Event) -> list[str]:
     store = SqliteHandoffStore(Database(Path(path)))
     start.wait()
-    won = []
-    for number in range(HANDOFFS):
-        try:
-            store.claim(
-                "alpha",
-                f"hof_{number}",
-                Claim(agent_id=agent, claimed_at=datetime.now(UTC)),
-            )
-            won.append(f"hof_{number}")
-        except AlreadyClaimed:
-            pass
-    return won
+    return _wins(
+        (f"hof_{number}" for number in range(HANDOFFS)),
+        lambda id_: store.claim("alpha", id_, Claim(agent_id=agent, claimed_at=datetime.now(UTC))),
+        AlreadyClaimed,
+    )
 
 
 def test_two_processes_claiming_the_same_handoffs_win_each_exactly_once(tmp_path: Path) -> None:
@@ -66,9 +82,9 @@ def test_two_processes_claiming_the_same_handoffs_win_each_exactly_once(tmp_path
                 status="open",
             ),
         )
-    won_one, won_two = _race(_claim_all, path, ("one", "two"))
-    assert sorted(won_one + won_two) == sorted(f"hof_{n}" for n in range(HANDOFFS))
-    assert not set(won_one) & set(won_two)
+    won_one, _ = _race_exactly_once(
+        _claim_all, path, ("one", "two"), (f"hof_{n}" for n in range(HANDOFFS))
+    )
     holders = {h: store.get("alpha", h) for h in won_one}
     assert all(h is not None and h.claim and h.claim.agent_id == "one" for h in holders.values())
 
@@ -84,16 +100,13 @@ def _claim_tasks(path: str, agent: str, start: multiprocessing.synchronize.Event
 
     store = SqliteTaskStore(Database(Path(path)))
     start.wait()
-    won = []
-    for number in range(TASKS):
+
+    def claim(task_id: str) -> None:
         now = datetime.now(UTC)
-        try:
-            # Fence 0: both processes read the pending task; only one write may take it.
-            store.claim("alpha", f"tsk_{number}", agent, now, now + timedelta(minutes=15), 0)
-            won.append(f"tsk_{number}")
-        except ClaimLost:
-            pass
-    return won
+        # Fence 0: both processes read the pending task; only one write may take it.
+        store.claim("alpha", task_id, agent, now, now + timedelta(minutes=15), 0)
+
+    return _wins((f"tsk_{number}" for number in range(TASKS)), claim, ClaimLost)
 
 
 def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: Path) -> None:
@@ -108,9 +121,9 @@ def test_two_processes_claiming_the_same_tasks_win_each_exactly_once(tmp_path: P
             "alpha",
             Task(id=f"tsk_{number}", name="t", created_by="boss", created_at=now, updated_at=now),
         )
-    won_one, won_two = _race(_claim_tasks, path, ("one", "two"))
-    assert sorted(won_one + won_two) == sorted(f"tsk_{n}" for n in range(TASKS))
-    assert not set(won_one) & set(won_two)
+    won_one, won_two = _race_exactly_once(
+        _claim_tasks, path, ("one", "two"), (f"tsk_{n}" for n in range(TASKS))
+    )
     for task_id, agent in [*((t, "one") for t in won_one), *((t, "two") for t in won_two)]:
         stored = store.get("alpha", task_id)
         assert stored is not None
@@ -172,9 +185,9 @@ def test_two_processes_taking_the_same_sync_locks_win_each_exactly_once(tmp_path
         assert state.acquire_lock(
             f"team-{number}", "crashed", datetime.now(UTC) - timedelta(hours=1), 900
         )
-    won_one, won_two = _race(_acquire_all, path, ("one", "two"))
-    assert sorted(won_one + won_two) == sorted(f"team-{n}" for n in range(SYNC_TEAMS))
-    assert not set(won_one) & set(won_two)
+    won_one, won_two = _race_exactly_once(
+        _acquire_all, path, ("one", "two"), (f"team-{n}" for n in range(SYNC_TEAMS))
+    )
     now = datetime.now(UTC)
     for holder, teams in (("one", won_one), ("two", won_two)):
         for team in teams:
@@ -193,23 +206,20 @@ def _create_keys(path: str, writer: str, start: multiprocessing.synchronize.Even
 
     store = SqliteMemoryStore(Database(Path(path)))
     start.wait()
-    won = []
-    for number in range(MEMORY_KEYS):
+
+    def create(key: str) -> None:
         now = datetime.now(UTC)
         memory = Memory(
-            id=f"mem_{writer}_{number}",
-            key=f"key-{number}",
+            id=f"mem_{writer}_{key.removeprefix('key-')}",
+            key=key,
             content=writer,
             created_at=now,
             updated_at=now,
             created_by=writer,
         )
-        try:
-            store.create("alpha", memory)
-            won.append(f"key-{number}")
-        except KeyTaken:
-            pass
-    return won
+        store.create("alpha", memory)
+
+    return _wins((f"key-{number}" for number in range(MEMORY_KEYS)), create, KeyTaken)
 
 
 def test_two_processes_creating_the_same_memory_keys_win_each_exactly_once(
@@ -219,9 +229,9 @@ def test_two_processes_creating_the_same_memory_keys_win_each_exactly_once(
 
     path = tmp_path / "cairn.db"
     store = SqliteMemoryStore(Database(path))
-    won_one, won_two = _race(_create_keys, path, ("one", "two"))
-    assert sorted(won_one + won_two) == sorted(f"key-{n}" for n in range(MEMORY_KEYS))
-    assert not set(won_one) & set(won_two)
+    won_one, won_two = _race_exactly_once(
+        _create_keys, path, ("one", "two"), (f"key-{n}" for n in range(MEMORY_KEYS))
+    )
     for writer, keys in (("one", won_one), ("two", won_two)):
         for key in keys:
             assert store.id_for_key("alpha", key) == f"mem_{writer}_{key.removeprefix('key-')}"
@@ -239,11 +249,12 @@ def _register_names(path: str, writer: str, start: multiprocessing.synchronize.E
 
     store = SqliteAgentStore(Database(Path(path)))
     start.wait()
-    won = []
-    for number in range(AGENT_NAMES):
+
+    def register(name: str) -> None:
+        number = name.removeprefix("agent-")
         agent = AgentRecord(
             agent_id=f"agt_{writer}_{number}",
-            name=f"agent-{number}",
+            name=name,
             agent_type="codex",
             status="active",
             max_concurrent_tasks=1,
@@ -252,12 +263,9 @@ def _register_names(path: str, writer: str, start: multiprocessing.synchronize.E
             token_id=f"tok_{writer}_{number}",
             scopes=[],
         )
-        try:
-            store.create("alpha", agent)
-            won.append(f"agent-{number}")
-        except NameTaken:
-            pass
-    return won
+        store.create("alpha", agent)
+
+    return _wins((f"agent-{number}" for number in range(AGENT_NAMES)), register, NameTaken)
 
 
 def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
@@ -267,9 +275,9 @@ def test_two_processes_registering_the_same_agent_names_win_each_exactly_once(
 
     path = tmp_path / "cairn.db"
     store = SqliteAgentStore(Database(path))
-    won_one, won_two = _race(_register_names, path, ("one", "two"))
-    assert sorted(won_one + won_two) == sorted(f"agent-{n}" for n in range(AGENT_NAMES))
-    assert not set(won_one) & set(won_two)
+    won_one, won_two = _race_exactly_once(
+        _register_names, path, ("one", "two"), (f"agent-{n}" for n in range(AGENT_NAMES))
+    )
     for writer, names in (("one", won_one), ("two", won_two)):
         for name in names:
             holder = store.get_by_name("alpha", name)
@@ -290,16 +298,13 @@ def _claim_sessions(path: str, claimer: str, start: multiprocessing.synchronize.
     store = SqliteSessionStore(Database(Path(path)))
     start.wait()
     now = datetime.now(UTC)
-    won = []
-    for number in range(SESSIONS):
-        try:
-            store.claim_for_compaction(
-                "alpha", f"ses_{number}", claimer, now, now + timedelta(minutes=5)
-            )
-            won.append(f"ses_{number}")
-        except CompactionLost:
-            pass
-    return won
+    return _wins(
+        (f"ses_{number}" for number in range(SESSIONS)),
+        lambda id_: store.claim_for_compaction(
+            "alpha", id_, claimer, now, now + timedelta(minutes=5)
+        ),
+        CompactionLost,
+    )
 
 
 def test_two_processes_claiming_the_same_sessions_for_compaction_win_each_exactly_once(
@@ -324,9 +329,9 @@ def test_two_processes_claiming_the_same_sessions_for_compaction_win_each_exactl
             ),
             [],
         )
-    won_one, won_two = _race(_claim_sessions, path, ("cln_one", "cln_two"))
-    assert sorted(won_one + won_two) == sorted(f"ses_{n}" for n in range(SESSIONS))
-    assert not set(won_one) & set(won_two)
+    won_one, won_two = _race_exactly_once(
+        _claim_sessions, path, ("cln_one", "cln_two"), (f"ses_{n}" for n in range(SESSIONS))
+    )
     for claimer, ids in (("cln_one", won_one), ("cln_two", won_two)):
         for session_id in ids:
             claimed = store.get("alpha", session_id)

@@ -21,6 +21,7 @@ from shared.config.settings import Settings
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.storage.sqlite import Database
 from shared.tools.invoker import InProcessInvoker
+from tests.jsonrpc import tools_call
 
 
 def _cap_at_current_size(db: Database) -> int:
@@ -88,12 +89,7 @@ def test_a_tool_call_whose_write_cannot_persist_is_not_acknowledged(
 
     def put(title: str, filler: int = 0) -> dict[str, Any]:
         arguments = {"title": title, "document_md": DOC + "x" * filler}
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "store_handoff", "arguments": arguments},
-        }
+        body = tools_call("store_handoff", arguments)
         reply = gateway.handle_post(
             json.dumps(body).encode(),
             {

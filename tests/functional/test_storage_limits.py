@@ -12,6 +12,7 @@ import pytest
 from shared.config import names
 from shared.config.settings import Settings
 from tests.functional.conftest import Harness
+from tests.jsonrpc import tools_call
 from tests.unit.test_handoff_sections import VALID
 
 
@@ -88,12 +89,7 @@ def test_records_over_the_item_limit_are_field_errors_and_nothing_is_written(
 
     def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         # Sent as UTF-8 (not \u escapes), as a client would, to stay under the 1 MiB body cap.
-        message = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
+        message = tools_call(tool, arguments)
         reply = harness.post(json.dumps(message, ensure_ascii=False).encode(), token)
         assert reply.status == 200, reply.body
         assert reply.body is not None

@@ -22,15 +22,9 @@ from shared.sync.models import SyncRun
 from shared.sync.runner import run_event
 from shared.sync.runs import LambdaRunLauncher, ThreadRunLauncher
 from shared.sync.service import SyncService
-from tests.functional.conftest import Harness
+from tests.functional.conftest import Harness, no_error
 
 RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
-
-
-@pytest.fixture
-def bucket(aws: Settings) -> str:
-    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
-    return aws.artifacts_bucket
 
 
 @pytest.fixture
@@ -49,9 +43,12 @@ def waited(large: SyncService) -> SyncService:
     return large
 
 
-def _ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return result
+def _large_team(harness: Harness, note: str = "note {n}", **put: Any) -> str:
+    """A token of team alpha, whose inbox holds 3 items (`note` numbered): a large team."""
+    token = harness.token(team="alpha")
+    for n in range(3):
+        no_error(harness.call(token, "inbox_put", {"content": note.format(n=n), **put}))
+    return token
 
 
 def _drain() -> None:
@@ -63,14 +60,12 @@ def _drain() -> None:
 def test_a_large_teams_sync_that_outlasts_the_wait_says_so_in_the_seeds_fields(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"harbour note {n} on tides"}))
+    token = _large_team(harness, "harbour note {n} on tides")
     assert harness.call(token, "search", {"query": "harbour tides"})["results"] == []
 
-    started = _ok(harness.call(token, "sync", {}))
+    started = no_error(harness.call(token, "sync", {}))
     _drain()
-    status = _ok(harness.call(token, "sync_status", {}))
+    status = no_error(harness.call(token, "sync_status", {}))
 
     (connector,) = started["connectors"]
     assert connector["success"] is False  # not "done, nothing synced"
@@ -91,16 +86,14 @@ def test_a_large_teams_sync_that_outlasts_the_wait_says_so_in_the_seeds_fields(
 def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     held: list[str] = []
     # The launcher is not started: the queued run keeps the lock, as a busy runner would.
     large._launcher = lambda: _Recorder(held)
 
-    first = _ok(harness.call(token, "sync", {}))
-    second = _ok(harness.call(token, "sync", {}))
-    forced = _ok(harness.call(token, "sync_run", {}))
+    first = no_error(harness.call(token, "sync", {}))
+    second = no_error(harness.call(token, "sync", {}))
+    forced = no_error(harness.call(token, "sync_run", {}))
 
     assert first["run"]["state"] == "queued"
     assert second == {**second, "skipped": True, "reason": "lock"}
@@ -108,7 +101,7 @@ def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
     assert forced["run"]["state"] == "queued"  # sync_run takes no lock
     assert held == [first["run"]["run_id"], forced["run"]["run_id"]]
     large.runs.execute("alpha", first["run"]["run_id"])  # the runner ends it: lock released
-    assert _ok(harness.call(token, "sync", {}))["run"]["state"] == "queued"
+    assert no_error(harness.call(token, "sync", {}))["run"]["state"] == "queued"
 
 
 class _Recorder:
@@ -121,18 +114,18 @@ class _Recorder:
 
 def test_embeddings_build_reindexes_memories_the_index_lost(harness: Harness, bucket: str) -> None:
     token = harness.token(team="alpha")
-    put = _ok(
+    put = no_error(
         harness.call(token, "memory_put", {"key": "kiln", "content": "the kiln fires at dawn"})
     )
     memory_id = put["memory"]["id"] if "memory" in put else put["id"]
     build_search_service().remove_memory("alpha", memory_id)  # an index loss
     assert harness.call(token, "memory_search", {"query": "kiln dawn"})["results"] == []
 
-    built = _ok(harness.call(token, "embeddings_build", {}))
+    built = no_error(harness.call(token, "embeddings_build", {}))
 
     assert built["total"] == 1
     assert "run" not in built  # a small team: done inside the call
-    found = _ok(harness.call(token, "memory_search", {"query": "kiln dawn"}))["results"]
+    found = no_error(harness.call(token, "memory_search", {"query": "kiln dawn"}))["results"]
     assert [r["key"] for r in found] == ["kiln"]
 
 
@@ -141,15 +134,19 @@ def test_a_large_teams_embeddings_build_runs_in_the_background_memories_included
 ) -> None:
     token = harness.token(team="alpha")
     for key in ("oven", "kiln", "forge"):
-        _ok(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
-    _ok(harness.call(token, "memory_retract", {"id": _id(harness, token, "forge"), "reason": "x"}))
+        no_error(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
+    no_error(
+        harness.call(token, "memory_retract", {"id": _id(harness, token, "forge"), "reason": "x"})
+    )
     search = build_search_service()
     for key in ("oven", "kiln"):
         search.remove_memory("alpha", _id(harness, token, key))
 
-    built = _ok(harness.call(token, "embeddings_build", {}))
+    built = no_error(harness.call(token, "embeddings_build", {}))
     _drain()
-    run = _ok(harness.call(token, "sync_status", {"run_id": built["run"]["run_id"]}))["runs"][0]
+    run = no_error(harness.call(token, "sync_status", {"run_id": built["run"]["run_id"]}))["runs"][
+        0
+    ]
 
     assert built["total"] == 0
     assert built["run"]["kind"] == "embeddings_build"
@@ -157,13 +154,13 @@ def test_a_large_teams_embeddings_build_runs_in_the_background_memories_included
     assert run["counts"]["memories_indexed"] == 2
     assert run["counts"]["memories_unindexed"] == 1
     assert "phase" not in run  # the run is over
-    found = _ok(harness.call(token, "memory_search", {"query": "runs hot"}))["results"]
+    found = no_error(harness.call(token, "memory_search", {"query": "runs hot"}))["results"]
     keys = {r["key"] for r in found}
     assert keys == {"oven", "kiln"}
 
 
 def _id(harness: Harness, token: str, key: str) -> str:
-    got = _ok(harness.call(token, "memory_get", {"key": key}))
+    got = no_error(harness.call(token, "memory_get", {"key": key}))
     memory = got.get("memory", got)
     return str(memory["id"])
 
@@ -171,10 +168,7 @@ def _id(harness: Harness, token: str, key: str) -> str:
 def test_in_aws_the_run_starts_the_runner_asynchronously_and_the_runner_does_it(
     harness: Harness, large: SyncService, aws: Settings
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        put = {"content": f"quarry survey {n}", "sync_immediately": True}
-        _ok(harness.call(token, "inbox_put", put))
+    token = _large_team(harness, "quarry survey {n}", sync_immediately=True)
     client = boto3.client("lambda", region_name=aws.region)
     invoked: list[dict[str, Any]] = []
     stubber = Stubber(client)
@@ -186,14 +180,14 @@ def test_in_aws_the_run_starts_the_runner_asynchronously_and_the_runner_does_it(
     stubber.activate()
     large._launcher = lambda: LambdaRunLauncher(client, RUNNER)
 
-    started = _ok(harness.call(token, "embeddings_build", {"source": "inbox"}))
+    started = no_error(harness.call(token, "embeddings_build", {"source": "inbox"}))
     stubber.assert_no_pending_responses()
     (event,) = invoked
-    queued = _ok(harness.call(token, "sync_status", {}))["runs"][0]
+    queued = no_error(harness.call(token, "sync_status", {}))["runs"][0]
     # The runner function receives the event and checks the team exists.
     tokens = harness.tokens
     result = run_event(event, sync=large, team_exists=lambda t: bool(tokens.list_team(t)))
-    done = _ok(harness.call(token, "sync_status", {}))["runs"][0]
+    done = no_error(harness.call(token, "sync_status", {}))["runs"][0]
 
     assert event == {"run": {"team": "alpha", "run_id": started["run"]["run_id"]}}
     assert queued["state"] == "queued"
@@ -228,9 +222,7 @@ class _Capture:
 def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
 
     class Down:
         def launch(self, team: str, run_id: str) -> None:
@@ -240,8 +232,8 @@ def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
     large._launcher = Down
     failed = harness.call(token, "sync", {})
     large._launcher = launcher
-    runs = _ok(harness.call(token, "sync_status", {}))["runs"]
-    again = _ok(harness.call(token, "sync", {}))
+    runs = no_error(harness.call(token, "sync_status", {}))["runs"]
+    again = no_error(harness.call(token, "sync", {}))
 
     assert failed["isError"] is True
     assert runs[0]["state"] == "failed"
@@ -266,7 +258,7 @@ def test_a_run_whose_runner_died_is_reported_failed(harness: Harness, large: Syn
         ),
     )
 
-    (run,) = _ok(harness.call(token, "sync_status", {}))["runs"]
+    (run,) = no_error(harness.call(token, "sync_status", {}))["runs"]
 
     assert run["state"] == "failed"
     assert "timed out or crashed" in run["error"]
@@ -275,10 +267,8 @@ def test_a_run_whose_runner_died_is_reported_failed(harness: Harness, large: Syn
 def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
     harness: Harness, large: SyncService
 ) -> None:
-    alpha, beta = harness.token(team="alpha"), harness.token(team="beta")
-    for n in range(3):
-        _ok(harness.call(alpha, "inbox_put", {"content": f"note {n}"}))
-    run_id = _ok(harness.call(alpha, "sync", {}))["run"]["run_id"]
+    alpha, beta = _large_team(harness), harness.token(team="beta")
+    run_id = no_error(harness.call(alpha, "sync", {}))["run"]["run_id"]
     _drain()
 
     theirs = harness.call(beta, "sync_status", {"run_id": run_id})
@@ -287,18 +277,16 @@ def test_sync_status_of_an_unknown_or_another_teams_run_is_not_found(
     for result in (theirs, unknown):
         assert result["isError"] is True
         assert result["error"]["field"] == "run_id"
-    assert _ok(harness.call(beta, "sync_status", {}))["runs"] == []
+    assert no_error(harness.call(beta, "sync_status", {}))["runs"] == []
 
 
 def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     held: list[str] = []
     large._launcher = lambda: _Recorder(held)
-    run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
+    run_id = no_error(harness.call(token, "sync", {}))["run"]["run_id"]
 
     # The server is stopping: the run ends at its first progress step, and frees the lock.
     run = large.runs.execute("alpha", run_id, interrupted=lambda: True)
@@ -311,12 +299,10 @@ def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
 def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
     harness: Harness, large: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     large._launcher = lambda: _Recorder([])
     queued_at = datetime.now(UTC)
-    run_id = _ok(harness.call(token, "sync", {}))["run"]["run_id"]
+    run_id = no_error(harness.call(token, "sync", {}))["run"]["run_id"]
     # The runner starts 14 minutes later, near the end of the lease taken at queue time.
     large._clock = lambda: (queued_at + timedelta(minutes=14)).timestamp()
     past_first_lease = queued_at + timedelta(minutes=16)
@@ -337,12 +323,10 @@ def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
 def test_a_large_teams_sync_waited_for_answers_the_seeds_result_with_the_run_alongside(
     harness: Harness, waited: SyncService
 ) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"lighthouse log {n}"}))
-    _ok(harness.call(token, "memory_put", {"key": "gone", "content": "x", "ttl_days": 1}))
+    token = _large_team(harness, "lighthouse log {n}")
+    no_error(harness.call(token, "memory_put", {"key": "gone", "content": "x", "ttl_days": 1}))
 
-    synced = _ok(harness.call(token, "sync", {}))
+    synced = no_error(harness.call(token, "sync", {}))
 
     (connector,) = synced["connectors"]
     assert connector["source"] == "inbox"
@@ -359,9 +343,9 @@ def test_a_large_teams_embeddings_build_waited_for_returns_its_real_total(
 ) -> None:
     token = harness.token(team="alpha")
     for key in ("oven", "kiln", "forge"):
-        _ok(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
+        no_error(harness.call(token, "memory_put", {"key": key, "content": f"the {key} runs hot"}))
 
-    built = _ok(harness.call(token, "embeddings_build", {}))
+    built = no_error(harness.call(token, "embeddings_build", {}))
 
     assert built["run"]["state"] == "succeeded"
     assert built["total"] == 3  # the three memories: never 0 for "indexed nothing"
@@ -369,14 +353,12 @@ def test_a_large_teams_embeddings_build_waited_for_returns_its_real_total(
 
 
 def test_the_wait_is_bounded_when_the_runner_is_slow(harness: Harness, large: SyncService) -> None:
-    token = harness.token(team="alpha")
-    for n in range(3):
-        _ok(harness.call(token, "inbox_put", {"content": f"note {n}"}))
+    token = _large_team(harness)
     large._launcher = lambda: _Recorder([])  # a runner that never gets to it
     large.run_wait_seconds = 0.5
 
     started = time.monotonic()
-    synced = _ok(harness.call(token, "sync_run", {}))
+    synced = no_error(harness.call(token, "sync_run", {}))
     took = time.monotonic() - started
 
     assert 0.5 <= took < 5

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import boto3
 import pytest
@@ -22,7 +21,8 @@ from shared.sync.local import LocalSyncScheduler, due, start_local_scheduler
 from shared.sync.runs import ThreadRunLauncher
 from shared.sync.wiring import build_local_schedules
 from shared.tools.invoker import InProcessInvoker
-from tests.functional.conftest import Harness
+from tests.functional.conftest import Harness, no_error
+from tests.jsonrpc import tools_call
 
 GROUP = "cairn-dev-t-sync"
 RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
@@ -61,18 +61,13 @@ def local(aws: Settings) -> Harness:
     return _harness(aws.model_copy(update={"storage": "sqlite"}))
 
 
-def _ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return result
-
-
 def test_a_team_manages_its_own_schedule_on_eventbridge_scheduler(in_aws: Harness) -> None:
     alpha, beta = in_aws.token(team="alpha"), in_aws.token(team="beta")
 
-    made = _ok(in_aws.call(alpha, "sync_schedule_set", {"every": "15m"}))
-    replaced = _ok(in_aws.call(alpha, "sync_schedule_set", {"cron": "0 6 * * ? *"}))
-    got = _ok(in_aws.call(alpha, "sync_schedule_get", {}))
-    others = _ok(in_aws.call(beta, "sync_schedule_get", {}))
+    made = no_error(in_aws.call(alpha, "sync_schedule_set", {"every": "15m"}))
+    replaced = no_error(in_aws.call(alpha, "sync_schedule_set", {"cron": "0 6 * * ? *"}))
+    got = no_error(in_aws.call(alpha, "sync_schedule_get", {}))
+    others = no_error(in_aws.call(beta, "sync_schedule_get", {}))
     detail = boto3.client("scheduler").get_schedule(Name="sync-alpha", GroupName=GROUP)
 
     assert made["schedule"] == {
@@ -88,9 +83,9 @@ def test_a_team_manages_its_own_schedule_on_eventbridge_scheduler(in_aws: Harnes
     assert detail["Target"]["RoleArn"] == ROLE
     assert json.loads(detail["Target"]["Input"]) == {"team": "alpha", "schedule": "sync-alpha"}
     # beta deleting "its" schedule never touches alpha's.
-    assert _ok(in_aws.call(beta, "sync_schedule_delete", {}))["deleted"] is False
-    assert _ok(in_aws.call(alpha, "sync_schedule_delete", {}))["deleted"] is True
-    assert _ok(in_aws.call(alpha, "sync_schedule_get", {}))["schedule"] is None
+    assert no_error(in_aws.call(beta, "sync_schedule_delete", {}))["deleted"] is False
+    assert no_error(in_aws.call(alpha, "sync_schedule_delete", {}))["deleted"] is True
+    assert no_error(in_aws.call(alpha, "sync_schedule_get", {}))["schedule"] is None
 
 
 @pytest.mark.parametrize(
@@ -120,12 +115,7 @@ def test_the_schedule_tools_need_the_sync_scope(in_aws: Harness) -> None:
     reader = in_aws.token(team="alpha", scopes=("search", "memory"))
 
     reply = in_aws.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "sync_schedule_set", "arguments": {"every": "1h"}},
-        },
+        tools_call("sync_schedule_set", {"every": "1h"}),
         reader,
     )
 
@@ -135,8 +125,10 @@ def test_the_schedule_tools_need_the_sync_scope(in_aws: Harness) -> None:
 
 def test_a_local_schedule_fires_on_time_and_runs_the_teams_sync(local: Harness) -> None:
     token = local.token(team="alpha")
-    _ok(local.call(token, "inbox_put", {"content": "the ferry leaves at nine", "title": "Ferry"}))
-    _ok(local.call(token, "sync_schedule_set", {"every": "15m"}))
+    no_error(
+        local.call(token, "inbox_put", {"content": "the ferry leaves at nine", "title": "Ferry"})
+    )
+    no_error(local.call(token, "sync_schedule_set", {"every": "15m"}))
     service = build_sync_service()
     scheduler = LocalSyncScheduler(build_local_schedules(), service.start_scheduled)
     set_at = datetime.now(UTC)
@@ -147,15 +139,15 @@ def test_a_local_schedule_fires_on_time_and_runs_the_teams_sync(local: Harness) 
     again = scheduler.tick(set_at + timedelta(minutes=29))
     second = scheduler.tick(set_at + timedelta(minutes=30, seconds=10))
     _drain()
-    status = _ok(local.call(token, "sync_status", {}))
-    found = _ok(local.call(token, "search", {"query": "ferry nine"}))["results"]
+    status = no_error(local.call(token, "sync_status", {}))
+    found = no_error(local.call(token, "search", {"query": "ferry nine"}))["results"]
 
     assert (early, first, again, second) == ([], ["alpha"], [], ["alpha"])
     assert [(r["kind"], r["state"]) for r in status["runs"]] == [("scheduled", "succeeded")] * 2
     assert status["runs"][1]["counts"]["entities_seen"] == 1
     assert status["runs"][1]["counts"]["chunks_indexed"] >= 1
     assert [r["entity_title"] for r in found] == ["Ferry"]
-    fired = _ok(local.call(token, "sync_schedule_get", {}))["schedule"]["last_fired_at"]
+    fired = no_error(local.call(token, "sync_schedule_get", {}))["schedule"]["last_fired_at"]
     assert datetime.fromisoformat(fired) == set_at + timedelta(minutes=30, seconds=10)
 
 
@@ -163,9 +155,9 @@ def test_a_local_cron_schedule_fires_at_its_time_and_a_deleted_one_never(
     local: Harness,
 ) -> None:
     alpha, beta = local.token(team="alpha"), local.token(team="beta")
-    _ok(local.call(alpha, "sync_schedule_set", {"cron": "0 6 * * ? *"}))
-    _ok(local.call(beta, "sync_schedule_set", {"every": "1h"}))
-    _ok(local.call(beta, "sync_schedule_delete", {}))
+    no_error(local.call(alpha, "sync_schedule_set", {"cron": "0 6 * * ? *"}))
+    no_error(local.call(beta, "sync_schedule_set", {"every": "1h"}))
+    no_error(local.call(beta, "sync_schedule_delete", {}))
     fired: list[tuple[str, str]] = []
     scheduler = LocalSyncScheduler(build_local_schedules(), lambda t, n: fired.append((t, n)))
     now = datetime.now(UTC)
@@ -182,7 +174,7 @@ def test_a_local_cron_schedule_fires_at_its_time_and_a_deleted_one_never(
 
 def test_a_schedule_firing_while_a_sync_holds_the_lock_is_skipped(local: Harness) -> None:
     token = local.token(team="alpha")
-    _ok(local.call(token, "sync_schedule_set", {"every": "5m"}))
+    no_error(local.call(token, "sync_schedule_set", {"every": "5m"}))
     service = build_sync_service()
     assert service.state.acquire_lock("alpha", "someone", datetime.now(UTC), 900)
     scheduler = LocalSyncScheduler(build_local_schedules(), service.start_scheduled)
@@ -190,7 +182,7 @@ def test_a_schedule_firing_while_a_sync_holds_the_lock_is_skipped(local: Harness
     fired = scheduler.tick(datetime.now(UTC) + timedelta(minutes=6))
 
     assert fired == ["alpha"]
-    (run,) = _ok(local.call(token, "sync_status", {}))["runs"]
+    (run,) = no_error(local.call(token, "sync_status", {}))["runs"]
     assert (run["kind"], run["state"]) == ("scheduled", "skipped")
     assert "lock" in run["error"]
 

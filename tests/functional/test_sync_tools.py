@@ -15,24 +15,13 @@ from shared.memory.wiring import build_memory_service
 from shared.sync.adapters.dynamodb import DynamoSyncState
 from shared.sync.adapters.inbox import FolderInbox, S3Inbox
 from shared.sync.ports import FileExists
-from tests.functional.conftest import Harness
-
-
-@pytest.fixture
-def bucket(aws: Settings) -> str:
-    boto3.client("s3", region_name=aws.region).create_bucket(Bucket=aws.artifacts_bucket)
-    return aws.artifacts_bucket
-
-
-def _ok(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return result
+from tests.functional.conftest import Harness, no_error
 
 
 def test_inbox_put_then_sync_makes_the_content_searchable(harness: Harness, bucket: str) -> None:
     token = harness.token(team="alpha")
 
-    put = _ok(
+    put = no_error(
         harness.call(
             token,
             "inbox_put",
@@ -45,7 +34,7 @@ def test_inbox_put_then_sync_makes_the_content_searchable(harness: Harness, buck
         )
     )
     before = harness.call(token, "search", {"query": "ledger postgres"})["results"]
-    synced = _ok(harness.call(token, "sync", {}))
+    synced = no_error(harness.call(token, "sync", {}))
     after = harness.call(token, "search", {"query": "ledger postgres"})["results"]
 
     assert put["path"].startswith(f"s3://{bucket}/inbox/alpha/")
@@ -65,14 +54,14 @@ def test_a_second_sync_rewrites_nothing_and_a_removed_file_is_tombstoned(
     harness: Harness, bucket: str
 ) -> None:
     token = harness.token(team="alpha")
-    path = _ok(harness.call(token, "inbox_put", {"content": "the cafeteria opens at eight"}))[
+    path = no_error(harness.call(token, "inbox_put", {"content": "the cafeteria opens at eight"}))[
         "path"
     ]
-    _ok(harness.call(token, "sync", {}))
+    no_error(harness.call(token, "sync", {}))
 
-    again = _ok(harness.call(token, "sync", {}))["connectors"][0]["stats"]
+    again = no_error(harness.call(token, "sync", {}))["connectors"][0]["stats"]
     boto3.client("s3").delete_object(Bucket=bucket, Key=path.removeprefix(f"s3://{bucket}/"))
-    removed = _ok(harness.call(token, "sync_run", {}))["connectors"][0]["stats"]
+    removed = no_error(harness.call(token, "sync_run", {}))["connectors"][0]["stats"]
 
     assert again["chunks_written"] == 0
     assert removed["entities_tombstoned"] == 1
@@ -114,12 +103,12 @@ def test_sync_status_lists_connectors_and_sources_with_counts(
     harness: Harness, bucket: str
 ) -> None:
     token = harness.token(team="alpha")
-    empty = _ok(harness.call(token, "sync_status", {}))["connectors"]
-    _ok(harness.call(token, "inbox_put", {"content": "first note", "title": "one"}))
-    _ok(harness.call(token, "inbox_put", {"content": "second note", "title": "two"}))
-    _ok(harness.call(token, "sync", {}))
+    empty = no_error(harness.call(token, "sync_status", {}))["connectors"]
+    no_error(harness.call(token, "inbox_put", {"content": "first note", "title": "one"}))
+    no_error(harness.call(token, "inbox_put", {"content": "second note", "title": "two"}))
+    no_error(harness.call(token, "sync", {}))
 
-    status = _ok(harness.call(token, "sync_status", {}))["connectors"]
+    status = no_error(harness.call(token, "sync_status", {}))["connectors"]
 
     assert empty == [{"source": "inbox", "entities": 0, "last_sync": None}]
     assert [(c["source"], c["entities"]) for c in status] == [("inbox", 2)]
@@ -135,7 +124,7 @@ def test_sync_prunes_expired_memories(harness: Harness, bucket: str) -> None:
     service = build_memory_service()
     service._clock = lambda: datetime.now(UTC).timestamp() + 5
 
-    synced = _ok(harness.call(token, "sync", {}))
+    synced = no_error(harness.call(token, "sync", {}))
 
     assert synced["memory_pruned"] == 1
 
@@ -152,7 +141,7 @@ def test_inbox_put_with_sync_immediately_is_searchable_at_once(
 ) -> None:
     token = harness.token(team="alpha")
 
-    _ok(
+    no_error(
         harness.call(
             token, "inbox_put", {"content": "the kiln fires on Thursdays", "sync_immediately": True}
         )
@@ -165,8 +154,8 @@ def test_inbox_names_are_sanitised_and_never_overwritten(harness: Harness, bucke
     token = harness.token(team="alpha")
     arguments = {"content": "x", "filename": "../../etc/passwd", "extension": "txt"}
 
-    first = _ok(harness.call(token, "inbox_put", arguments))["path"]
-    second = _ok(harness.call(token, "inbox_put", arguments))["path"]
+    first = no_error(harness.call(token, "inbox_put", arguments))["path"]
+    second = no_error(harness.call(token, "inbox_put", arguments))["path"]
 
     prefix = f"s3://{bucket}/inbox/alpha/"
     assert first.startswith(prefix)
@@ -178,13 +167,13 @@ def test_inbox_names_are_sanitised_and_never_overwritten(harness: Harness, bucke
 def test_a_team_never_sees_another_teams_inbox(harness: Harness, bucket: str) -> None:
     alpha = harness.token(team="alpha")
     beta = harness.token(team="beta")
-    _ok(
+    no_error(
         harness.call(
             alpha, "inbox_put", {"content": "alpha's quarterly numbers", "sync_immediately": True}
         )
     )
 
-    synced = _ok(harness.call(beta, "sync", {}))
+    synced = no_error(harness.call(beta, "sync", {}))
 
     assert synced["connectors"][0]["stats"]["entities_seen"] == 0
     assert harness.call(beta, "search", {"query": "quarterly numbers"})["results"] == []

@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.auth.principal import Principal
 from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
@@ -24,6 +23,7 @@ from shared.workflows.cron import next_fire
 from shared.workflows.local import WorkflowWorker
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
+from tests.functional.conftest import admin_agent as who
 
 NOW = 1_800_000_000.0
 
@@ -33,16 +33,6 @@ class Everyone:
 
     def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
         return ActiveAgent(frozenset({"plan", "code", "review", "write"}))
-
-
-def who(name: str, team: str = "alpha") -> Principal:
-    return Principal(
-        team=team,
-        token_id=f"tok_{name}",
-        token_name=name,
-        scopes=frozenset({"admin"}),
-        agent_id=name,
-    )
 
 
 @dataclass

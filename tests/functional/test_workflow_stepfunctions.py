@@ -19,7 +19,6 @@ import pytest
 from functions.workflow_dispatcher.handler import handler as dispatcher
 from shared import runtime
 from shared.app.reactions import build_workflow_service
-from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.orchestrator.events.wiring import build_event_log
 from shared.orchestrator.ports import ActiveAgent
@@ -28,6 +27,7 @@ from shared.orchestrator.tasks.wiring import build_task_store
 from shared.workflows.models import WorkflowView
 from shared.workflows.service import WorkflowService
 from tests.fake_aws import fake_aws
+from tests.functional.conftest import admin_agent as who
 
 ROLE = "arn:aws:iam::123456789012:role/cairn-workflows"
 
@@ -42,16 +42,6 @@ class _Context:
     memory_limit_in_mb = 512
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:dispatcher"
     aws_request_id = "req-dispatch"
-
-
-def who(name: str) -> Principal:
-    return Principal(
-        team="alpha",
-        token_id=f"tok_{name}",
-        token_name=name,
-        scopes=frozenset({"admin"}),
-        agent_id=name,
-    )
 
 
 @dataclass

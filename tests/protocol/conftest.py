@@ -9,11 +9,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
+from mcp.client import Client
+
+from tests.jsonrpc import tools_call
 
 DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
@@ -64,28 +69,66 @@ class LocalServer:
         return done.stdout.strip()
 
 
-def start_server(
-    data_dir: Path, port: int | None = None, dev_token: str = DEV_TOKEN
-) -> LocalServer:
-    port = port or free_port()
+async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tool` called through the MCP SDK's client: it succeeded, and its structured answer."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, (tool, result.content)
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
+
+
+def posted_call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tool` called with a plain HTTP POST of its JSON-RPC body, as a script would: the
+    request was answered (200), and its result."""
+    response = httpx.post(
+        url,
+        json=tools_call(tool, arguments),
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def spawn_serve(
+    data_dir: Path,
+    port: int,
+    log: Path,
+    *,
+    dev_token: str = DEV_TOKEN,
+    log_mode: str = "a",
+    start_new_session: bool = False,
+) -> subprocess.Popen[str]:
+    """`cairn serve` on `port` and `data_dir`, its output to `log`: a file, because a full pipe
+    nobody reads would block the server's logging, and so the server."""
     env = {
         **os.environ,
         "CAIRN_PORT": str(port),
         "CAIRN_DATA_DIR": str(data_dir),
         "CAIRN_DEV_TOKEN": dev_token,
     }
-    data_dir.mkdir(parents=True, exist_ok=True)
-    log = data_dir.parent / f"serve-{port}.log"
-    log_start = log.stat().st_size if log.exists() else 0
-    with log.open("a") as sink:
-        process = subprocess.Popen(
+    with log.open(log_mode) as sink:
+        return subprocess.Popen(
             [sys.executable, "-m", "shared.cli", "serve"],
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             text=True,
+            start_new_session=start_new_session,
         )
+
+
+def wait_until_serving(
+    process: subprocess.Popen[str], port: int, log: Path, kill: Callable[[], None] | None = None
+) -> None:
+    """Back once the server on `port` answers; raises if it exits first or is not up within
+    60 s (then `kill`s it, by default `process.kill`)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -94,11 +137,23 @@ def start_server(
             with urllib.request.urlopen(
                 f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
             ):
-                return LocalServer(port, data_dir, dev_token, process, log, log_start)
+                return
         except OSError:
             time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("cairn serve did not start within 60 s")
+    (kill or process.kill)()
+    raise RuntimeError(f"cairn serve did not start within 60 s; see {log}")
+
+
+def start_server(
+    data_dir: Path, port: int | None = None, dev_token: str = DEV_TOKEN
+) -> LocalServer:
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir.parent / f"serve-{port}.log"
+    log_start = log.stat().st_size if log.exists() else 0
+    process = spawn_serve(data_dir, port, log, dev_token=dev_token)
+    wait_until_serving(process, port, log)
+    return LocalServer(port, data_dir, dev_token, process, log, log_start)
 
 
 def stop_server(server: LocalServer) -> str:

@@ -18,10 +18,7 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +27,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import DEV_TOKEN, LocalServer, free_port
+from tests.protocol.conftest import (
+    DEV_TOKEN,
+    LocalServer,
+    free_port,
+    spawn_serve,
+    wait_until_serving,
+)
 
 pytestmark = pytest.mark.protocol
 
@@ -276,33 +279,10 @@ def _start_logging_to_file(data_dir: Path) -> LocalServer:
     """A `cairn serve` whose output goes to a file: thousands of calls log more than a pipe
     holds, and a full pipe nobody reads would block the server's logging, and so the server."""
     port = free_port()
-    log = (data_dir.parent / f"{data_dir.name}.log").open("w")
-    env = {
-        **os.environ,
-        "CAIRN_PORT": str(port),
-        "CAIRN_DATA_DIR": str(data_dir),
-        "CAIRN_DEV_TOKEN": DEV_TOKEN,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli", "serve"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    log.close()  # the child holds its own copy
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource", timeout=1
-            ):
-                return LocalServer(port, data_dir, DEV_TOKEN, process)
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"cairn serve did not start; see {log.name}")
+    log = data_dir.parent / f"{data_dir.name}.log"
+    process = spawn_serve(data_dir, port, log, log_mode="w")
+    wait_until_serving(process, port, log)
+    return LocalServer(port, data_dir, DEV_TOKEN, process)
 
 
 @pytest.fixture(scope="module")

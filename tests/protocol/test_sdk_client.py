@@ -15,6 +15,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.jsonrpc import tools_call
 from tests.protocol.conftest import LocalServer
 
 pytestmark = pytest.mark.protocol
@@ -216,12 +217,7 @@ def test_the_raw_result_also_carries_the_tool_fields_at_its_top_level(
 
     response = httpx.post(
         server.url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "memory_put", "arguments": {"key": key, "content": "on top"}},
-        },
+        json=tools_call("memory_put", {"key": key, "content": "on top"}),
         headers={
             "Authorization": f"Bearer {server.dev_token}",
             "Accept": "application/json, text/event-stream",

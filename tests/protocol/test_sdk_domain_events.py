@@ -13,18 +13,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, sdk_call
 from tests.unit.test_handoff_sections import VALID
 
 pytestmark = pytest.mark.protocol
-
-
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
 
 
 def test_handoff_events_reach_event_poll_through_the_sdk_client(server: LocalServer) -> None:
@@ -34,15 +26,15 @@ def test_handoff_events_reach_event_poll_through_the_sdk_client(server: LocalSer
     async def main() -> list[dict[str, Any]]:
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with http, Client(streamable_http_client(server.url, http_client=http)) as client:
-            stored = await _call(
+            stored = await sdk_call(
                 client, "store_handoff", {"title": "billing export", "document_md": VALID}
             )
-            await _call(client, "claim_handoff", {"handoff_id": stored["handoff"]["id"]})
+            await sdk_call(client, "claim_handoff", {"handoff_id": stored["handoff"]["id"]})
             forged = await client.call_tool(
                 "event.publish", {"event_type": "cairn.handoff.stored", "payload": {}}
             )
             assert forged.is_error
-            polled: list[dict[str, Any]] = (await _call(client, "event.poll", {}))["events"]
+            polled: list[dict[str, Any]] = (await sdk_call(client, "event.poll", {}))["events"]
             assert all(e["payload"]["handoff_id"] == stored["handoff"]["id"] for e in polled)
             return polled
 

@@ -12,7 +12,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, sdk_call
 
 pytestmark = pytest.mark.protocol
 
@@ -30,19 +30,11 @@ TOOLS = {
 }
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    content: dict[str, Any] | None = result.structured_content
-    assert content is not None
-    return content
-
-
 async def _found(client: Client, tool: str, member: str) -> dict[str, Any]:
     """The open finding naming `member`, once the background worker has recorded it."""
     with anyio.fail_after(60):
         while True:
-            items = (await _call(client, tool, {"limit": 100}))["items"]
+            items = (await sdk_call(client, tool, {"limit": 100}))["items"]
             for item in items:
                 if member in item["finding"]["members"]:
                     found: dict[str, Any] = item["finding"]
@@ -73,14 +65,14 @@ def test_the_ten_advanced_memory_tools_through_the_sdk_client(server: LocalServe
             assert listed["memory_retract"].annotations.destructive_hint is True  # type: ignore[union-attr]
 
             first = (
-                await _call(
+                await sdk_call(
                     client,
                     "memory_write",
                     {"content": "The gateway listens on port 8080.", "subject": subject},
                 )
             )["memory"]
             second = (
-                await _call(
+                await sdk_call(
                     client,
                     "memory_write",
                     {"content": "The gateway listens on port 9090.", "subject": subject},
@@ -88,54 +80,54 @@ def test_the_ten_advanced_memory_tools_through_the_sdk_client(server: LocalServe
             )["memory"]
             conflict = await _found(client, "conflicts_list", second["id"])
             assert set(conflict["members"]) == {first["id"], second["id"]}
-            resolved = await _call(
+            resolved = await sdk_call(
                 client,
                 "conflict_resolve",
                 {"id": conflict["id"], "action": "keep", "keep_id": second["id"]},
             )
             assert resolved["finding"]["status"] == "resolved"
 
-            moved = await _call(
+            moved = await sdk_call(
                 client,
                 "memory_supersede",
                 {"id": second["id"], "content": "The gateway listens on port 8443."},
             )
             assert moved["superseded"]["superseded_by"] == moved["memory"]["id"]
-            chain = await _call(client, "memory_query", {"versions_of": moved["memory"]["id"]})
+            chain = await sdk_call(client, "memory_query", {"versions_of": moved["memory"]["id"]})
             assert [m["id"] for m in chain["memories"]] == [second["id"], moved["memory"]["id"]]
 
             proposal = (
-                await _call(client, "memory_propose", {"content": "Staging uses port 8081."})
+                await sdk_call(client, "memory_propose", {"content": "Staging uses port 8081."})
             )["memory"]
             assert proposal["status"] == "proposed"
-            decided = await _call(
+            decided = await sdk_call(
                 review_client, "memory_review", {"ids": [proposal["id"]], "decision": "approve"}
             )
             assert decided["results"][0]["decided"] is True
 
             copy = "Certificates are renewed by cert-manager every 60 days."
-            one = (await _call(client, "memory_write", {"content": copy}))["memory"]
-            two = (await _call(client, "memory_write", {"content": copy}))["memory"]
+            one = (await sdk_call(client, "memory_write", {"content": copy}))["memory"]
+            two = (await sdk_call(client, "memory_write", {"content": copy}))["memory"]
             cluster = await _found(client, "duplicates_list", two["id"])
             assert set(cluster["members"]) == {one["id"], two["id"]}
-            merged = await _call(
+            merged = await sdk_call(
                 client, "duplicate_resolve", {"id": cluster["id"], "action": "merge"}
             )
             assert merged["memories"][0]["merged_from"] == [two["id"]]
 
-            retracted = await _call(
+            retracted = await sdk_call(
                 client, "memory_retract", {"id": moved["memory"]["id"], "reason": "reverted"}
             )
             assert retracted["memory"]["status"] == "retracted"
-            active = await _call(client, "memory_query", {"subject": subject})
+            active = await sdk_call(client, "memory_query", {"subject": subject})
             assert active["memories"] == []
-            hits = await _call(
+            hits = await sdk_call(
                 client, "search", {"query": "gateway port 8443", "types": ["memory"]}
             )
             # `search` names a hit by `entity_id` (an `id` key would make this vacuous).
             assert all("entity_id" in h for h in hits["results"])
             assert moved["memory"]["id"] not in {h["entity_id"] for h in hits["results"]}
-            recalled = await _call(
+            recalled = await sdk_call(
                 client, "recall", {"query": "gateway port 8443", "include_ids": True}
             )
             assert moved["memory"]["id"] not in {m["id"] for m in recalled["memories"]}

@@ -15,6 +15,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.jsonrpc import tools_call
 from tests.protocol.conftest import LocalServer
 
 pytestmark = pytest.mark.protocol
@@ -294,12 +295,7 @@ def _raw_call(server: LocalServer, token: str, tool: str, arguments: dict[str, A
             "Accept": "application/json, text/event-stream",
             "MCP-Protocol-Version": "2025-11-25",
         },
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
+        json=tools_call(tool, arguments),
         timeout=30,
     )
 

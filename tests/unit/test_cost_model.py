@@ -103,13 +103,16 @@ def test_a_rest_api_behind_a_waf_costs_both_per_request() -> None:
     assert items["total"] == pytest.approx(3.5 + 0.6 + 0.2 + 0.25)
 
 
-def test_an_http_api_behind_cloudfront_and_its_waf_costs_all_three_per_request() -> None:
-    call = CallProfile(0, 0, 0, 0, 0, 0)
+def _idle_calls_behind_cloudfront(api: str) -> dict[str, float]:
+    """The cost items of a million calls that do no work, through `api` behind CloudFront
+    ($1 a million requests) and a 3-rule WAF, at 10 calls a second."""
     prices = {**PRICES, "cloudfront": {"https_requests_per_million": 1.0}}
+    deployment = _deployment(api=api, waf_rules=3, cloudfront=True)
+    return cost_per_million(CallProfile(0, 0, 0, 0, 0, 0), deployment, prices, calls_per_second=10)
 
-    items = cost_per_million(
-        call, _deployment(api="http", waf_rules=3, cloudfront=True), prices, calls_per_second=10
-    )
+
+def test_an_http_api_behind_cloudfront_and_its_waf_costs_all_three_per_request() -> None:
+    items = _idle_calls_behind_cloudfront("http")
 
     # HTTP API $1 + CloudFront $1 + WAF $0.6: $2.6 against a REST API's $3.5 + $0.6.
     assert (items["api_gateway"], items["cloudfront"], items["waf"]) == (1.0, 1.0, 0.6)
@@ -117,12 +120,7 @@ def test_an_http_api_behind_cloudfront_and_its_waf_costs_all_three_per_request()
 
 
 def test_cloudfront_to_a_function_url_pays_no_api_gateway() -> None:
-    call = CallProfile(0, 0, 0, 0, 0, 0)
-    prices = {**PRICES, "cloudfront": {"https_requests_per_million": 1.0}}
-
-    items = cost_per_million(
-        call, _deployment(api="url", waf_rules=3, cloudfront=True), prices, calls_per_second=10
-    )
+    items = _idle_calls_behind_cloudfront("url")
 
     # CloudFront $1 + WAF $0.6 and no API Gateway: $1.6 against $2.6 through an HTTP API.
     assert (items["api_gateway"], items["cloudfront"], items["waf"]) == (0.0, 1.0, 0.6)

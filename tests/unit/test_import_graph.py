@@ -31,7 +31,7 @@ def _module(path: Path) -> str:
     return ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
 
-def _imported_modules(path: Path) -> list[str]:
+def imported_modules(path: Path) -> list[str]:
     """Every module `path` imports, at the top or inside a function."""
     found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -81,7 +81,7 @@ def test_importing_a_service_or_builder_loads_neither_the_catalog_nor_the_protoc
 
 @pytest.mark.parametrize("path", SERVICE_FILES, ids=_module)
 def test_a_service_imports_no_adapter(path: Path) -> None:
-    adapters = [m for m in _imported_modules(path) if "adapters" in m.split(".")]
+    adapters = [m for m in imported_modules(path) if "adapters" in m.split(".")]
     assert adapters == [], f"{_module(path)} imports {adapters}: build it in its wiring.py"
 
 
@@ -90,7 +90,7 @@ def test_a_service_imports_no_builder_and_no_layer_above_it(path: Path) -> None:
     # Even inside a function: a lazy import of a builder is how the old cycle hid.
     upward = [
         m
-        for m in _imported_modules(path)
+        for m in imported_modules(path)
         if m.startswith(FORBIDDEN_PREFIXES) or m.split(".")[-1] in ("wiring", "tools")
     ]
     assert upward == [], f"{_module(path)} imports {upward}: services take their parts as arguments"

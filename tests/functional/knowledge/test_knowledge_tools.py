@@ -9,6 +9,7 @@ import pytest
 from shared.knowledge.ports import ModelUnavailable
 from tests.functional.knowledge.conftest import Knowledge
 from tests.functional.knowledge.corpus import NOW_MS, PROJECTS, QUESTIONS
+from tests.jsonrpc import tools_call
 
 
 def test_ingest_is_idempotent_by_event_id(knowledge: Knowledge) -> None:
@@ -27,12 +28,7 @@ def test_ingest_needs_the_ingest_scope_and_reading_needs_knowledge(knowledge: Kn
     writer = knowledge.token(scopes=("ingest",))
     event = {"id": "e1", "source": "shell", "timestamp": NOW_MS - 1000, "command": "ls"}
     refused = knowledge.harness.post(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "ingest_events", "arguments": {"events": [event]}},
-        },
+        tools_call("ingest_events", {"events": [event]}),
         reader,
     )
     assert refused.status == 403

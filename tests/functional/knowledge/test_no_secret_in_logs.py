@@ -42,7 +42,8 @@ from shared.local.runtime import LocalRuntime
 from shared.local.server import loopback_listener
 from shared.tools.invoker import LambdaInvoker
 from tests.functional.knowledge.corpus import NOW_MS
-from tests.functional.knowledge.test_redaction import SECRETS
+from tests.functional.knowledge.test_redaction import SECRETS, raw_secret_events
+from tests.jsonrpc import tools_call
 
 
 class Records(logging.Handler):
@@ -128,30 +129,10 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, records: Records) ->
         runtime.configure(Settings())
 
 
-def _raw_events(prefix: str) -> list[dict[str, Any]]:
-    """The secret shapes as a client that does not redact would send them."""
-    return [
-        {
-            "id": f"{prefix}{number}",
-            "source": "shell",
-            "timestamp": NOW_MS - 1000 * (number + 1),
-            "command": command,
-            "exit_code": 0,
-            "cwd": "/home/dev/src/app",
-        }
-        for number, (command, _) in enumerate(SECRETS.values())
-    ]
-
-
 def _mcp(client: httpx.Client, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     reply = client.post(
         "/mcp/all",  # the generated dev token lists core at /mcp
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        },
+        json=tools_call(tool, arguments),
         headers={
             "Authorization": f"Bearer {token}",
             "Accept": "application/json, text/event-stream",
@@ -184,11 +165,11 @@ def test_no_secret_reaches_a_log_record_on_any_capture_path(
     # Raw secrets on the hook route and over MCP: the server redacts them itself.
     client = httpx.Client(base_url=url, timeout=60)  # one client: a new one costs an SSL context
     routed = client.post(
-        "/ingest/events", json={"events": _raw_events("r")}, headers=ingest_headers
+        "/ingest/events", json={"events": raw_secret_events("r")}, headers=ingest_headers
     )
     assert routed.status_code == 200, routed.text
     assert routed.json()["redacted"] == len(SECRETS)
-    called = _mcp(client, agent_token, "ingest_events", {"events": _raw_events("m")})
+    called = _mcp(client, agent_token, "ingest_events", {"events": raw_secret_events("m")})
     assert called["isError"] is False, called
     assert called["structuredContent"]["redacted"] == len(SECRETS)
 
@@ -232,7 +213,7 @@ def test_a_crash_after_ingest_logs_only_redacted_text(
     with httpx.Client(base_url=served.url, timeout=60) as client:
         routed = client.post(
             "/ingest/events",
-            json={"events": _raw_events("r")},
+            json={"events": raw_secret_events("r")},
             headers={"Authorization": f"Bearer {hook_token}"},
         )
         assert routed.status_code == 500
@@ -240,12 +221,7 @@ def test_a_crash_after_ingest_logs_only_redacted_text(
     with httpx.Client(base_url=served.url, timeout=60) as client:
         called = client.post(
             "/mcp/all",  # the generated dev token lists core at /mcp
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "ingest_events", "arguments": {"events": _raw_events("m")}},
-            },
+            json=tools_call("ingest_events", {"events": raw_secret_events("m")}),
             headers={
                 "Authorization": f"Bearer {agent_token}",
                 "Accept": "application/json, text/event-stream",
@@ -316,16 +292,13 @@ def test_the_aws_gateway_forwards_raw_events_to_the_function_without_logging_the
         # When raw secrets arrive on the hook route and over MCP (logging at DEBUG everywhere)
         with TestClient(app, base_url="http://localhost") as web:
             headers = {"Authorization": f"Bearer {token}"}
-            routed = web.post("/ingest/events", json={"events": _raw_events("r")}, headers=headers)
+            routed = web.post(
+                "/ingest/events", json={"events": raw_secret_events("r")}, headers=headers
+            )
             assert routed.status_code == 200, routed.text
             called = web.post(
                 "/mcp/all",  # the generated dev token lists core at /mcp
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {"name": "ingest_events", "arguments": {"events": _raw_events("m")}},
-                },
+                json=tools_call("ingest_events", {"events": raw_secret_events("m")}),
                 headers={**headers, "Accept": "application/json, text/event-stream"},
             )
             assert called.json()["result"]["isError"] is False, called.text

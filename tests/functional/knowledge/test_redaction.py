@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import boto3
 
 from shared import runtime
@@ -29,11 +31,11 @@ SECRETS = {
 }  # fmt: skip
 
 
-def test_no_known_secret_shape_is_stored_anywhere(knowledge: Knowledge) -> None:
-    token = knowledge.token()
-    events = [
+def raw_secret_events(prefix: str) -> list[dict[str, Any]]:
+    """The secret shapes as a client that does not redact would send them."""
+    return [
         {
-            "id": f"s{number}",
+            "id": f"{prefix}{number}",
             "source": "shell",
             "timestamp": NOW_MS - 1000 * (number + 1),
             "command": command,
@@ -42,6 +44,11 @@ def test_no_known_secret_shape_is_stored_anywhere(knowledge: Knowledge) -> None:
         }
         for number, (command, _) in enumerate(SECRETS.values())
     ]
+
+
+def test_no_known_secret_shape_is_stored_anywhere(knowledge: Knowledge) -> None:
+    token = knowledge.token()
+    events = raw_secret_events("s")
     totals = knowledge.ingest(token, events)
     assert totals["accepted"] == len(SECRETS)
     assert totals["redacted"] == len(SECRETS)

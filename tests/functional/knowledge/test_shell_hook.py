@@ -16,10 +16,11 @@ from shared.knowledge import capture
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 
 
-def _run_bash(home: Path, script: str) -> list[str]:
-    recorded = home / "recorded.txt"
-    fake = home / "fake-cairn"
-    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{recorded}"\n')
+def _hooked_home(home: Path, cairn: str, script: str) -> dict[str, str]:
+    """`home` with a `cairn` named `cairn` there that runs the sh `script`, and the bash hook
+    installed for it; the environment for an interactive bash in `home`."""
+    fake = home / cairn
+    fake.write_text(f"#!/bin/sh\n{script}")
     fake.chmod(0o755)
     env = {
         "HOME": str(home),
@@ -36,9 +37,13 @@ def _run_bash(home: Path, script: str) -> list[str]:
             os.environ.pop("XDG_CONFIG_HOME")
         else:
             os.environ["XDG_CONFIG_HOME"] = previous
+    return env
+
+
+def _type_into_bash(env: dict[str, str], home: Path, typed: str) -> None:
     subprocess.run(
         ["bash", "-i"],
-        input=script,
+        input=typed,
         text=True,
         env=env,
         cwd=home,
@@ -46,6 +51,12 @@ def _run_bash(home: Path, script: str) -> list[str]:
         timeout=30,
         check=False,
     )
+
+
+def _run_bash(home: Path, script: str) -> list[str]:
+    recorded = home / "recorded.txt"
+    env = _hooked_home(home, "fake-cairn", f'printf "%s\\n" "$*" >> "{recorded}"\n')
+    _type_into_bash(env, home, script)
     deadline = time.time() + 5
     lines: list[str] = []
     while time.time() < deadline:
@@ -98,36 +109,10 @@ def test_a_new_shell_records_no_earlier_command_and_survives_set_u(tmp_path: Pat
 def test_a_slow_or_hanging_sender_never_delays_the_prompt(tmp_path: Path) -> None:
     # Given a `cairn` that takes 10 s per command (a slow network, a cold Python, a hang)
     recorded = tmp_path / "slow.txt"
-    slow = tmp_path / "slow-cairn"
-    slow.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{recorded}"\nsleep 10\n')
-    slow.chmod(0o755)
-    env = {
-        "HOME": str(tmp_path),
-        "XDG_CONFIG_HOME": str(tmp_path / ".config"),
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "TERM": "dumb",
-    }
-    previous = os.environ.get("XDG_CONFIG_HOME")
-    os.environ["XDG_CONFIG_HOME"] = env["XDG_CONFIG_HOME"]
-    try:
-        capture.install("bash", str(slow), home=tmp_path)
-    finally:
-        if previous is None:
-            os.environ.pop("XDG_CONFIG_HOME")
-        else:
-            os.environ["XDG_CONFIG_HOME"] = previous
+    env = _hooked_home(tmp_path, "slow-cairn", f'printf "%s\\n" "$*" >> "{recorded}"\nsleep 10\n')
     # When three commands are typed, then the shell is done long before one send would be
     started = time.monotonic()
-    subprocess.run(
-        ["bash", "-i"],
-        input="true\ntrue\ntrue\nexit\n",
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    _type_into_bash(env, tmp_path, "true\ntrue\ntrue\nexit\n")
     elapsed = time.monotonic() - started
     # A waiting prompt takes 30 s here; the margin is wide for a loaded machine.
     assert elapsed < 8.0, f"the prompt waited for the hook ({elapsed:.1f} s)"

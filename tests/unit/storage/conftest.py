@@ -8,12 +8,14 @@ the same inputs run on both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+from moto.core.botocore_stubber import BotocoreStubber
 
 from shared import runtime
 from shared.config.settings import Settings
@@ -41,6 +43,39 @@ class Backend:
         return runtime.table(logical_id)
 
 
+T = TypeVar("T")
+
+
+def at_once(racer: Callable[[T], None], contenders: Iterable[T]) -> None:
+    """`racer(contender)` for each contender in a thread of its own, all released together by
+    a barrier; back once every one has finished."""
+    everyone = list(contenders)
+    barrier = threading.Barrier(len(everyone))
+
+    def released(contender: T) -> None:
+        barrier.wait()
+        racer(contender)
+
+    threads = [threading.Thread(target=released, args=(c,)) for c in everyone]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def ids_of_every_page(list_page: Callable[[str | None], Any]) -> list[str]:
+    """The ids of every item `list_page(cursor)` lists, following each page's `next_cursor`
+    from the first page (cursor None) to the one without."""
+    ids: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = list_page(cursor)
+        ids += [item.id for item in page.items]
+        if page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
+
+
 @pytest.fixture(params=[pytest.param("dynamodb", marks=pytest.mark.moto), "sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     if request.param == "sqlite":
@@ -54,3 +89,21 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         runtime.configure(settings)
         yield Backend("dynamodb", settings, tmp_path)
         runtime.configure(Settings())
+
+
+@pytest.fixture
+def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto checks a request's condition and writes in Python, not atomically, where DynamoDB
+    applies each request (a conditional write, a transaction) atomically: serialize moto's
+    requests so that threads race as they would on DynamoDB (their calls interleave freely;
+    each call is one atomic step)."""
+    if backend.is_sqlite:
+        return
+    lock = threading.Lock()
+    original: Callable[..., Any] = BotocoreStubber.process_request
+
+    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
+        with lock:
+            return original(self, request)
+
+    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)

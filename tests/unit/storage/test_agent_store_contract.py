@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
 from shared.orchestrator.agents.ports import AgentStore, NameTaken, UnknownAgent
 from shared.orchestrator.agents.wiring import build_agent_store
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, at_once
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -169,21 +168,15 @@ def test_concurrent_registrations_of_one_name_have_exactly_one_winner(
         pytest.skip("moto's transactions are not atomic across threads (DynamoDB's are)")
     winners: list[str] = []
     holders: list[str | None] = []
-    barrier = threading.Barrier(8)
 
     def race(number: int) -> None:
-        barrier.wait()
         try:
             store.create("alpha", agent(number))
             winners.append(f"agt_{number:04d}")
         except NameTaken as lost:
             holders.append(lost.holder)
 
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(1, 9)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, range(1, 9))
     assert len(winners) == 1
     assert holders == [winners[0]] * 7
     assert [a.agent_id for a in store.iter_team("alpha")] == winners

@@ -9,12 +9,10 @@ event; reports while over send none; a spend that fell back and rises again is a
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from moto.core.botocore_stubber import BotocoreStubber
 
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
@@ -43,23 +41,6 @@ def ledger(backend: Backend) -> CostLedger:
 @pytest.fixture
 def log(backend: Backend) -> EventLog:
     return build_event_log()
-
-
-@pytest.fixture
-def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    """moto applies a request's condition and write in Python, not atomically, where DynamoDB
-    applies each request atomically: serialize moto's requests so that threads race as they
-    would on DynamoDB (their calls interleave freely; each call is one atomic step)."""
-    if backend.is_sqlite:
-        return
-    lock = threading.Lock()
-    original: Callable[..., Any] = BotocoreStubber.process_request
-
-    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
-        with lock:
-            return original(self, request)
-
-    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
 
 
 def test_a_crossing_is_marked_once_until_it_ends(ledger: CostLedger, log: EventLog) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilte
 from shared.handoffs.wiring import build_handoff_store
 from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 ANY = OpenHandoffFilter()
@@ -97,14 +96,11 @@ def test_filters_keep_only_exact_matches(store: HandoffStore) -> None:
 def test_pages_chain_without_gaps_or_repeats(store: HandoffStore) -> None:
     for number in range(1, 12):
         store.create("alpha", handoff(number, project_key="p" if number % 2 else "q"))
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = store.list_open("alpha", OpenHandoffFilter(project_key="p"), limit=2, cursor=cursor)
-        seen += [h.id for h in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    seen = ids_of_every_page(
+        lambda cursor: store.list_open(
+            "alpha", OpenHandoffFilter(project_key="p"), limit=2, cursor=cursor
+        )
+    )
     assert seen == [f"hof_{n:04d}" for n in (11, 9, 7, 5, 3, 1)]
 
 
@@ -133,21 +129,15 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Hand
     store.create("alpha", handoff(1))
     winners: list[str] = []
     losers: list[str] = []
-    barrier = threading.Barrier(8)
 
     def race(agent: str) -> None:
-        barrier.wait()
         try:
             store.claim("alpha", "hof_0001", claim(agent))
             winners.append(agent)
         except AlreadyClaimed:
             losers.append(agent)
 
-    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, (f"agent-{n}" for n in range(8)))
     assert len(winners) == 1
     assert len(losers) == 7
 

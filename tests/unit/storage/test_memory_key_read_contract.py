@@ -23,21 +23,9 @@ from shared.memory.wiring import build_memory_store
 from shared.storage.sqlite import Database, to_json
 from shared.storage.times import sortable
 from tests.unit.storage.conftest import Backend
+from tests.unit.storage.test_memory_store_contract import T0, memory
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 ACTIVE = frozenset(ACTIVE_STATUSES)
-
-
-def memory(number: int, **fields: object) -> Memory:
-    values: dict[str, object] = {
-        "id": f"mem_{number:04d}",
-        "content": f"memory {number}",
-        "created_at": T0 + timedelta(seconds=number),
-        "updated_at": T0 + timedelta(seconds=number),
-        "created_by": "agent-a",
-    }
-    values.update(fields)
-    return Memory.model_validate(values)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import FindingStore, KeyTaken, MemoryGone, MemoryStore, StateChanged
 from shared.memory.wiring import build_finding_store, build_memory_store
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, at_once
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -187,21 +187,15 @@ def test_concurrent_creates_of_one_key_have_exactly_one_winner(
         pytest.skip("moto's conditional writes are not atomic across threads (DynamoDB's are)")
     winners: list[str] = []
     losers: list[str] = []
-    barrier = threading.Barrier(8)
 
     def race(number: int) -> None:
-        barrier.wait()
         try:
             store.create("alpha", memory(number, key="k"))
             winners.append(f"mem_{number:04d}")
         except KeyTaken:
             losers.append(f"mem_{number:04d}")
 
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(1, 9)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, range(1, 9))
     assert len(winners) == 1
     assert len(losers) == 7
     assert store.id_for_key("alpha", "k") == winners[0]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from moto.core.botocore_stubber import BotocoreStubber
 
 from shared.app.wiring import build_session_service
 from shared.auth.principal import Principal
@@ -215,24 +213,6 @@ def own_store(backend: Backend) -> SessionStore:
     """A store as another process (or Lambda) would open it: on SQLite a connection of its
     own; on DynamoDB another client of the same table."""
     return SqliteSessionStore(backend.database()) if backend.is_sqlite else build_session_store()
-
-
-@pytest.fixture
-def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    """moto checks a request's condition and writes in Python, not atomically, where DynamoDB
-    applies each request (a conditional write, a transaction) atomically: serialize moto's
-    requests so that threads race as they would on DynamoDB (their calls interleave freely;
-    each call is one atomic step)."""
-    if backend.is_sqlite:
-        return
-    lock = threading.Lock()
-    original: Callable[..., Any] = BotocoreStubber.process_request
-
-    def one_at_a_time(self: BotocoreStubber, request: Any) -> Any:
-        with lock:
-            return original(self, request)
-
-    monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
 
 
 @pytest.mark.usefixtures("atomic_moto")

@@ -3,7 +3,6 @@ SQLite alike."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from shared.sync.models import SyncRun
 from shared.sync.ports import SyncState
 from shared.sync.wiring import build_sync_state
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, at_once
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = 900
@@ -87,18 +86,12 @@ def test_concurrent_acquires_have_exactly_one_winner(
     if held_by_a_crashed_sync:
         assert state.acquire_lock("alpha", "crashed", T0 - timedelta(hours=1), LEASE)
     winners: list[str] = []
-    barrier = threading.Barrier(8)
 
     def race(holder: str) -> None:
-        barrier.wait()
         if state.acquire_lock("alpha", holder, T0, LEASE):
             winners.append(holder)
 
-    threads = [threading.Thread(target=race, args=(f"sync-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, (f"sync-{n}" for n in range(8)))
     assert len(winners) == 1
     state.release_lock("alpha", winners[0])
     assert state.acquire_lock("alpha", "next", T0, LEASE)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from shared.orchestrator.tasks.ports import (
 from shared.orchestrator.tasks.wiring import build_task_store
 from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=15)
@@ -309,23 +308,15 @@ def test_pages_chain_without_gaps_or_repeats(store: TaskStore) -> None:
         store.create("alpha", task(number, workflow_id="wf_1" if number % 2 else "wf_2"))
     # Two tasks created in the same instant: the id breaks the tie on both adapters.
     store.create("alpha", task(12, id="tsk_0012a", created_at=T0 + timedelta(seconds=11)))
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = store.list_team("alpha", TaskFilter(workflow_id="wf_1"), limit=2, cursor=cursor)
-        seen += [t.id for t in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    seen = ids_of_every_page(
+        lambda cursor: store.list_team(
+            "alpha", TaskFilter(workflow_id="wf_1"), limit=2, cursor=cursor
+        )
+    )
     assert seen == [f"tsk_{n:04d}" for n in (11, 9, 7, 5, 3, 1)]
-    everything: list[str] = []
-    cursor = None
-    while True:
-        page = store.list_team("alpha", ANY, limit=5, cursor=cursor)
-        everything += [t.id for t in page.items]
-        if page.next_cursor is None:
-            break
-        cursor = page.next_cursor
+    everything = ids_of_every_page(
+        lambda cursor: store.list_team("alpha", ANY, limit=5, cursor=cursor)
+    )
     assert everything[:2] == ["tsk_0012a", "tsk_0011"]
     assert len(everything) == len(set(everything)) == 12
 
@@ -357,21 +348,15 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Task
     store.create("alpha", task(1))
     winners: list[str] = []
     holders: set[str | None] = set()
-    barrier = threading.Barrier(8)
 
     def race(agent: str) -> None:
-        barrier.wait()
         try:
             store.claim("alpha", "tsk_0001", agent, T0, T0 + LEASE, 0)
             winners.append(agent)
         except ClaimLost as lost:
             holders.add(lost.current.claimed_by if lost.current else None)
 
-    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(race, (f"agent-{n}" for n in range(8)))
     assert len(winners) == 1
     assert holders == set(winners)
 
