@@ -153,8 +153,8 @@ class LocalRuntime:
     def _knowledge_routes(self, api: FastAPI) -> None:
         from shared.knowledge.http import knowledge_router, local_invoke
 
-        assert self.tokens is not None
-        api.include_router(knowledge_router(self.tokens, local_invoke))
+        assert self.app is not None
+        api.include_router(knowledge_router(self.app.gateway, local_invoke))
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
@@ -224,19 +224,16 @@ class LocalRuntime:
         return DevToken(secret, record, from_env=bool(env_secret))
 
     def _admin_router(self) -> Any:
-        from fastapi import APIRouter
+        from fastapi import APIRouter, Depends
 
-        router = APIRouter(prefix="/_local")
+        from shared.protocol.doors import AdminKey
 
-        def guard(key: str | None) -> None:
-            if not key or not secrets.compare_digest(key, self.admin_key):
-                raise HTTPException(status_code=401, detail="admin key required")
+        # The key is every route's door, declared once for the router (shared.protocol.doors).
+        door = AdminKey(lambda: self.admin_key, header=ADMIN_HEADER.lower())
+        router = APIRouter(prefix="/_local", dependencies=[Depends(door)])
 
         @router.post("/tokens")
-        def create(
-            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
-        ) -> CreatedToken:
-            guard(x_cairn_admin_key)
+        def create(body: dict[str, Any]) -> CreatedToken:
             try:
                 request = TokenRequest.model_validate(body)
             except ValidationError as exc:
@@ -247,26 +244,17 @@ class LocalRuntime:
             return CreatedToken(secret=secret, record=record)
 
         @router.get("/tokens")
-        def list_tokens(
-            team: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> list[TokenRecord]:
-            guard(x_cairn_admin_key)
+        def list_tokens(team: str) -> list[TokenRecord]:
             assert self.tokens is not None
             return self.tokens.list_team(team)
 
         @router.get("/tokens/contexts")
-        def list_contexts(
-            team: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> list[ContextView]:
-            guard(x_cairn_admin_key)
+        def list_contexts(team: str) -> list[ContextView]:
             assert self.tokens is not None
             return self.tokens.contexts(team)
 
         @router.put("/tokens/contexts")
-        def set_context(
-            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
-        ) -> ContextView:
-            guard(x_cairn_admin_key)
+        def set_context(body: dict[str, Any]) -> ContextView:
             assert self.tokens is not None
             try:
                 request = ContextRequest.model_validate(body)
@@ -282,18 +270,12 @@ class LocalRuntime:
             return self.tokens.set_context(request, by="cli")
 
         @router.delete("/tokens/contexts/{team}/{name}")
-        def reset_context(
-            team: str, name: ContextName, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> ContextView:
-            guard(x_cairn_admin_key)
+        def reset_context(team: str, name: ContextName) -> ContextView:
             assert self.tokens is not None
             return self.tokens.reset_context(team, name)
 
         @router.delete("/tokens/{token_id}")
-        def revoke(
-            token_id: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> dict[str, Any]:
-            guard(x_cairn_admin_key)
+        def revoke(token_id: str) -> dict[str, Any]:
             assert self.tokens is not None
             try:
                 revocation = self.tokens.revoke(token_id)
@@ -304,10 +286,8 @@ class LocalRuntime:
         @router.post("/index")
         def index(
             body: IndexRequest,
-            x_cairn_admin_key: str | None = Header(default=None),
             accept: str | None = Header(default=None),
         ) -> Any:
-            guard(x_cairn_admin_key)
             if accept == NDJSON:  # `cairn index`: progress lines, then the stats
                 from fastapi.responses import StreamingResponse
 

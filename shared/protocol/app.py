@@ -102,6 +102,13 @@ class McpApp:
             self._routes.append(install)
             if self._fallback is not None:
                 install(self._fallback)
+                try:
+                    _check_doors(self._fallback)
+                except RuntimeError:
+                    # Rebuilt without it at the next request: the route is never served.
+                    self._routes.remove(install)
+                    self._fallback = None
+                    raise
 
     @property
     def fallback_built(self) -> bool:
@@ -160,15 +167,37 @@ class McpApp:
             )
             return Response(body, media_type="application/json")
 
+        from shared.protocol import doors
+
+        doors.declare(mcp_post, doors.ThroughGateway("MCP: the gateway authorizes each tool call"))
+        doors.declare(mcp_other, doors.Public("405: no stream, no session"))
+        doors.declare(metadata, doors.Public("RFC 9728 protected-resource metadata"))
         for path in (MCP_PATH, _TOOLSET_PREFIX + "{toolset}"):
             app.add_route(path, mcp_post, methods=["POST"])
             app.add_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
         for path in (*METADATA_PATHS, _TOOLSET_METADATA_PREFIX + "{toolset}"):
             app.add_route(path, metadata, methods=["GET"])
+        app.add_exception_handler(doors.DoorRefused, doors.refused)
 
         for install in self._routes:
             install(app)
+        _check_doors(app)
         return app
+
+    def hot_routes(self) -> list[tuple[str, str, str]]:
+        """`(methods, path, door)` of the routes answered before the FastAPI app (the route
+        walk's view of them: `shared.protocol.doors`)."""
+        routes = [
+            ("POST", MCP_PATH, "gateway"),
+            ("POST", _TOOLSET_PREFIX + "{toolset}", "gateway"),
+            (",".join(sorted(_MCP_OTHER_METHODS)), MCP_PATH, "public"),
+            (",".join(sorted(_MCP_OTHER_METHODS)), _TOOLSET_PREFIX + "{toolset}", "public"),
+        ]
+        routes += [("GET,HEAD", path, "public") for path in METADATA_PATHS]
+        routes.append(("GET,HEAD", _TOOLSET_METADATA_PREFIX + "{toolset}", "public"))
+        if self._health is not None:
+            routes.append(("GET,HEAD", HEALTH_PATH, "public"))
+        return routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -217,6 +246,15 @@ class McpApp:
             send,
             *await _answer_post(self.gateway, body, _header_dict(scope), _base_url(scope), toolset),
         )
+
+
+def _check_doors(app: FastAPI) -> None:
+    """One door for every route (shared.protocol.doors): a route that declares none is a
+    route nobody authorizes, so the app is not served with it."""
+    from shared.protocol.doors import undeclared
+
+    if missing := undeclared(app.routes):
+        raise RuntimeError(f"routes without a declared door: {', '.join(missing)}")
 
 
 async def _answer_post(

@@ -145,7 +145,7 @@ def _raw_events(prefix: str) -> list[dict[str, Any]]:
 
 def _mcp(client: httpx.Client, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     reply = client.post(
-        "/mcp",
+        "/mcp/all",
         json={
             "jsonrpc": "2.0",
             "id": 1,
@@ -308,7 +308,7 @@ def test_the_aws_gateway_forwards_raw_events_to_the_function_without_logging_the
         app.add_routes(
             lambda api: api.include_router(
                 knowledge_router(
-                    tokens,
+                    app.gateway,
                     lambda e: invoker.invoke(names.GROUP_KNOWLEDGE, e, read_only=False),
                 )
             )
