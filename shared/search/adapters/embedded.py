@@ -726,10 +726,14 @@ class EmbeddedIndex:
             fused, entity_of.__getitem__, query.offset, query.limit, query.chunks_per_entity
         )
         docs = self._fetch([rowid for _, hits in page for rowid, _ in hits])
-        groups = [
-            EntityHits(entity_id, [ChunkHit(docs[rowid], score) for rowid, score in hits])
-            for entity_id, hits in page
-        ]
+        # A row ranked above may be gone by now: a writer deleted (retracted, re-indexed) it
+        # between the ranking and this read. It is skipped, and an entity left with no row is
+        # left out: the answer is what the index holds when it is read, never an error.
+        groups = []
+        for entity_id, hits in page:
+            kept = [ChunkHit(docs[rowid], score) for rowid, score in hits if rowid in docs]
+            if kept:
+                groups.append(EntityHits(entity_id, kept))
         return IndexPage(groups=groups, has_more=has_more)
 
     def _texts(self, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
