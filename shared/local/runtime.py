@@ -32,6 +32,7 @@ from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
+from shared.local.folder_lock import FolderLock
 from shared.local.migration import (
     MigrationReport,
     legacy_importers,
@@ -114,9 +115,22 @@ class LocalRuntime:
         self.admin_key = ""
         self.migration: MigrationReport | None = None
         self.workflow_worker: WorkflowWorker | None = None
+        self._lock = FolderLock(data_dir)
 
     def start(self) -> None:
+        """Take the data folder (`FolderInUse` if another process holds it), open it, build
+        the app and start the workers."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        # One process per data folder, for as long as this runtime runs (released by `stop`,
+        # or by the kernel when the process ends however it ends).
+        self._lock.acquire()
+        try:
+            self._start()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _start(self) -> None:
         os.environ.update(_FAKE_AWS_ENV)  # never reach a real account from local mode
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
@@ -177,6 +191,7 @@ class LocalRuntime:
         if self.workflow_worker is not None:
             self.workflow_worker.stop()
         runtime.configure(Settings())
+        self._lock.release()
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
         assert self.tokens is not None
