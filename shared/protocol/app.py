@@ -129,7 +129,15 @@ class McpApp:
         from starlette.requests import Request
         from starlette.responses import Response
 
-        app = FastAPI(title=self._title, docs_url=None, redoc_url=None, openapi_url=None)
+        # Every route's body is bounded while it is read (Content-Length first, then the bytes
+        # as they arrive): 413 past the gateway's limit, never a body held whole in memory.
+        app = FastAPI(
+            title=self._title,
+            docs_url=None,
+            redoc_url=None,
+            openapi_url=None,
+            max_body_size=self.gateway.max_body_bytes,
+        )
         gateway = self.gateway
 
         # The hot routes again (plain Starlette routes: nothing for FastAPI to inspect), so that
@@ -233,12 +241,25 @@ class McpApp:
     async def _mcp_post(
         self, scope: Scope, receive: Receive, send: Send, toolset: str | None = None
     ) -> None:
+        # Bounded while read: a declared length past the limit is refused before any byte is
+        # read, and a body that grows past it (chunked, or a false length) when it does.
+        limit = self.gateway.max_body_bytes
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+            await _send(send, *_too_large(limit))
+            return
         chunks = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return  # the client is gone: nobody to answer, and no tool call started
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _send(send, *_too_large(limit))
+                return
+            chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -296,6 +317,12 @@ def _encoded(reply: HttpReply) -> Answer:
         logger.exception("reply not encodable as JSON")
         return _internal_error(reply.body.get("id"))
     return reply.status, headers, content, _JSON
+
+
+def _too_large(limit: int) -> Answer:
+    # As the gateway answers a body past its limit (shared.protocol.gateway).
+    error = RpcError(jsonrpc.INVALID_REQUEST, f"request body exceeds {limit} bytes")
+    return 413, [], _dumps(jsonrpc.error_response(None, error)), _JSON
 
 
 def _internal_error(request_id: Any) -> Answer:

@@ -183,6 +183,11 @@ class McpGateway:
     def toolsets(self) -> Toolsets:
         return self._toolsets
 
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest request body any route reads (413 past it, before it is read)."""
+        return self._config.max_body_bytes
+
     def resource_url(self, base_url: str, toolset: str | None = None) -> str:
         """The MCP URL: `<base>/mcp`, or `<base>/mcp/<toolset>`."""
         suffix = f"/{toolset}" if toolset else ""
