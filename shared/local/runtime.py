@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,26 @@ def _secret_file(path: Path, make: str) -> str:
     return make
 
 
+def make_private(data_dir: Path) -> int:
+    """Tighten `data_dir` and everything in it to its user only (folders 0700, files 0600);
+    how many entries were looser. Symbolic links are left alone (their targets are not ours)."""
+    tightened = 0
+    for root, folders, files in os.walk(data_dir):
+        for name, private in (
+            [("", 0o700)] + [(f, 0o700) for f in folders] + [(f, 0o600) for f in files]
+        ):
+            path = Path(root) / name if name else Path(root)
+            try:
+                mode = path.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(mode) or stat.S_IMODE(mode) & 0o077 == 0:
+                continue
+            path.chmod(stat.S_IMODE(mode) & private)
+            tightened += 1
+    return tightened
+
+
 class IndexRequest(BaseModel):
     """`cairn index PATH [--source NAME] [--team T]`."""
 
@@ -116,11 +137,22 @@ class LocalRuntime:
         self.migration: MigrationReport | None = None
         self.workflow_worker: WorkflowWorker | None = None
         self._lock = FolderLock(data_dir)
+        self._umask: int | None = None
 
     def start(self) -> None:
         """Take the data folder (`FolderInUse` if another process holds it), open it, build
         the app and start the workers."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        # Private to its user: the folder 0700, what this process creates in it 0600 (umask),
+        # and a folder left looser by an older version tightened now, with a line saying so.
+        self._umask = os.umask(0o077)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if tightened := make_private(self.data_dir):
+            print(
+                f"cairn: made {tightened} file(s) and folder(s) of {self.data_dir} private to "
+                "their user (0600 files, 0700 folders)",
+                file=sys.stderr,
+                flush=True,
+            )
         # One process per data folder, for as long as this runtime runs (released by `stop`,
         # or by the kernel when the process ends however it ends).
         self._lock.acquire()
@@ -128,6 +160,7 @@ class LocalRuntime:
             self._start()
         except BaseException:
             self._lock.release()
+            os.umask(self._umask)
             raise
 
     def _start(self) -> None:
@@ -192,6 +225,9 @@ class LocalRuntime:
             self.workflow_worker.stop()
         runtime.configure(Settings())
         self._lock.release()
+        if self._umask is not None:
+            os.umask(self._umask)
+            self._umask = None
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
         assert self.tokens is not None

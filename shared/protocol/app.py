@@ -212,10 +212,19 @@ class McpApp:
             path = _route_path(scope)
             method = scope["method"]
             toolset = _segment(path, _TOOLSET_PREFIX)
-            if path == MCP_PATH or toolset is not None:
-                if method == "POST":
-                    await self._mcp_post(scope, receive, send, toolset)
-                    return
+            is_mcp = path == MCP_PATH or toolset is not None
+            if is_mcp and method == "POST":
+                # The gateway checks the Host itself, answering in JSON-RPC.
+                await self._mcp_post(scope, receive, send, toolset)
+                return
+            if not self.gateway.host_allowed(
+                _header(scope, b"host"), _header(scope, b"x-forwarded-host")
+            ):
+                # Every other route too (metadata, health, console, capture, admin): local mode
+                # answers loopback hosts only, and never builds a URL from an unchecked one.
+                await _send(send, 403, [], _dumps({"error": "Host not allowed"}), _JSON)
+                return
+            if is_mcp:
                 if method in _MCP_OTHER_METHODS and (
                     toolset is None or self.gateway.knows_toolset(toolset)
                 ):

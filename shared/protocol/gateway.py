@@ -254,10 +254,17 @@ class McpGateway:
                 exc.http_status, jsonrpc.error_response(exc.request_id, exc), exc.headers
             )
 
-    def host_allowed(self, host: str | None) -> bool:
-        """Is a request addressed to `host` (its Host header) one this server answers? Local
-        mode answers loopback hosts only (DNS-rebinding protection); elsewhere any."""
-        return not self._config.loopback_hosts_only or _is_local_origin(host or "")
+    def host_allowed(self, host: str | None, forwarded_host: str | None = None) -> bool:
+        """Is a request addressed to `host` (its Host header, and its X-Forwarded-Host when it
+        has one) one this server answers? Local mode answers loopback hosts only
+        (DNS-rebinding protection), so every URL it builds from them (the RFC 9728 metadata,
+        the 401's challenge) names a checked host; elsewhere any (the deployed stack names
+        itself by its configured public URL)."""
+        if not self._config.loopback_hosts_only:
+            return True
+        return _is_local_origin(host or "") and (
+            forwarded_host is None or _is_local_origin(forwarded_host)
+        )
 
     def authorize(self, headers: Mapping[str, str], base_url: str, tool: str) -> Principal:
         """The principal of a request that calls `tool` outside JSON-RPC (an HTTP route that
@@ -278,7 +285,7 @@ class McpGateway:
         return principal
 
     def _check_transport(self, headers: Mapping[str, str]) -> None:
-        if not self.host_allowed(headers.get("host")):
+        if not self.host_allowed(headers.get("host"), headers.get("x-forwarded-host")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Host not allowed", http_status=403)
         if not self.origin_allowed(headers.get("origin")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Origin not allowed", http_status=403)
