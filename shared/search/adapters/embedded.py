@@ -35,6 +35,7 @@ from shared.search.models import (
     SearchFilters,
 )
 from shared.search.text import query_terms
+from shared.storage.sqlite import ThreadConnections
 
 if TYPE_CHECKING:
     import numpy as np
@@ -211,7 +212,8 @@ class EmbeddedIndex:
         self.config = config or EmbeddedConfig()
         self._write_lock = threading.Lock()
         self._cache_lock = threading.Lock()
-        self._local = threading.local()
+        # Readers per running thread, pooled: never one opened per thread that comes and goes.
+        self._readers = ThreadConnections(self._connect)
         self._vectors: dict[str, _TeamVectors] = {}
         # Per team: document frequencies of query terms and the row count, valid until that
         # team's next write (another team's writes never touch them).
@@ -307,11 +309,7 @@ class EmbeddedIndex:
         return conn
 
     def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+        return self._readers.get()
 
     # ------------------------------------------------------------------ writes
 
