@@ -54,7 +54,7 @@ def _knowledge_routes(api: FastAPI) -> None:
 
     api.include_router(
         knowledge_router(
-            tokens,
+            app.gateway,
             lambda envelope: invoker.invoke(names.GROUP_KNOWLEDGE, envelope, read_only=False),
         )
     )

@@ -74,9 +74,15 @@ def create_app(
     def console(api: FastAPI) -> None:
         # The web console for people: its pages call the same tools through this gateway.
         # Imported with FastAPI, when a request first needs the fallback app.
-        from shared.console import console_router
+        from fastapi import Depends
 
-        api.include_router(console_router(gateway, console_oauth))
+        from shared.console import console_router
+        from shared.protocol.doors import ThroughGateway
+
+        # Every page and form reads and writes only through the gateway's tools/call with the
+        # session's token (shared.console.client): the console's door, for each of its routes.
+        door = ThroughGateway("the console: each page and form is a tools/call of its session")
+        api.include_router(console_router(gateway, console_oauth), dependencies=[Depends(door)])
 
     app.add_routes(console)
     return app

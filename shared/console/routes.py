@@ -298,7 +298,10 @@ def _sign_in_routes(router: APIRouter, console: _Console) -> None:
     @router.post("/login")
     async def login(request: Request) -> Response:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        form = await _form(request)
+        try:
+            form = await _form(request)
+        except ConsoleError as exc:  # a form past its limit: 413, as every other form
+            return _render("error.html", exc.status, error=exc.message, page="")
         if not security.same_origin(headers, _host(request)) or not security.login_nonce_valid(
             request.cookies.get(security.LOGIN_COOKIE), _first(form, "csrf")
         ):

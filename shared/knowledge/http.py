@@ -1,7 +1,8 @@
 """The knowledge group's HTTP routes, mounted beside POST /mcp on the gateway app.
 
-- `POST /ingest/events` — what shell hooks and importers call: a bearer token with the
-  `ingest` scope, a JSON body `{"events": [...]}` (at most 500 events, at most the gateway's
+- `POST /ingest/events` — what shell hooks and importers call: a bearer token that may call
+  `ingest_events` (checked by the gateway as over MCP: scope, allow-list or context, rate
+  limit), a JSON body `{"events": [...]}` (at most 500 events, at most the gateway's
   body limit), answered `{"accepted", "duplicates", "redacted"}`. It is `ingest_events`
   without the JSON-RPC envelope.
 - `POST /hooks/github/{team}` — GitHub's `workflow_run` / `workflow_job` deliveries, verified
@@ -19,20 +20,21 @@ import re
 import uuid
 from collections.abc import Callable
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from shared.auth.errors import InvalidToken, RateLimited
 from shared.auth.principal import Principal
-from shared.auth.service import TokenService
 from shared.protocol.blocking import run_blocking
+from shared.protocol.doors import SignedDelivery, ToolDoor
+from shared.protocol.gateway import McpGateway
 from shared.tools.envelope import Envelope, Reply
 from shared.tools.validation import describe_validation_error
 
 INGEST_PATH = "/ingest/events"
 GITHUB_HOOK_PATH = "/hooks/github/{team}"
 INGEST_SCOPE = "ingest"
+INGEST_TOOL = "ingest_events"
 WEBHOOK_CALLER = "github-webhook"  # the caller id of webhook deliveries (not a credential)
 MAX_BODY_BYTES = 1_048_576
 _TEAM = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -53,27 +55,20 @@ def _reply(reply: Reply) -> JSONResponse:
 
 
 def knowledge_router(
-    tokens: TokenService, invoke: Invoke, *, max_body_bytes: int = MAX_BODY_BYTES
+    gateway: McpGateway, invoke: Invoke, *, max_body_bytes: int = MAX_BODY_BYTES
 ) -> APIRouter:
-    """The two routes over a token service and the knowledge function's invoker."""
+    """The two routes over the gateway (which authorizes ingest as its tool) and the knowledge
+    function's invoker."""
     router = APIRouter()
+    # The ingest route stands for `ingest_events`: the caller is authorized exactly as over
+    # MCP (token, rate limit, allow-list or context, scope), by the declared door.
+    ingest_door = ToolDoor(gateway, INGEST_TOOL)
 
     @router.post(INGEST_PATH)
-    async def ingest(request: Request) -> Response:
-        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-        try:
-            principal = await run_blocking(
-                tokens.authenticate_and_limit,
-                credential.strip() if scheme.lower() == "bearer" else None,
-            )
-        except InvalidToken:
-            return _error(401, "a bearer token is required", **{"WWW-Authenticate": "Bearer"})
-        except RateLimited as exc:
-            return _error(
-                429, "rate limit exceeded", **{"Retry-After": str(exc.retry_after_seconds)}
-            )
-        if not principal.has_any_scope((INGEST_SCOPE,)):
-            return _error(403, "the token lacks the `ingest` scope")
+    async def ingest(
+        request: Request,
+        principal: Principal = Depends(ingest_door),  # noqa: B008 (FastAPI's dependency form)
+    ) -> Response:
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, f"the body exceeds {max_body_bytes} bytes; send smaller batches")
@@ -87,14 +82,14 @@ def knowledge_router(
             field, problem = describe_validation_error(exc)
             return JSONResponse({"error": problem, "field": field}, status_code=400)
         envelope = Envelope(
-            tool="ingest_events",
+            tool=INGEST_TOOL,
             arguments=arguments.model_dump(mode="json", exclude_unset=True),
             principal=principal,
             request_id=uuid.uuid4().hex,
         )
         return _reply(await run_blocking(invoke, envelope))
 
-    @router.post(GITHUB_HOOK_PATH)
+    @router.post(GITHUB_HOOK_PATH, dependencies=[Depends(SignedDelivery("github_webhook"))])
     async def github(request: Request) -> Response:
         # Read, not declared: a declared path parameter costs the gateway's cold start a
         # pydantic field (see shared.console.routes' static route).

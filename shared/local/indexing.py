@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from shared.connectors.local_files import Progress, ProgressCallback
 from shared.local.discovery import LocalServer, TargetNotFound, find_local_server
+from shared.local.folder_lock import FolderInUse
 from shared.local.layout import NDJSON, default_data_dir
 from shared.local.progress import failure_detail
 from shared.local.runtime import IndexRequest, LocalRuntime
@@ -112,9 +113,17 @@ def index_folder(
         raise IndexingFailed(str(exc)) from exc
     if server is not None:
         return _through_server(server, request, report)
-    # No server: open the data folder in this process just long enough to index.
+    # No server: open the data folder in this process just long enough to index, holding its
+    # lock meanwhile. A server that holds it but did not answer (starting, or on a port not
+    # recorded) is named rather than written under.
     local = LocalRuntime(data_dir)
-    local.start()
+    try:
+        local.start()
+    except FolderInUse as exc:
+        raise IndexingFailed(
+            f"cannot index directly: {exc}; run `cairn index` again once it answers, and it "
+            "goes through that server"
+        ) from exc
     try:
         return local.index(request, report)
     except Exception as exc:

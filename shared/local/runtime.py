@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,8 @@ from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
-from shared.local.layout import ADMIN_KEY_FILE, DEV_TOKEN_FILE, NDJSON, PEPPER_FILE
+from shared.local.folder_lock import FolderLock
+from shared.local.layout import ADMIN_HEADER, ADMIN_KEY_FILE, DEV_TOKEN_FILE, NDJSON, PEPPER_FILE
 from shared.local.migration import (
     MigrationReport,
     legacy_importers,
@@ -65,6 +67,26 @@ def _secret_file(path: Path, make: str) -> str:
     path.touch(mode=0o600)
     path.write_text(make)
     return make
+
+
+def make_private(data_dir: Path) -> int:
+    """Tighten `data_dir` and everything in it to its user only (folders 0700, files 0600);
+    how many entries were looser. Symbolic links are left alone (their targets are not ours)."""
+    tightened = 0
+    for root, folders, files in os.walk(data_dir):
+        for name, private in (
+            [("", 0o700)] + [(f, 0o700) for f in folders] + [(f, 0o600) for f in files]
+        ):
+            path = Path(root) / name if name else Path(root)
+            try:
+                mode = path.lstat().st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(mode) or stat.S_IMODE(mode) & 0o077 == 0:
+                continue
+            path.chmod(stat.S_IMODE(mode) & private)
+            tightened += 1
+    return tightened
 
 
 class IndexRequest(BaseModel):
@@ -104,9 +126,34 @@ class LocalRuntime:
         self.admin_key = ""
         self.migration: MigrationReport | None = None
         self.workflow_worker: WorkflowWorker | None = None
+        self._lock = FolderLock(data_dir)
+        self._umask: int | None = None
 
     def start(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Take the data folder (`FolderInUse` if another process holds it), open it, build
+        the app and start the workers."""
+        # Private to its user: the folder 0700, what this process creates in it 0600 (umask),
+        # and a folder left looser by an older version tightened now, with a line saying so.
+        self._umask = os.umask(0o077)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if tightened := make_private(self.data_dir):
+            print(
+                f"cairn: made {tightened} file(s) and folder(s) of {self.data_dir} private to "
+                "their user (0600 files, 0700 folders)",
+                file=sys.stderr,
+                flush=True,
+            )
+        # One process per data folder, for as long as this runtime runs (released by `stop`,
+        # or by the kernel when the process ends however it ends).
+        self._lock.acquire()
+        try:
+            self._start()
+        except BaseException:
+            self._lock.release()
+            os.umask(self._umask)
+            raise
+
+    def _start(self) -> None:
         os.environ.update(_FAKE_AWS_ENV)  # never reach a real account from local mode
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
         os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
@@ -143,8 +190,8 @@ class LocalRuntime:
     def _knowledge_routes(self, api: FastAPI) -> None:
         from shared.knowledge.http import knowledge_router, local_invoke
 
-        assert self.tokens is not None
-        api.include_router(knowledge_router(self.tokens, local_invoke))
+        assert self.app is not None
+        api.include_router(knowledge_router(self.app.gateway, local_invoke))
 
     def health(self) -> tuple[int, dict[str, Any]]:
         """Is the server keeping what it acknowledges? 503 while writes fail to persist."""
@@ -167,6 +214,10 @@ class LocalRuntime:
         if self.workflow_worker is not None:
             self.workflow_worker.stop()
         runtime.configure(Settings())
+        self._lock.release()
+        if self._umask is not None:
+            os.umask(self._umask)
+            self._umask = None
 
     def issue(self, request: TokenRequest, secret: str | None = None) -> tuple[str, TokenRecord]:
         assert self.tokens is not None
@@ -214,19 +265,16 @@ class LocalRuntime:
         return DevToken(secret, record, from_env=bool(env_secret))
 
     def _admin_router(self) -> Any:
-        from fastapi import APIRouter
+        from fastapi import APIRouter, Depends
 
-        router = APIRouter(prefix="/_local")
+        from shared.protocol.doors import AdminKey
 
-        def guard(key: str | None) -> None:
-            if not key or not secrets.compare_digest(key, self.admin_key):
-                raise HTTPException(status_code=401, detail="admin key required")
+        # The key is every route's door, declared once for the router (shared.protocol.doors).
+        door = AdminKey(lambda: self.admin_key, header=ADMIN_HEADER.lower())
+        router = APIRouter(prefix="/_local", dependencies=[Depends(door)])
 
         @router.post("/tokens")
-        def create(
-            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
-        ) -> CreatedToken:
-            guard(x_cairn_admin_key)
+        def create(body: dict[str, Any]) -> CreatedToken:
             try:
                 request = TokenRequest.model_validate(body)
             except ValidationError as exc:
@@ -237,26 +285,17 @@ class LocalRuntime:
             return CreatedToken(secret=secret, record=record)
 
         @router.get("/tokens")
-        def list_tokens(
-            team: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> list[TokenRecord]:
-            guard(x_cairn_admin_key)
+        def list_tokens(team: str) -> list[TokenRecord]:
             assert self.tokens is not None
             return self.tokens.list_team(team)
 
         @router.get("/tokens/contexts")
-        def list_contexts(
-            team: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> list[ContextView]:
-            guard(x_cairn_admin_key)
+        def list_contexts(team: str) -> list[ContextView]:
             assert self.tokens is not None
             return self.tokens.contexts(team)
 
         @router.put("/tokens/contexts")
-        def set_context(
-            body: dict[str, Any], x_cairn_admin_key: str | None = Header(default=None)
-        ) -> ContextView:
-            guard(x_cairn_admin_key)
+        def set_context(body: dict[str, Any]) -> ContextView:
             assert self.tokens is not None
             try:
                 request = ContextRequest.model_validate(body)
@@ -272,18 +311,12 @@ class LocalRuntime:
             return self.tokens.set_context(request, by="cli")
 
         @router.delete("/tokens/contexts/{team}/{name}")
-        def reset_context(
-            team: str, name: ContextName, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> ContextView:
-            guard(x_cairn_admin_key)
+        def reset_context(team: str, name: ContextName) -> ContextView:
             assert self.tokens is not None
             return self.tokens.reset_context(team, name)
 
         @router.delete("/tokens/{token_id}")
-        def revoke(
-            token_id: str, x_cairn_admin_key: str | None = Header(default=None)
-        ) -> dict[str, Any]:
-            guard(x_cairn_admin_key)
+        def revoke(token_id: str) -> dict[str, Any]:
             assert self.tokens is not None
             try:
                 revocation = self.tokens.revoke(token_id)
@@ -294,10 +327,8 @@ class LocalRuntime:
         @router.post("/index")
         def index(
             body: IndexRequest,
-            x_cairn_admin_key: str | None = Header(default=None),
             accept: str | None = Header(default=None),
         ) -> Any:
-            guard(x_cairn_admin_key)
             if accept == NDJSON:  # `cairn index`: progress lines, then the stats
                 from fastapi.responses import StreamingResponse
 

@@ -17,6 +17,7 @@ import uvicorn
 from shared.app.toolsets import ENDPOINTS_SHOWN
 from shared.config import names
 from shared.local.discovery import forget_server, record_server
+from shared.local.folder_lock import FolderInUse
 from shared.local.layout import default_data_dir
 from shared.local.runtime import DevTokenUnusable, LocalRuntime
 from shared.protocol.blocking import set_threads
@@ -88,7 +89,12 @@ def serve(threads: int | None = None) -> int:
         set_threads(threads)
     data_dir = default_data_dir()
     local = LocalRuntime(data_dir)
-    local.start()
+    try:
+        local.start()
+    except FolderInUse as exc:
+        # Nothing of the running server's is touched: not its lock, not its server.json.
+        print(f"cairn: {exc}", file=sys.stderr)
+        return 1
     try:
         try:
             dev = local.provision_dev_token(os.environ.get(names.Env.DEV_TOKEN))

@@ -557,19 +557,30 @@ class Detector:
         return [c for c in found.values() if memory.id not in c.merged_from]
 
 
+# A detection that fails (the database busy, a model endpoint down) is tried again this many
+# times in all, after these pauses, before it is given up with an error naming the memory.
+DETECTION_ATTEMPTS: Final = 3
+DETECTION_RETRY_PAUSES: Final = (0.2, 1.0)
+
+
 class BackgroundDetection:
     """`CurationQueue` for local mode: detection runs on a worker thread, off the request
     path (the local counterpart of the stream-fed curator). `drain` waits until it caught up;
-    `stop` finishes what was submitted, then ends the thread."""
+    `stop` finishes what was submitted, then ends the thread. A failed detection is logged with
+    the memory's id and the exception, and tried again (`DETECTION_ATTEMPTS` in all)."""
 
     _STOP: Final = ("", "")
 
-    def __init__(self, detector: Detector) -> None:
+    def __init__(
+        self, detector: Detector, *, pauses: tuple[float, ...] = DETECTION_RETRY_PAUSES
+    ) -> None:
         self._detector = detector
+        self._pauses = pauses
         self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
         self._stopped = False
+        self._stopping = threading.Event()
 
     def submit(self, team: str, memory_id: str) -> None:
         with self._guard:
@@ -594,6 +605,7 @@ class BackgroundDetection:
             if thread is None or not thread.is_alive():
                 return
             self._queue.put(self._STOP)
+        self._stopping.set()  # no more pauses between attempts: one last try each
         thread.join(timeout)
 
     def _run(self) -> None:
@@ -602,11 +614,38 @@ class BackgroundDetection:
             try:
                 if (team, memory_id) == self._STOP:
                     return
-                self._detector.detect(team, memory_id)
-            except Exception as exc:  # a failed detection must not stop the worker
-                logger.warning(
-                    "detection failed",
-                    extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
-                )
+                self._detect(team, memory_id)
             finally:
                 self._queue.task_done()
+
+    def _detect(self, team: str, memory_id: str) -> None:
+        for attempt in range(1, DETECTION_ATTEMPTS + 1):
+            try:
+                self._detector.detect(team, memory_id)
+                return
+            except Exception as exc:  # a failed detection must not stop the worker
+                last = attempt == DETECTION_ATTEMPTS or self._stopping.is_set()
+                log = logger.error if last else logger.warning
+                # The type and where it was raised, not its text: an exception's text may
+                # quote the memory's content (as the AWS curator logs it).
+                log(
+                    f"detection of memory {memory_id} (team {team}) failed, attempt "
+                    f"{attempt} of {DETECTION_ATTEMPTS}: {type(exc).__name__} at "
+                    f"{_raised_at(exc)}" + ("; given up" if last else "; trying again"),
+                    extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
+                )
+                if last:
+                    return
+                pauses = self._pauses or (0.0,)
+                self._stopping.wait(pauses[min(attempt, len(pauses)) - 1])
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`module.py:line in function` of the frame that raised `exc` (no values, no text)."""
+    trace = exc.__traceback__
+    if trace is None:
+        return "an unknown place"
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    code = trace.tb_frame.f_code
+    return f"{code.co_filename.rsplit('/', 1)[-1]}:{trace.tb_lineno} in {code.co_name}"

@@ -105,6 +105,13 @@ class McpApp:
             self._routes.append(install)
             if self._fallback is not None:
                 install(self._fallback)
+                try:
+                    _check_doors(self._fallback)
+                except RuntimeError:
+                    # Rebuilt without it at the next request: the route is never served.
+                    self._routes.remove(install)
+                    self._fallback = None
+                    raise
 
     @property
     def fallback_built(self) -> bool:
@@ -125,7 +132,15 @@ class McpApp:
         from starlette.requests import Request
         from starlette.responses import Response
 
-        app = FastAPI(title=self._title, docs_url=None, redoc_url=None, openapi_url=None)
+        # Every route's body is bounded while it is read (Content-Length first, then the bytes
+        # as they arrive): 413 past the gateway's limit, never a body held whole in memory.
+        app = FastAPI(
+            title=self._title,
+            docs_url=None,
+            redoc_url=None,
+            openapi_url=None,
+            max_body_size=self.gateway.max_body_bytes,
+        )
         gateway = self.gateway
 
         # The hot routes again (plain Starlette routes: nothing for FastAPI to inspect), so that
@@ -163,26 +178,59 @@ class McpApp:
             )
             return Response(body, media_type="application/json")
 
+        from shared.protocol import doors
+
+        doors.declare(mcp_post, doors.ThroughGateway("MCP: the gateway authorizes each tool call"))
+        doors.declare(mcp_other, doors.Public("405: no stream, no session"))
+        doors.declare(metadata, doors.Public("RFC 9728 protected-resource metadata"))
         # JSONRPC_PATH first: `{toolset}` would take it otherwise.
         for path in (MCP_PATH, JSONRPC_PATH, _TOOLSET_PREFIX + "{toolset}"):
             app.add_route(path, mcp_post, methods=["POST"])
             app.add_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
         for path in (*METADATA_PATHS, _TOOLSET_METADATA_PREFIX + "{toolset}"):
             app.add_route(path, metadata, methods=["GET"])
+        app.add_exception_handler(doors.DoorRefused, doors.refused)
 
         for install in self._routes:
             install(app)
+        _check_doors(app)
         return app
+
+    def hot_routes(self) -> list[tuple[str, str, str]]:
+        """`(methods, path, door)` of the routes answered before the FastAPI app (the route
+        walk's view of them: `shared.protocol.doors`)."""
+        routes = [
+            ("POST", MCP_PATH, "gateway"),
+            ("POST", JSONRPC_PATH, "gateway"),
+            ("POST", _TOOLSET_PREFIX + "{toolset}", "gateway"),
+            (",".join(sorted(_MCP_OTHER_METHODS)), MCP_PATH, "public"),
+            (",".join(sorted(_MCP_OTHER_METHODS)), JSONRPC_PATH, "public"),
+            (",".join(sorted(_MCP_OTHER_METHODS)), _TOOLSET_PREFIX + "{toolset}", "public"),
+        ]
+        routes += [("GET,HEAD", path, "public") for path in METADATA_PATHS]
+        routes.append(("GET,HEAD", _TOOLSET_METADATA_PREFIX + "{toolset}", "public"))
+        if self._health is not None:
+            routes.append(("GET,HEAD", HEALTH_PATH, "public"))
+        return routes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path = _route_path(scope)
             method = scope["method"]
             toolset = _segment(path, _TOOLSET_PREFIX)
-            if path in (MCP_PATH, JSONRPC_PATH) or toolset is not None:
-                if method == "POST":
-                    await self._mcp_post(scope, receive, send, toolset)
-                    return
+            is_mcp = path in (MCP_PATH, JSONRPC_PATH) or toolset is not None
+            if is_mcp and method == "POST":
+                # The gateway checks the Host itself, answering in JSON-RPC.
+                await self._mcp_post(scope, receive, send, toolset)
+                return
+            if not self.gateway.host_allowed(
+                _header(scope, b"host"), _header(scope, b"x-forwarded-host")
+            ):
+                # Every other route too (metadata, health, console, capture, admin): local mode
+                # answers loopback hosts only, and never builds a URL from an unchecked one.
+                await _send(send, 403, [], _dumps({"error": "Host not allowed"}), _JSON)
+                return
+            if is_mcp:
                 if method in _MCP_OTHER_METHODS and (
                     toolset is None or self.gateway.knows_toolset(toolset)
                 ):
@@ -208,12 +256,25 @@ class McpApp:
     async def _mcp_post(
         self, scope: Scope, receive: Receive, send: Send, toolset: str | None = None
     ) -> None:
+        # Bounded while read: a declared length past the limit is refused before any byte is
+        # read, and a body that grows past it (chunked, or a false length) when it does.
+        limit = self.gateway.max_body_bytes
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+            await _send(send, *_too_large(limit))
+            return
         chunks = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return  # the client is gone: nobody to answer, and no tool call started
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _send(send, *_too_large(limit))
+                return
+            chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
@@ -221,6 +282,15 @@ class McpApp:
             send,
             *await _answer_post(self.gateway, body, _header_dict(scope), _base_url(scope), toolset),
         )
+
+
+def _check_doors(app: FastAPI) -> None:
+    """One door for every route (shared.protocol.doors): a route that declares none is a
+    route nobody authorizes, so the app is not served with it."""
+    from shared.protocol.doors import undeclared
+
+    if missing := undeclared(app.routes):
+        raise RuntimeError(f"routes without a declared door: {', '.join(missing)}")
 
 
 async def _answer_post(
@@ -262,6 +332,12 @@ def _encoded(reply: HttpReply) -> Answer:
         logger.exception("reply not encodable as JSON")
         return _internal_error(reply.body.get("id"))
     return reply.status, headers, content, _JSON
+
+
+def _too_large(limit: int) -> Answer:
+    # As the gateway answers a body past its limit (shared.protocol.gateway).
+    error = RpcError(jsonrpc.INVALID_REQUEST, f"request body exceeds {limit} bytes")
+    return 413, [], _dumps(jsonrpc.error_response(None, error)), _JSON
 
 
 def _internal_error(request_id: Any) -> Answer:

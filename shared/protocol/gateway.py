@@ -190,6 +190,11 @@ class McpGateway:
     def toolsets(self) -> Toolsets:
         return self._toolsets
 
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest request body any route reads (413 past it, before it is read)."""
+        return self._config.max_body_bytes
+
     def resource_url(self, base_url: str, toolset: str | None = None) -> str:
         """The MCP URL: `<base>/mcp`, or `<base>/mcp/<toolset>`."""
         suffix = f"/{toolset}" if toolset else ""
@@ -256,13 +261,46 @@ class McpGateway:
                 exc.http_status, jsonrpc.error_response(exc.request_id, exc), exc.headers
             )
 
-    def _handle_post(
-        self, body: bytes, headers: Mapping[str, str], base_url: str, toolset: str | None
-    ) -> HttpReply:
-        if self._config.loopback_hosts_only and not _is_local_origin(headers.get("host", "")):
+    def host_allowed(self, host: str | None, forwarded_host: str | None = None) -> bool:
+        """Is a request addressed to `host` (its Host header, and its X-Forwarded-Host when it
+        has one) one this server answers? Local mode answers loopback hosts only
+        (DNS-rebinding protection), so every URL it builds from them (the RFC 9728 metadata,
+        the 401's challenge) names a checked host; elsewhere any (the deployed stack names
+        itself by its configured public URL)."""
+        if not self._config.loopback_hosts_only:
+            return True
+        return _is_local_origin(host or "") and (
+            forwarded_host is None or _is_local_origin(forwarded_host)
+        )
+
+    def authorize(self, headers: Mapping[str, str], base_url: str, tool: str) -> Principal:
+        """The principal of a request that calls `tool` outside JSON-RPC (an HTTP route that
+        stands for the tool), checked exactly as `tools/call` checks it: Host and Origin, the
+        token (or OAuth access token) and its rate limit, the allow-list or context, the scope.
+        `headers` must have lower-case names; a refusal is an `RpcError` carrying its HTTP
+        status (401, 403, 429) and headers.
+
+        >>> gateway.authorize({"authorization": "Bearer cairn_sk_..."}, base, "ingest_events")
+        ... # doctest: +SKIP
+        """
+        self._check_transport(headers)
+        spec = self._catalog.get(tool)
+        if spec is None:
+            raise ValueError(f"no tool named {tool!r} in the catalog")  # a wiring mistake
+        principal = self._authenticate(headers, base_url)
+        self._check_tool(principal, tool, spec.scopes, None)
+        return principal
+
+    def _check_transport(self, headers: Mapping[str, str]) -> None:
+        if not self.host_allowed(headers.get("host"), headers.get("x-forwarded-host")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Host not allowed", http_status=403)
         if not self.origin_allowed(headers.get("origin")):
             raise RpcError(jsonrpc.INVALID_REQUEST, "Origin not allowed", http_status=403)
+
+    def _handle_post(
+        self, body: bytes, headers: Mapping[str, str], base_url: str, toolset: str | None
+    ) -> HttpReply:
+        self._check_transport(headers)
         if not _accepts_json(headers.get("accept")):
             raise RpcError(
                 jsonrpc.INVALID_REQUEST, "Accept must allow application/json", http_status=406
@@ -450,15 +488,14 @@ class McpGateway:
             result["nextCursor"] = encode_cursor(offset + len(page))
         return result
 
-    def _tools_call(
-        self, params: dict[str, Any], principal: Principal, view: frozenset[str] | None
-    ) -> dict[str, Any]:
-        name = params.get("name")
-        if not isinstance(name, str) or not name:
-            raise RpcError(jsonrpc.INVALID_PARAMS, "`name` must be a non-empty string")
-        spec = self._catalog.get(name)
-        if spec is None:
-            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+    def _check_tool(
+        self,
+        principal: Principal,
+        name: str,
+        scopes: tuple[str, ...],
+        view: frozenset[str] | None,
+    ) -> None:
+        """May `principal` call tool `name` (on a connection serving `view`)? -32002 if not."""
         # Outside the token's allow-list (explicit, or its seed 004 context): tools/list never
         # shows it, and a call is refused as seed 004 asks, -32002 like a missing scope.
         if principal.allowed_tools is not None and name not in principal.allowed_tools:
@@ -479,21 +516,32 @@ class McpGateway:
                 f"{name} is not served on this URL's toolsets; connect to "
                 f"{' or '.join([*places, f'/mcp/{ALL}'])}",
             )
-        if not principal.has_any_scope(spec.scopes):
+        if not principal.has_any_scope(scopes):
             headers = {}
             if principal.auth_method == "oauth" and self._oauth is not None:
                 # Step-up (MCP authorization, RFC 6750 §3.1): the client may ask its
                 # authorization server for the missing scope and retry.
                 headers["WWW-Authenticate"] = (
                     f'Bearer error="insufficient_scope", '
-                    f'scope="{self._oauth_scope(spec.scopes[0])}", '
+                    f'scope="{self._oauth_scope(scopes[0])}", '
                     f'resource_metadata="{_metadata_url_of(self._oauth.config.audience)}"'
                 )
             raise RpcError(
                 jsonrpc.MISSING_SCOPE,
-                f"Token missing required scope: {spec.scopes[0]}",
+                f"Token missing required scope: {scopes[0]}",
                 headers=headers,
             )
+
+    def _tools_call(
+        self, params: dict[str, Any], principal: Principal, view: frozenset[str] | None
+    ) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str) or not name:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "`name` must be a non-empty string")
+        spec = self._catalog.get(name)
+        if spec is None:
+            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")
+        self._check_tool(principal, name, spec.scopes, view)
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}

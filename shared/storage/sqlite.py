@@ -30,9 +30,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -87,6 +89,83 @@ class WriteHealth:
         logger.error("a write to the database failed", extra={"error": self.last_failure})
 
 
+class _Held:
+    """A thread's connection, in its thread-locals: finalized when the thread ends."""
+
+    __slots__ = ("__weakref__", "connection")
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+
+class ThreadConnections:
+    """One connection per running thread, taken from a pool and given back when the thread
+    ends, so threads that come and go (a pool that grows for stuck calls and shrinks again)
+    reuse connections rather than open new ones.
+
+    Closing them would not do: in WAL mode every connection holds a shared lock on the
+    database file, and SQLite keeps the file descriptor of a connection closed while another
+    of the process holds a lock on that file until no lock is left (never, while the server
+    runs) — open files grew by two per finished thread. Connections open at once stay at the
+    most threads that ever used them at once.
+
+    >>> readers = ThreadConnections(lambda: sqlite3.connect(path))  # doctest: +SKIP
+    >>> readers.get().execute("SELECT 1")                           # doctest: +SKIP
+    """
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._connect = connect
+        self._local = threading.local()
+        self._guard = threading.Lock()
+        self._all: list[sqlite3.Connection] = []
+        # SimpleQueue: its `put` is safe from a finalizer that runs at any moment (garbage
+        # collection inside a locked section included), where a lock could deadlock.
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._generation = 0
+
+    def get(self) -> sqlite3.Connection:
+        """This thread's connection."""
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is None:
+            try:
+                connection = self._idle.get_nowait()
+            except queue.Empty:
+                connection = self._connect()
+                with self._guard:
+                    self._all.append(connection)
+            held = _Held(connection)
+            # The thread's locals are freed when it ends, and `held` with them.
+            weakref.finalize(held, self._give_back, connection, self._generation)
+            self._local.held = held
+        return held.connection
+
+    def _give_back(self, connection: sqlite3.Connection, generation: int) -> None:
+        if generation != self._generation:
+            return  # closed meanwhile (`close_all`)
+        try:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            return  # unusable: left out of the pool (closed by `close_all`)
+        self._idle.put(connection)
+
+    @property
+    def open_count(self) -> int:
+        """Connections open now (in use by a running thread, or idle in the pool)."""
+        with self._guard:
+            return len(self._all)
+
+    def close_all(self) -> None:
+        """Close every connection; threads that use this again get new ones."""
+        with self._guard:
+            connections, self._all = self._all, []
+            self._generation += 1
+            self._idle = queue.SimpleQueue()
+            self._local = threading.local()
+        for connection in connections:
+            connection.close()
+
+
 class Database:
     """A SQLite database file opened for many threads (and processes) at once.
 
@@ -98,8 +177,7 @@ class Database:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections = ThreadConnections(self._connect)
         self._guard = threading.Lock()
         # One writer at a time in this process, queued on a lock rather than on SQLite's busy
         # handler: that handler sleeps 1, 2, 5 … 100 ms between retries, so 32 threads
@@ -136,17 +214,17 @@ class Database:
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         connection.execute("PRAGMA foreign_keys=ON")
-        with self._guard:
-            self._connections.append(connection)
         return connection
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit: each statement outside `write` is its own)."""
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = self._connect()
-            self._local.connection = connection
-        return connection
+        """This thread's connection (autocommit: each statement outside `write` is its own),
+        given back to a pool when the thread ends (`ThreadConnections`)."""
+        return self._connections.get()
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open now: at most the threads that ever used the database at once."""
+        return self._connections.open_count
 
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
@@ -269,11 +347,8 @@ class Database:
         Waits for a write in progress in this process: closing a connection under a thread
         that is using it crashes the process.
         """
-        with self._writer, self._guard:
-            connections, self._connections = self._connections, []
-        for connection in connections:
-            connection.close()
-        self._local = threading.local()
+        with self._writer:
+            self._connections.close_all()
 
 
 def newest_first_page(

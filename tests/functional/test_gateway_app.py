@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import PlainTextResponse
 from fastapi.testclient import TestClient
 
 from shared.app.gateway import create_app
+from shared.protocol.doors import Public
 from tests.functional.conftest import Harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,12 @@ def test_routes_added_before_and_after_the_build_are_both_served(harness: Harnes
 
     def route(path: str, text: str) -> Any:
         def install(api: FastAPI) -> None:
-            api.add_api_route(path, lambda: PlainTextResponse(text), methods=["GET"])
+            api.add_api_route(
+                path,
+                lambda: PlainTextResponse(text),
+                methods=["GET"],
+                dependencies=[Depends(Public("a test page"))],
+            )
 
         return install
 
@@ -93,6 +99,23 @@ def test_routes_added_before_and_after_the_build_are_both_served(harness: Harnes
     assert client.get("/before").text == "added first"
     app.add_routes(route("/after", "added once built"))
     assert client.get("/after").text == "added once built"
+
+
+def test_a_route_without_a_declared_door_is_never_served(harness: Harness) -> None:
+    # Given a route that declares no door (shared.protocol.doors)
+    def undeclared(api: FastAPI) -> None:
+        api.add_api_route("/forgot", lambda: PlainTextResponse("team data"), methods=["GET"])
+
+    app = create_app(harness.gateway)
+    app.add_routes(undeclared)
+
+    # When the app is built, or the route added to a built app, then it refuses
+    with pytest.raises(RuntimeError, match="/forgot"):
+        app.fallback  # noqa: B018
+    built = create_app(harness.gateway)
+    assert built.fallback is not None
+    with pytest.raises(RuntimeError, match="/forgot"):
+        built.add_routes(undeclared)
 
 
 def test_the_health_route_reports_the_callable_status(harness: Harness) -> None:

@@ -35,6 +35,7 @@ from shared.search.models import (
     SearchFilters,
 )
 from shared.search.text import query_terms
+from shared.storage.sqlite import ThreadConnections
 
 if TYPE_CHECKING:
     import numpy as np
@@ -211,7 +212,8 @@ class EmbeddedIndex:
         self.config = config or EmbeddedConfig()
         self._write_lock = threading.Lock()
         self._cache_lock = threading.Lock()
-        self._local = threading.local()
+        # Readers per running thread, pooled: never one opened per thread that comes and goes.
+        self._readers = ThreadConnections(self._connect)
         self._vectors: dict[str, _TeamVectors] = {}
         # Per team: document frequencies of query terms and the row count, valid until that
         # team's next write (another team's writes never touch them).
@@ -307,11 +309,7 @@ class EmbeddedIndex:
         return conn
 
     def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+        return self._readers.get()
 
     # ------------------------------------------------------------------ writes
 
@@ -726,10 +724,14 @@ class EmbeddedIndex:
             fused, entity_of.__getitem__, query.offset, query.limit, query.chunks_per_entity
         )
         docs = self._fetch([rowid for _, hits in page for rowid, _ in hits])
-        groups = [
-            EntityHits(entity_id, [ChunkHit(docs[rowid], score) for rowid, score in hits])
-            for entity_id, hits in page
-        ]
+        # A row ranked above may be gone by now: a writer deleted (retracted, re-indexed) it
+        # between the ranking and this read. It is skipped, and an entity left with no row is
+        # left out: the answer is what the index holds when it is read, never an error.
+        groups = []
+        for entity_id, hits in page:
+            kept = [ChunkHit(docs[rowid], score) for rowid, score in hits if rowid in docs]
+            if kept:
+                groups.append(EntityHits(entity_id, kept))
         return IndexPage(groups=groups, has_more=has_more)
 
     def _texts(self, rowids: list[int]) -> dict[int, tuple[str, str, str]]:

@@ -284,7 +284,7 @@ def test_the_aws_gateway_forwards_raw_events_to_the_function_without_logging_the
         app.add_routes(
             lambda api: api.include_router(
                 knowledge_router(
-                    tokens,
+                    app.gateway,
                     lambda e: invoker.invoke(names.GROUP_KNOWLEDGE, e, read_only=False),
                 )
             )

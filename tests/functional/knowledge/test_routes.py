@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from shared.knowledge.group import GROUP
 from shared.knowledge.http import knowledge_router
 from shared.knowledge.tools import function_group
+from shared.protocol.doors import DoorRefused, refused
 from shared.tools.dispatch import execute
 from shared.tools.envelope import Envelope, Reply
 from tests.functional.knowledge.conftest import Knowledge
@@ -36,7 +37,8 @@ def client(knowledge: Knowledge) -> Iterator[TestClient]:
 
     knowledge.service._webhook_secrets = {"alpha": SECRET}.get
     app = FastAPI()
-    app.include_router(knowledge_router(knowledge.harness.tokens, invoke, max_body_bytes=200_000))
+    app.include_router(knowledge_router(knowledge.harness.gateway, invoke, max_body_bytes=200_000))
+    app.add_exception_handler(DoorRefused, refused)
     with TestClient(app) as test_client:
         yield test_client
 
