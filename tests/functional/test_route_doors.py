@@ -21,6 +21,7 @@ from shared.protocol.doors import AdminKey, Door, Public, ToolDoor, walk
 PUBLIC_PATHS = {
     "/mcp",
     "/mcp/{toolset}",
+    "/mcp/jsonrpc",  # seed 004's path for /mcp (its 405 answers are public)
     "/.well-known/oauth-protected-resource",
     "/.well-known/oauth-protected-resource/mcp",
     "/.well-known/oauth-protected-resource/mcp/{toolset}",
