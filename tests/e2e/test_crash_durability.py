@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.test_local_server import _call
 from tests.protocol.conftest import DEV_TOKEN, start_server, stop_server
+from tests.protocol.conftest import posted_call as _call
 
 WRITES = 40
 HANDOFF = (

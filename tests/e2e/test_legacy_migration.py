@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_local_server import _call
+from tests.protocol.conftest import posted_call as _call
 from tests.protocol.conftest import start_server, stop_server
 
 FIXTURE = Path(__file__).parent / "fixtures" / "legacy-data-ee41147"
