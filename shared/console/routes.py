@@ -237,16 +237,21 @@ class _Console:
             oauth=self.oauth is not None,
             page="login",
         )
-        response.set_cookie(
-            security.LOGIN_COOKIE,
-            nonce,
-            max_age=900,
-            path=_cookie_path(request),
-            httponly=True,
-            samesite="strict",
-            secure=security.cookie_secure(_scheme(request)),
-        )
-        return response
+        return _with_login_nonce(response, request, nonce)
+
+
+def _with_login_nonce(response: Response, request: Request, nonce: str) -> Response:
+    """`response` (a sign-in form) with the nonce its form must post back, for 15 minutes."""
+    response.set_cookie(
+        security.LOGIN_COOKIE,
+        nonce,
+        max_age=900,
+        path=_cookie_path(request),
+        httponly=True,
+        samesite="strict",
+        secure=security.cookie_secure(_scheme(request)),
+    )
+    return response
 
 
 def console_router(gateway: McpGateway, oauth: ConsoleOAuth | None = None) -> APIRouter:
@@ -284,16 +289,7 @@ def _sign_in_routes(router: APIRouter, console: _Console) -> None:
             oauth=console.oauth is not None,
             page="login",
         )
-        response.set_cookie(
-            security.LOGIN_COOKIE,
-            nonce,
-            max_age=900,
-            path=_cookie_path(request),
-            httponly=True,
-            samesite="strict",
-            secure=security.cookie_secure(_scheme(request)),
-        )
-        return response
+        return _with_login_nonce(response, request, nonce)
 
     @router.post("/login")
     async def login(request: Request) -> Response:
