@@ -387,6 +387,23 @@ def newest_first_page(
     return Page(rows[:limit], encode_cursor(team, {order_by: last[order_by], "id": last["id"]}))
 
 
+# SQLite binds at most 32,766 parameters a statement; 500 ids keep a read well within it.
+IDS_PER_READ = 500
+
+
+def id_batches(ids: Sequence[str]) -> Iterator[tuple[list[str], str]]:
+    """`ids` (repeats dropped) in batches of `IDS_PER_READ`, each with its `?, ?, …` marks for
+    an `IN (…)` clause.
+
+    >>> for batch, marks in id_batches(ids):  # doctest: +SKIP
+    ...     db.execute(f"SELECT … WHERE id IN ({marks})", batch)
+    """
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), IDS_PER_READ):
+        batch = unique[start : start + IDS_PER_READ]
+        yield batch, ", ".join("?" * len(batch))
+
+
 def to_json(value: Any) -> str:
     """A JSON column's text. ASCII-only escapes: whatever a record holds, the text is storable."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -19,7 +19,7 @@ from shared.knowledge.models import (
     Project,
 )
 from shared.knowledge.ports import SCAN_CAP
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Database, Migration, from_json, id_batches, to_json
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -106,9 +106,7 @@ class SqliteKnowledgeStores:
         out), read 500 ids a query."""
         found: dict[str, M] = {}
         connection = self._db.connection()
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
+        for batch, marks in id_batches(ids):
             for row in connection.execute(
                 f"SELECT id, record FROM {table} WHERE team = ? AND id IN ({marks})",  # noqa: S608
                 (team, *batch),

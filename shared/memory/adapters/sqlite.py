@@ -26,7 +26,7 @@ from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, Sq
 from shared.domain_events.models import DomainEvent
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import KeyTaken, MemoryGone, MemoryPinned, StateChanged
-from shared.storage.sqlite import Database, Migration, from_json, to_json
+from shared.storage.sqlite import Database, Migration, from_json, id_batches, to_json
 from shared.storage.times import sortable
 from shared.storage.values import check_item_size, from_dynamo
 
@@ -103,7 +103,6 @@ def _now() -> str:
 
 
 # Ids bound in one `get_many` statement: within SQLite's limit on parameters (999 before 3.32).
-_IDS_PER_READ = 500
 
 
 def _record(memory: Memory) -> str:
@@ -216,14 +215,10 @@ class SqliteMemoryStore:
         return _memory(row) if row else None
 
     def get_many(self, team: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
-        unique = list(dict.fromkeys(memory_ids))
         found: dict[str, Memory] = {}
         connection = self._db.connection()
         now = _now()
-        # Chunks keep each statement within SQLite's limit on bound parameters.
-        for start in range(0, len(unique), _IDS_PER_READ):
-            chunk = unique[start : start + _IDS_PER_READ]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in id_batches(memory_ids):
             rows = connection.execute(
                 f"SELECT record FROM memories WHERE team = ? AND id IN ({marks})"  # noqa: S608 - placeholders only
                 " AND (expires_at IS NULL OR expires_at > ?)",
