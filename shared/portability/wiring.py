@@ -1,0 +1,100 @@
+"""Builds the portability service on the configured backend (the one place that picks its
+parts): the stores' `TeamData`, the search index, the local folders and the token cache."""
+
+from __future__ import annotations
+
+from shared import runtime
+from shared.config.tables import ALL_TABLES
+from shared.portability.service import Portability, TeamFolders
+from shared.storage.team_data import TeamData
+
+
+def build_team_data() -> TeamData:
+    """Every store's team data on `runtime.settings().storage`."""
+    if runtime.settings().storage == "sqlite":
+        from shared.storage.team_data_sqlite import SqliteTeamData
+
+        ensure_every_store()
+        return SqliteTeamData(runtime.database())
+    from shared.storage.team_data_dynamo import DynamoTeamData
+
+    return DynamoTeamData({spec.logical_id: runtime.table(spec.logical_id) for spec in ALL_TABLES})
+
+
+def ensure_every_store() -> None:
+    """Apply every store's schema, so an import into a fresh data folder finds each table
+    (stores otherwise create theirs at first use)."""
+    import importlib
+
+    for module in SQLITE_STORE_MODULES:
+        runtime.database().migrate(importlib.import_module(module).MIGRATIONS)
+
+
+# Every module declaring a SQLite store's `MIGRATIONS` (tests/unit/portability checks the list
+# is complete).
+SQLITE_STORE_MODULES = (
+    "shared.auth.adapters.sqlite",
+    "shared.domain_events.adapters.sqlite_log_rows",
+    "shared.handoffs.adapters.sqlite",
+    "shared.knowledge.adapters.sqlite",
+    "shared.memory.adapters.sqlite",
+    "shared.orchestrator.agents.sqlite",
+    "shared.orchestrator.artifacts.sqlite",
+    "shared.orchestrator.costs.adapters.sqlite",
+    "shared.orchestrator.tasks.adapters.sqlite",
+    "shared.search.adapters.sqlite_documents",
+    "shared.sessions.adapters.sqlite",
+    "shared.sync.adapters.sqlite",
+    "shared.workflows.adapters.sqlite",
+)
+
+
+def _reindex(team: str) -> dict[str, int]:
+    """Put the team's documents and memories back in the search index (after an import)."""
+    from shared.app.sync_service import build_sync_service
+    from shared.search.wiring import build_search_service
+
+    chunks = build_search_service().rebuild(team)
+    return {"document_chunks": chunks, **build_sync_service().runs.reindex_memories(team)}
+
+
+def _erase_index(team: str) -> int:
+    from shared.search.wiring import build_search_service
+
+    return build_search_service().index.delete_team(team)
+
+
+def _forget_tokens(team: str) -> None:
+    from shared.auth.cache import PROCESS
+
+    PROCESS.evict(team=team)
+
+
+def _erase_schedules(team: str) -> dict[str, int]:
+    """A team's sync schedule in EventBridge Scheduler (locally it is a row, already gone)."""
+    settings = runtime.settings()
+    if not settings.sync_schedule_group:
+        return {}
+    from shared.sync.wiring import build_schedule_book
+
+    return {"sync_schedules": 1} if build_schedule_book().delete(team) else {}
+
+
+def build_portability(*, with_index: bool = True) -> Portability:
+    """The process's portability service (`with_index=False`: leave the search index alone,
+    for tests of the stores alone)."""
+    settings = runtime.settings()
+    local = settings.is_local and settings.data_dir is not None
+    folders = (
+        TeamFolders(settings.data_dir / "artifacts", settings.data_dir / "inbox")
+        if local and settings.data_dir is not None
+        else TeamFolders()
+    )
+    return Portability(
+        build_team_data(),
+        folders=folders,
+        erase_index=_erase_index if with_index else None,
+        reindex=_reindex if with_index else None,
+        forget_tokens=_forget_tokens,
+        erase_elsewhere=_erase_schedules,
+    )
