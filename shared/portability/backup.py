@@ -41,6 +41,8 @@ def integrity(path: Path) -> str:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         rows = conn.execute("PRAGMA integrity_check").fetchall()
+    except sqlite3.DatabaseError as exc:  # not a database at all, or its header is damaged
+        return str(exc)
     finally:
         conn.close()
     return "; ".join(str(r[0]) for r in rows)
