@@ -80,6 +80,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench cost
 	$(RUN) cairn bench cold
 	$(RUN) cairn bench context
+	$(RUN) cairn bench portability
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 	$(RUN) pytest -q -p no:cacheprovider -m bench
 

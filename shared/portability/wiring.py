@@ -3,6 +3,8 @@ parts): the stores' `TeamData`, the search index, the local folders and the toke
 
 from __future__ import annotations
 
+from typing import Any
+
 from shared import runtime
 from shared.config.tables import ALL_TABLES
 from shared.portability.service import Portability, TeamFolders
@@ -50,12 +52,34 @@ SQLITE_STORE_MODULES = (
 
 
 def _reindex(team: str) -> dict[str, int]:
-    """Put the team's documents and memories back in the search index (after an import)."""
+    """Put the team's documents, memories and knowledge nodes back in the search index (after
+    an import): every type the index holds (`shared.search.models.INDEXED_TYPES`)."""
+    import sys
+
     from shared.app.sync_service import build_sync_service
+    from shared.knowledge.adapters.search_index import SearchNodeIndex
+    from shared.knowledge.wiring import build_stores
     from shared.search.wiring import build_search_service
 
-    chunks = build_search_service().rebuild(team)
-    return {"document_chunks": chunks, **build_sync_service().runs.reindex_memories(team)}
+    search = build_search_service()
+    chunks = search.rebuild(team)
+    counts = {"document_chunks": chunks, **build_sync_service().runs.reindex_memories(team)}
+    nodes = SearchNodeIndex(search)
+    batch: list[Any] = []
+    indexed = 0
+    for node in build_stores().recent_nodes(team, cap=sys.maxsize):
+        batch.append(node)
+        if len(batch) == NODE_BATCH:
+            nodes.index(team, batch)
+            indexed, batch = indexed + len(batch), []
+    if batch:
+        nodes.index(team, batch)
+        indexed += len(batch)
+    counts["knowledge_nodes_indexed"] = indexed
+    return counts
+
+
+NODE_BATCH = 256
 
 
 def _erase_index(team: str) -> int:

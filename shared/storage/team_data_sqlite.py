@@ -70,9 +70,8 @@ class SqliteTeamData:
         self, team: str, records: Sequence[Record], exported_team: str | None = None
     ) -> int:
         del exported_team  # rows name their team in the `team` column alone
-        tables = self._refresh()
         written = 0
-        statements = [self._statement(team, record, tables) for record in records]
+        statements = [self._statement(team, r, self._known(r)) for r in records]
         with self._db.write() as tx:
             for statement in statements:
                 if statement is not None:
@@ -80,7 +79,14 @@ class SqliteTeamData:
         return written
 
     def check_record(self, record: Record) -> None:
-        self._statement("", record, self._tables or self._refresh())
+        self._statement("", record, self._known(record))
+
+    def _known(self, record: Record) -> dict[str, list[str]]:
+        """The team tables, read again when `record` names one not seen yet (a store may
+        have created its table since)."""
+        if record.get("kind") not in self._tables:
+            self._refresh()
+        return self._tables
 
     def _refresh(self) -> dict[str, list[str]]:
         self._tables = self.team_tables()

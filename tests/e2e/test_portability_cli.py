@@ -194,6 +194,7 @@ def secret_free(path: Path, secret: str) -> bool:
     return secret not in text and "secret_hash" not in text
 
 
+@pytest.mark.bench  # two server starts: slow for `make test`; the copy itself is unit-tested
 def test_restore_needs_the_server_stopped_and_puts_the_copy_back(tmp_path: Path) -> None:
     data = tmp_path / "data"
     server = start_server(data, free_port())
