@@ -53,7 +53,7 @@ def write_export(path: Path, records: int) -> None:
                 status="open",
                 project_key="bench",
             )
-            row = SqliteHandoffStore._row(TEAM, handoff)[1:]  # noqa: SLF001 - the store's own row
+            row = SqliteHandoffStore._row(TEAM, handoff)[1:]  # the store's own row
             stream.write(line({"kind": "handoffs", "row": dict(zip(columns, row, strict=True))}))
         stream.write(end_line(records))
 
