@@ -21,6 +21,8 @@ import os
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -29,12 +31,57 @@ from shared.config import names
 
 if TYPE_CHECKING:
     from shared.local.discovery import LocalServer
+    from shared.portability.service import Portability
 
 TOKEN_ENV = "CAIRN_TOKEN"
+STACK_HELP = (
+    f"a deployed stack (default: ${names.Env.STACK_NAME}; unset: the local server), run here "
+    "with the environment's AWS credentials"
+)
 
 
 class CommandFailed(Exception):
     """The command failed; the message says why and what to do."""
+
+
+def stack_settings(stack: str, cloudformation: Any = None) -> Any:
+    """Settings of the deployed stack `stack` (its outputs name every table, the bucket, the
+    search endpoint and the sync schedule group), for running these commands here on its
+    stores with the environment's AWS credentials."""
+    from shared.config.settings import Settings
+    from shared.config.stack import StackOutputsError, stack_outputs
+
+    if cloudformation is None:
+        import boto3
+
+        cloudformation = boto3.client("cloudformation")
+    try:
+        outputs = stack_outputs(stack, tuple(names.TABLE_OUTPUTS.values()), cloudformation)
+    except StackOutputsError as exc:
+        raise CommandFailed(str(exc)) from exc
+    base = Settings.from_env()
+    return base.model_copy(
+        update={
+            "environment": "aws",
+            "storage": "dynamodb",
+            "data_dir": None,
+            "tables": {logical: outputs[key] for logical, key in names.TABLE_OUTPUTS.items()},
+            "artifacts_bucket": outputs.get(names.Outputs.ARTIFACTS_BUCKET, base.artifacts_bucket),
+            "search_endpoint": outputs.get(names.Outputs.SEARCH_ENDPOINT),
+            "sync_schedule_group": outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP),
+            "sync_runner_arn": outputs.get(names.Outputs.SYNC_RUNNER_ARN),
+            "sync_scheduler_role_arn": outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN),
+        }
+    )
+
+
+def on_stack(stack: str, cloudformation: Any = None, *, with_index: bool = True) -> Portability:
+    """The portability service of a deployed stack, run in this process."""
+    from shared import runtime
+    from shared.portability.wiring import build_portability
+
+    runtime.configure(stack_settings(stack, cloudformation))
+    return build_portability(with_index=with_index)
 
 
 def _stderr(message: str) -> None:
@@ -75,12 +122,12 @@ def _call(server: LocalServer, method: str, path: str, body: object = None) -> A
         return json.loads(response.read())
 
 
-def export(team: str, out: str | None) -> int:
+def export(team: str, out: str | None, stack: str | None = None) -> int:
     """Stream the team's export to `out` (written whole, then renamed) or stdout; the count."""
-    server = _server()
     count = 0
+    last = b""
     bar = _bar("exporting", total=None)
-    with _open(server, _request(server, "GET", f"/teams/{quote(team, safe='')}/export")) as answer:
+    with _export_stream(team, stack) as answer:
         if out is None:
             for raw in answer:
                 sys.stdout.buffer.write(raw)
@@ -91,18 +138,29 @@ def export(team: str, out: str | None) -> int:
             target = Path(out).expanduser()
             partial = target.with_name(target.name + ".partial")
             with partial.open("wb") as stream:
-                for raw in answer:
-                    stream.write(raw)
+                for last in answer:
+                    stream.write(last)
                     count += 1
                     bar(count)
                 stream.flush()
                 os.fsync(stream.fileno())
-            if not raw.startswith(b'{"kind":"end"'):
+            if not last.startswith(b'{"kind":"end"'):
                 partial.unlink(missing_ok=True)
                 raise CommandFailed("the server stopped before the export ended; nothing written")
             os.replace(partial, target)
     bar(None)
     return count - 2  # the header and end lines
+
+
+@contextmanager
+def _export_stream(team: str, stack: str | None) -> Iterator[Iterable[bytes]]:
+    """The export's lines: from the local server, or read here from a deployed stack."""
+    if stack:
+        yield (text.encode() for text in on_stack(stack).export(team))
+        return
+    server = _server()
+    with _open(server, _request(server, "GET", f"/teams/{quote(team, safe='')}/export")) as answer:
+        yield answer
 
 
 def _bar(what: str, total: int | None) -> Any:
@@ -124,10 +182,24 @@ def _bar(what: str, total: int | None) -> Any:
     return step
 
 
-def import_file(path: str, team: str | None) -> dict[str, Any]:
+def import_file(path: str, team: str | None, stack: str | None = None) -> dict[str, Any]:
     from shared.connectors.local_files import Progress
     from shared.local.indexing import ProgressDisplay
 
+    if stack:
+        from shared.portability.format import FormatError
+        from shared.storage.team_data import BadRecord
+
+        display = ProgressDisplay()
+        try:
+            report = on_stack(stack).import_file(
+                Path(path), team, lambda p: display(Progress(p.stage, p.done, p.total))
+            )
+        except (FormatError, BadRecord, ValueError) as exc:
+            raise CommandFailed(str(exc)) from exc
+        finally:
+            display.close()
+        return report.to_dict()
     server = _server()
     body: dict[str, Any] = {"path": str(Path(path).expanduser().resolve())}
     if team:
@@ -151,15 +223,17 @@ def import_file(path: str, team: str | None) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from shared.local.discovery import named_stack
+
     try:
         if args.command == "export":
-            count = export(args.team, args.out)
+            count = export(args.team, args.out, named_stack(args.stack))
             _stderr(
                 f"exported {count} records of team {args.team}"
                 + (f" to {args.out}" if args.out else "")
             )
         elif args.command == "import":
-            print(json.dumps(import_file(args.file, args.team)))
+            print(json.dumps(import_file(args.file, args.team, named_stack(args.stack))))
         elif args.command == "team":
             if not args.yes:
                 raise CommandFailed(
@@ -167,8 +241,10 @@ def _run(args: argparse.Namespace) -> int:
                     "add --yes to confirm (export it first: cairn export --team "
                     f"{args.team} --out FILE)"
                 )
-            server = _server()
-            counts = _call(server, "DELETE", f"/teams/{quote(args.team, safe='')}")
+            if stack := named_stack(args.stack):
+                counts = on_stack(stack).delete_team(args.team)
+            else:
+                counts = _call(_server(), "DELETE", f"/teams/{quote(args.team, safe='')}")
             print(json.dumps({"team": args.team, "deleted": counts}))
         elif args.command == "backup":
             target = str(Path(args.file).expanduser().resolve())
@@ -217,6 +293,7 @@ def add_parser(commands: Any) -> None:
     )
     export_parser.add_argument("--team", required=True)
     export_parser.add_argument("--out", help="file to write (default: stdout)")
+    export_parser.add_argument("--stack", help=STACK_HELP)
     export_parser.set_defaults(run=_run)
 
     import_parser = commands.add_parser(
@@ -226,6 +303,7 @@ def add_parser(commands: Any) -> None:
     )
     import_parser.add_argument("file")
     import_parser.add_argument("--team", help="import under this team (default: the file's)")
+    import_parser.add_argument("--stack", help=STACK_HELP)
     import_parser.set_defaults(run=_run)
 
     team = commands.add_parser("team", help="team administration: delete", description=where)
@@ -235,6 +313,7 @@ def add_parser(commands: Any) -> None:
     )
     delete.add_argument("team")
     delete.add_argument("--yes", action="store_true", help="confirm the erasure")
+    delete.add_argument("--stack", help=STACK_HELP)
     team.set_defaults(run=_run)
 
     backup = commands.add_parser(
