@@ -26,7 +26,7 @@ class StackOutputs:
     def __init__(self, outputs: dict[str, str]) -> None:
         self.outputs = outputs
 
-    def describe_stacks(self, StackName: str) -> dict[str, Any]:  # noqa: N803 - boto3's name
+    def describe_stacks(self, StackName: str) -> dict[str, Any]:  # boto3's argument name
         return {
             "Stacks": [
                 {"Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in self.outputs.items()]}
