@@ -9,6 +9,7 @@ run changes nothing; each item is one atomic put.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,12 @@ def _rename(value: Any, old: str, new: str) -> Any:
     return value
 
 
+def _expired(item: dict[str, Any], now: int) -> bool:
+    """Past its TTL but not yet collected: every read already treats it as gone."""
+    expiry = item.get(names.TTL_ATTRIBUTE)
+    return expiry is not None and int(expiry) <= now
+
+
 class DynamoTeamData:
     """`TeamData` over the tables of `tables` (logical id → table)."""
 
@@ -63,10 +70,11 @@ class DynamoTeamData:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def export_team(self, team: str) -> Iterator[Record]:
+        now = int(time.time())
         for logical, table in sorted(self._tables.items()):
             for item in self._items(table, team):
                 sk = str(item.get("sk", ""))
-                if sk.startswith(_SCRATCH_SK):
+                if sk.startswith(_SCRATCH_SK) or _expired(item, now):
                     continue
                 if logical == names.TABLE_TOKENS and sk == _TOKEN_SK:
                     yield exported_token(from_dynamo(item))

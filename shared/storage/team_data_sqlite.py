@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -55,13 +56,16 @@ class SqliteTeamData:
                 if table in SCRATCH_TABLES:
                     continue
                 select = f'SELECT * FROM "{table}" WHERE team = ?'  # noqa: S608
-                cursor = conn.execute(select, (team,))
+                values: tuple[Any, ...] = (team,)
+                if "expires_epoch" in columns:  # the event log: what is within its retention
+                    select += " AND (expires_epoch IS NULL OR expires_epoch > ?)"
+                    values = (team, int(time.time()))
+                cursor = conn.execute(select, values)
                 for row in cursor:  # the cursor steps through the table: constant memory
                     if table == TOKENS_TABLE:
                         yield exported_token(json.loads(row["record"]))
                         continue
-                    values = {c: row[c] for c in columns if c != "team"}
-                    yield {"kind": table, "row": values}
+                    yield {"kind": table, "row": {c: row[c] for c in columns if c != "team"}}
             conn.execute("COMMIT")
         finally:
             conn.close()

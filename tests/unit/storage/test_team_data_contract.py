@@ -132,3 +132,15 @@ def test_a_record_of_no_store_is_refused_naming_its_kind(data: TeamData) -> None
     with pytest.raises(BadRecord):
         data.import_records("alpha", [{"kind": "nonsense"}], "alpha")
     assert reads("alpha") == EMPTY
+
+
+def test_events_past_their_retention_stay_behind(data: TeamData) -> None:
+    from shared.orchestrator.events.wiring import build_event_log
+    from tests.unit.storage.test_event_log_contract import LONG_AGO, event
+
+    log = build_event_log()
+    log.append("alpha", event(1))
+    log.append("alpha", event(2, published_at=LONG_AGO))
+    text = json.dumps(list(data.export_team("alpha")))
+    assert "evt-0001" in text
+    assert "evt-0002" not in text
