@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.portability.format import ExportReader, FormatError, end_line, header, line
-from shared.storage.team_data import BadRecord, Record, TeamData
+from shared.storage.team_data import TOKEN_KIND, BadRecord, Record, TeamData
 
 ARTIFACT_BYTES_KIND = "artifact_bytes"
 IMPORT_BATCH = 500
@@ -45,11 +45,14 @@ class ImportReport:
     reindexed: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        tokens = self.read.get(TOKEN_KIND, 0)
         return {
             "team": self.team,
             "read": dict(sorted(self.read.items())),
             "written": self.written,
-            "unchanged": sum(self.read.values()) - self.written,
+            "unchanged": sum(self.read.values()) - tokens - self.written,
+            # Listed in the file by name and scopes; a token is its secret: issue new ones.
+            "tokens_not_restored": tokens,
             "reindexed": self.reindexed,
         }
 
