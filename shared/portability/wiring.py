@@ -94,14 +94,32 @@ def _forget_tokens(team: str) -> None:
     PROCESS.evict(team=team)
 
 
-def _erase_schedules(team: str) -> dict[str, int]:
-    """A team's sync schedule in EventBridge Scheduler (locally it is a row, already gone)."""
+def _erase_in_aws(team: str) -> dict[str, int]:
+    """What AWS keeps of a team outside the tables: its artifact bytes and inbox files in the
+    artifacts bucket (every version), and its sync schedule in EventBridge Scheduler. Locally
+    these are folders and a row, erased already."""
     settings = runtime.settings()
-    if not settings.sync_schedule_group:
+    if settings.is_local:
         return {}
-    from shared.sync.wiring import build_schedule_book
+    import boto3
 
-    return {"sync_schedules": 1} if build_schedule_book().delete(team) else {}
+    from shared.config import names
+    from shared.storage.s3 import delete_prefix
+
+    counts: dict[str, int] = {}
+    s3 = boto3.client("s3", region_name=settings.region)
+    for kind, prefix in (
+        ("artifact_files", names.BUCKET_PREFIX_ARTIFACTS),
+        ("inbox_files", names.BUCKET_PREFIX_INBOX),
+    ):
+        if held := delete_prefix(s3, settings.artifacts_bucket, f"{prefix}/{team}/"):
+            counts[kind] = held
+    if settings.sync_schedule_group:
+        from shared.sync.wiring import build_schedule_book
+
+        if build_schedule_book().delete(team):
+            counts["sync_schedules"] = 1
+    return counts
 
 
 def build_portability(*, with_index: bool = True) -> Portability:
@@ -120,5 +138,5 @@ def build_portability(*, with_index: bool = True) -> Portability:
         erase_index=_erase_index if with_index else None,
         reindex=_reindex if with_index else None,
         forget_tokens=_forget_tokens,
-        erase_elsewhere=_erase_schedules,
+        erase_elsewhere=_erase_in_aws,
     )

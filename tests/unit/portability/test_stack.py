@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from shared import runtime
@@ -18,6 +19,9 @@ from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
 from tests.fake_aws import fake_aws
 from tests.unit.storage.test_handoff_store_contract import handoff
+
+
+BUCKET = "cairn-test-artifacts"
 
 
 class StackOutputs:
@@ -38,7 +42,11 @@ class StackOutputs:
 def stack() -> Iterator[StackOutputs]:
     by_logical = {spec.logical_id: physical_name(spec) for spec in ALL_TABLES}
     outputs = {key: by_logical[logical] for logical, key in names.TABLE_OUTPUTS.items()}
+    outputs[names.Outputs.ARTIFACTS_BUCKET] = BUCKET
     with fake_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
         yield StackOutputs(outputs)
     runtime.configure(Settings())
 
@@ -68,3 +76,25 @@ def test_a_stack_without_its_table_outputs_is_named(stack: StackOutputs) -> None
     stack.outputs.pop(names.Outputs.SESSIONS_TABLE)
     with pytest.raises(CommandFailed, match=names.Outputs.SESSIONS_TABLE):
         on_stack("cairn-test", stack, with_index=False)
+
+
+@pytest.mark.moto
+def test_team_delete_erases_every_version_of_the_teams_files_in_the_bucket(
+    stack: StackOutputs,
+) -> None:
+    s3 = boto3.client("s3", region_name="us-east-1")
+    for key in ("artifacts/acme/art_1", "artifacts/acme/art_1", "inbox/acme/n.md"):
+        s3.put_object(Bucket=BUCKET, Key=key, Body=b"acme's")
+    for key in ("artifacts/acme2/art_2", "inbox/other/n.md"):
+        s3.put_object(Bucket=BUCKET, Key=key, Body=b"not acme's")
+    portability = on_stack("cairn-test", stack, with_index=False)
+
+    counts = portability.delete_team("acme")
+
+    assert counts == {"artifact_files": 1, "inbox_files": 1}
+    left = s3.list_object_versions(Bucket=BUCKET)
+    assert sorted(v["Key"] for v in left.get("Versions", [])) == [
+        "artifacts/acme2/art_2",
+        "inbox/other/n.md",
+    ]
+    assert left.get("DeleteMarkers", []) == []
