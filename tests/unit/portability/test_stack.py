@@ -20,7 +20,6 @@ from shared.handoffs.wiring import build_handoff_store
 from tests.fake_aws import fake_aws
 from tests.unit.storage.test_handoff_store_contract import handoff
 
-
 BUCKET = "cairn-test-artifacts"
 
 
