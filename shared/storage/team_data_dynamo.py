@@ -1,5 +1,6 @@
 """`TeamData` on DynamoDB: a team's items are those in its partition `TEAM#<team>` or carrying
-its `team` attribute (tokens, keyed by their hash, carry it), in every table cairn owns.
+its `team` attribute (tokens, keyed by their hash, carry it), and its allow-list contexts
+(`CONTEXT#<team>#<name>`), in every table cairn owns.
 
 Export and delete scan each table with that filter: a whole-table read, paid once per export or
 erasure (rare, administrative), in exchange for covering every store with nothing to forget.
@@ -59,7 +60,10 @@ class DynamoTeamData:
 
     def _items(self, table: Table, team: str) -> Iterator[dict[str, Any]]:
         kwargs: dict[str, Any] = {
-            "FilterExpression": Attr("pk").eq(team_pk(team)) | Attr("team").eq(team),
+            "FilterExpression": Attr("pk").eq(team_pk(team))
+            | Attr("team").eq(team)
+            # A team's own allow-list contexts carry neither (`CONTEXT#<team>#<name>`).
+            | Attr("pk").begins_with(f"CONTEXT#{team}#"),
             "ConsistentRead": True,
         }
         while True:

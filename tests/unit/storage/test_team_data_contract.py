@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from shared.auth.contexts import TeamContext
 from shared.auth.wiring import build_token_store
 from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
@@ -25,7 +26,7 @@ from tests.unit.storage.test_handoff_store_contract import handoff
 from tests.unit.storage.test_memory_store_contract import memory
 from tests.unit.storage.test_session_store_contract import WALLET, session
 from tests.unit.storage.test_task_store_contract import task
-from tests.unit.storage.test_token_store_contract import secret_hash, token
+from tests.unit.storage.test_token_store_contract import T0, secret_hash, token
 
 
 @pytest.fixture
@@ -34,12 +35,16 @@ def data(backend: Backend) -> TeamData:
 
 
 def seed(team: str, first: int) -> None:
-    """A memory, a handoff, a task, a persona session and a token of `team`."""
+    """A memory, a handoff, a task, a persona session, a token and an allow-list context of
+    `team`."""
     build_memory_store().create(team, memory(first, key=f"k{first}"))
     build_handoff_store().create(team, handoff(first))
     build_task_store().create(team, task(first))
     build_session_store().create(team, session(first), [])
     build_token_store().put(secret_hash(first), token(first, team=team))
+    build_token_store().put_context(
+        team, TeamContext(name="agent", tools=(f"tool_{first}",), updated_at=T0)
+    )
 
 
 def reads(team: str) -> dict[str, Any]:
@@ -58,10 +63,21 @@ def reads(team: str) -> dict[str, Any]:
             s.model_dump_json()
             for s in build_session_store().list_owner(team, "hecate", WALLET, limit=50).items
         ],
+        "contexts": [
+            c.model_dump_json()
+            for c in [build_token_store().get_context(team, "agent")]
+            if c is not None
+        ],
     }
 
 
-EMPTY: dict[str, list[str]] = {"memories": [], "handoffs": [], "tasks": [], "sessions": []}
+EMPTY: dict[str, list[str]] = {
+    "memories": [],
+    "handoffs": [],
+    "tasks": [],
+    "sessions": [],
+    "contexts": [],
+}
 
 
 def test_export_holds_the_team_and_no_other_and_never_a_token_secret(data: TeamData) -> None:
