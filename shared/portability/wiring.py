@@ -3,33 +3,46 @@ parts): the stores' `TeamData`, the search index, the local folders and the toke
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import runtime
 from shared.config.tables import ALL_TABLES
 from shared.portability.service import Portability, TeamFolders
+from shared.storage.backends import Adapters, TableLookup
 from shared.storage.team_data import TeamData
+
+if TYPE_CHECKING:
+    from shared.storage.sqlite import Database
+
+
+def _sqlite_team_data(database: Database) -> TeamData:
+    from shared.storage.team_data_sqlite import SqliteTeamData
+
+    ensure_every_store(database)
+    return SqliteTeamData(database)
+
+
+def _dynamo_team_data(tables: TableLookup) -> TeamData:
+    from shared.storage.team_data_dynamo import DynamoTeamData
+
+    return DynamoTeamData({spec.logical_id: tables(spec.logical_id) for spec in ALL_TABLES})
+
+
+TEAM_DATA = Adapters(sqlite=_sqlite_team_data, dynamodb=_dynamo_team_data)
 
 
 def build_team_data() -> TeamData:
-    """Every store's team data on `runtime.settings().storage`."""
-    if runtime.settings().storage == "sqlite":
-        from shared.storage.team_data_sqlite import SqliteTeamData
-
-        ensure_every_store()
-        return SqliteTeamData(runtime.database())
-    from shared.storage.team_data_dynamo import DynamoTeamData
-
-    return DynamoTeamData({spec.logical_id: runtime.table(spec.logical_id) for spec in ALL_TABLES})
+    """Every store's team data on the process's backend."""
+    return runtime.backend().build(TEAM_DATA)
 
 
-def ensure_every_store() -> None:
+def ensure_every_store(database: Database) -> None:
     """Apply every store's schema, so an import into a fresh data folder finds each table
     (stores otherwise create theirs at first use)."""
     import importlib
 
     for module in SQLITE_STORE_MODULES:
-        runtime.database().migrate(importlib.import_module(module).MIGRATIONS)
+        database.migrate(importlib.import_module(module).MIGRATIONS)
 
 
 # Every module declaring a SQLite store's `MIGRATIONS` (tests/unit/portability checks the list
