@@ -502,9 +502,7 @@ def _memory_routes(router: APIRouter, console: _Console) -> None:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             memory_id = request.query_params.get("id", "")
             chain = await run_blocking(views.version_chain, client, memory_id)
-            names = await run_blocking(
-                views.actor_names, client, tools, views.memory_actors(chain)
-            )
+            names = await run_blocking(views.actor_names, client, tools, views.memory_actors(chain))
             return _render(
                 "memory.html",
                 200 if chain else 404,

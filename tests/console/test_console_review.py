@@ -645,7 +645,8 @@ def test_more_than_a_page_of_proposals_are_all_reachable_item_by_item(console: C
 
     assert [len(cards(page, "proposal")) for page in pages] == [10, 10, 5]
     seen = [memory_id for page in pages for memory_id in cards(page, "proposal")]
-    assert len(seen) == len(set(seen)) and set(seen) == proposals
+    assert len(seen) == len(set(seen))
+    assert set(seen) == proposals
     # Every page links the queue's sections with their counts, and says where it is.
     assert TAB.findall(pages[0]) == [
         ("proposals", "Proposals", "25"),
