@@ -88,8 +88,11 @@ def test_people_read_names_with_the_id_on_hover(console: Console, aws: Settings)
 
     named = f'<span class="actor" title="{agent_id}">release-captain-with-a-long-name</span>'
     claimed = page[page.index("<h3>claimed") : page.index("<h3>running")]
-    assert f"<td>{named}</td>" in claimed  # the task's holder
+    assert f'<td data-label="Holder">{named}</td>' in claimed  # the task's holder
     assert f'<span class="bar-label">{named}</span>' in page  # its cost bar, label in full
-    assert f'<td><span class="actor" title="token:{ci_bot_id}">ci-bot</span></td>' in page
+    assert (
+        f'<td data-label="By"><span class="actor" title="token:{ci_bot_id}">ci-bot</span></td>'
+        in page
+    )
     assert ">agt_" not in page
     assert ">token:" not in page
