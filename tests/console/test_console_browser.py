@@ -444,6 +444,21 @@ def test_no_text_overlaps_from_375_px_to_wide(
                 "sources": [{"type": "task", "ref": f"task-{n}"}],
             },
         )
+    # Two conflicting claims side by side, with a word longer than their column (a URL): it
+    # ran over the other card at 700 px before the layout let long words wrap.
+    url = "https://wiki.example.com/engineering/runbooks/deploy-freeze-calendar-2026-q4-final-v2"
+    for claim in ("freeze", "do not freeze"):
+        sdk_call(
+            server,
+            team_a["agent"],
+            "memory_write",
+            {"content": f"Deploys {claim} on Fridays, see {url}", "subject": "freeze-calendar"},
+        )
+
+    def conflict_listed() -> bool:
+        return url in open_page(browser, console_url(server, "review?section=conflicts"))
+
+    wait_for(conflict_listed, seconds=60, every=1)  # the curator's worker finds it
     pages = ("review?section=proposals", "review?section=conflicts", "memories", "work")
     try:
         for width in (375, 700, 1280):
