@@ -257,6 +257,7 @@ def test_every_reader_sees_the_open_proposals_and_only_the_controls_it_may_use(
 
     page = console.client.get("/console/review?section=proposals").text
     flags = console.client.get("/console/review?section=flagged").text
+    chain = console.client.get(f"/console/memory?id={flagged}").text
 
     assert set(cards(page, "proposal")) == set(proposals)  # listed to every reader
     assert '<span class="count">2</span>' in page
@@ -269,6 +270,8 @@ def test_every_reader_sees_the_open_proposals_and_only_the_controls_it_may_use(
     assert ("Retracting or correcting a flagged memory needs the memory.write scope" in flags) is (
         not curates
     )
+    assert ('action="supersede"' in chain) is curates
+    assert ("Writing a new version needs the memory.write scope" in chain) is (not curates)
 
 
 def test_a_conflict_is_resolved_by_keeping_one(console: Console) -> None:
