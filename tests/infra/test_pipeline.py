@@ -82,3 +82,45 @@ def test_the_test_jobs_ci_variable_makes_the_browser_tests_strict() -> None:
     screenshots = next(s for s in _steps("test") if "upload-artifact" in s.get("uses", ""))
     assert screenshots["with"]["path"] == "tests-output/screenshots"
     assert screenshots["with"]["if-no-files-found"] == "error"  # no screenshots = tests did not run
+
+
+def _make_args(job: str, target: str) -> str:
+    """The CDK_EXTRA_ARGS string of the job's `make <target> CAIRN_ENV=prod` step."""
+    run = next(s["run"] for s in _steps(job) if f"make {target} CAIRN_ENV=prod" in s.get("run", ""))
+    found = re.search(r'CDK_EXTRA_ARGS="([^"]*)"', run)
+    assert found is not None, run
+    return found.group(1)
+
+
+def test_every_job_runs_the_functions_python() -> None:
+    """The bundles' bytecode is compiled by an interpreter of exactly the runtime's Python
+    (infra.bundling.build_python) and uv may not download one: a job on another Python could
+    not build what it deploys."""
+    from infra.bundling import BUNDLE_RUNTIME, LAMBDA_PYTHON
+
+    workflow = _workflow()
+    assert BUNDLE_RUNTIME.name == f"python{LAMBDA_PYTHON}"
+    assert workflow["env"]["PYTHON_VERSION"] == LAMBDA_PYTHON
+    assert workflow["env"]["UV_PYTHON"] == LAMBDA_PYTHON
+    image = workflow["jobs"]["test"]["container"]["image"]
+    assert image.startswith(f"python:{LAMBDA_PYTHON}-")
+    setups = [
+        step
+        for job in workflow["jobs"]
+        for step in _steps(job)
+        if "actions/setup-python" in step.get("uses", "")
+    ]
+    assert setups
+    assert {step["with"]["python-version"] for step in setups} == {"${{ env.PYTHON_VERSION }}"}
+
+
+def test_ci_synthesizes_prod_with_the_deploy_jobs_region_and_arguments() -> None:
+    synth = next(s for s in _steps("synth") if "make synth CAIRN_ENV=prod" in s.get("run", ""))
+    deploy = next(s for s in _steps("deploy") if "make deploy CAIRN_ENV=prod" in s.get("run", ""))
+    assert _make_args("synth", "synth") == _make_args("deploy", "deploy")
+    assert synth["env"]["ALARM_EMAIL"] == deploy["env"]["ALARM_EMAIL"]
+    credentials = next(
+        s for s in _steps("deploy") if "configure-aws-credentials" in s.get("uses", "")
+    )
+    region = credentials["with"]["aws-region"]
+    assert synth["env"]["AWS_REGION"].replace(" || 'us-east-1'", "") == region
