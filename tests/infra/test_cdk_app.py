@@ -35,7 +35,7 @@ def test_the_app_command_finds_uv_off_path(tmp_path: Path) -> None:
     assert shutil.which("uv", path=PATH_WITHOUT_UV) is None
     uv = _fake_uv(tmp_path)
     environment = {"HOME": str(tmp_path), "PATH": PATH_WITHOUT_UV}
-    result = subprocess.run(  # noqa: S603
+    result = subprocess.run(
         [str(ROOT / "scripts" / "cdk-app")],
         cwd=ROOT,
         env=environment,
@@ -45,7 +45,7 @@ def test_the_app_command_finds_uv_off_path(tmp_path: Path) -> None:
         timeout=30,
     )
     assert result.stdout.strip() == f"uv run --project {ROOT} --frozen python -m infra.app"
-    found = subprocess.run(  # noqa: S603
+    found = subprocess.run(
         [str(ROOT / "scripts" / "find-uv")],
         env=environment,
         capture_output=True,
