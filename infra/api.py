@@ -50,8 +50,9 @@ from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk import aws_xray as xray
 from constructs import Construct, IConstruct
 
-from infra.config import EDGE_APIS, ConfigError, DeployConfig
+from infra.config import EDGE_APIS, EDGE_REGION, ConfigError, DeployConfig
 from infra.nag import suppress
+from infra.naming import unique_name
 from shared.auth.origin import ORIGIN_HEADER
 from shared.config.names import Env
 
@@ -65,8 +66,6 @@ FORWARD_HOST_JS: Final = """function handler(event) {
 }"""
 # Days in each log retention the environments use (infra.config), for the edge log bucket.
 _DAYS: Final = {logs.RetentionDays.TWO_WEEKS: 14, logs.RetentionDays.SIX_MONTHS: 180}
-# CloudFront-scope web ACLs (and the certificates CloudFront serves) exist only in us-east-1.
-EDGE_REGION: Final = "us-east-1"
 MCP_METHODS: Final = ("POST", "GET", "DELETE")
 METADATA_PATH: Final = (".well-known", "oauth-protected-resource")
 # Per client IP, per 5 minutes, at the WAF (per-token limits stay in the app).
@@ -630,13 +629,10 @@ class Api(Construct):
         # log group's resource policy for its delivery service itself. The suffix is the stack's
         # own id, new with each creation: a retained group of an earlier stack never blocks
         # re-creating this one.
-        stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
         waf_logs = logs.LogGroup(
             self,
             "WafLogs",
-            log_group_name=Fn.join(
-                "", [f"aws-waf-logs-{config.stack_name}-", Fn.select(0, Fn.split("-", stack_uuid))]
-            ),
+            log_group_name=unique_name(f"aws-waf-logs-{config.stack_name}-"),
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
