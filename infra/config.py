@@ -30,6 +30,10 @@ environment itself.
 | search           | see meaning  | domain (one small OpenSearch node; dev's default) or    |
 |                  |              | serverless (a vector collection; staging and prod)      |
 | reranker         | -            | bedrock:<model id>: rerank search results with it       |
+| tracing          | active       | active (X-Ray: Lambda samples the first request a second |
+|                  |              | and 5 % more where a function starts a trace; behind a  |
+|                  |              | REST stage the stack's 5 % rule) or pass_through (only  |
+|                  |              | requests arriving sampled; docs/infra/observability.md) |
 """
 
 from __future__ import annotations
@@ -84,6 +88,8 @@ class DeployConfig:
     # `bedrock:<model id>`: the functions that search rerank with that model (CAIRN_RERANKER)
     # and may invoke exactly it; None: no reranking.
     reranker: str | None = None
+    # X-Ray: "active" or "pass_through" (lambda_.Tracing), see TRACING_CHOICES.
+    tracing: str = "active"
     # The stack's region when the CLI knows it (CDK_DEFAULT_REGION); None: environment-agnostic.
     region: str | None = None
 
@@ -170,6 +176,7 @@ class DeployConfig:
             search=_search(_text(get("search")), environment),
             reranker=_reranker(_text(get("reranker"))),
             api=api,
+            tracing=_tracing(_text(get("tracing"))),
             region=region,
         )
 
@@ -250,6 +257,21 @@ def _reranker(value: str | None) -> str | None:
             f"(got {value!r})"
         )
     return value
+
+
+# How the functions trace (docs/infra/observability.md, "What tracing costs"): `active` lets Lambda
+# sample where a function starts a trace, at its fixed 1 request a second plus 5 % (no custom
+# rule applies there), which at 1 call/s traces nearly every call ($5 per million);
+# `pass_through` traces only requests that arrive sampled (a REST stage's 5 % rule, or a caller's
+# `X-Amzn-Trace-Id: ...;Sampled=1`).
+TRACING_CHOICES = ("active", "pass_through")
+
+
+def _tracing(value: str | None) -> str:
+    choice = (value or "active").lower()
+    if choice not in TRACING_CHOICES:
+        raise ConfigError(f"context `tracing` must be active or pass_through (got {value!r})")
+    return choice
 
 
 API_CHOICES = ("http", "rest", "cloudfront", "function_url")

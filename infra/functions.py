@@ -456,7 +456,9 @@ class Functions(Construct):
             timeout=spec.timeout,
             role=role,
             log_group=log_group,
-            tracing=lambda_.Tracing.ACTIVE,
+            tracing=lambda_.Tracing.ACTIVE
+            if self._config.tracing == "active"
+            else lambda_.Tracing.PASS_THROUGH,
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
             environment={
                 Env.ENVIRONMENT: self._config.environment,

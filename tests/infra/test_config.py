@@ -90,3 +90,10 @@ def test_a_regional_front_needs_a_certificate_of_its_region() -> None:
     regional = "arn:aws:acm:eu-west-1:111111111111:certificate/x"
     config = _in_region("eu-west-1", domain_name="mcp.example.com", certificate_arn=regional)
     assert config.api == "rest"
+
+
+def test_tracing_is_a_choice_active_by_default() -> None:
+    assert _config(developer="t").tracing == "active"
+    assert _config(developer="t", tracing="pass_through").tracing == "pass_through"
+    with pytest.raises(ConfigError, match="`tracing` must be active or pass_through"):
+        _config(developer="t", tracing="sometimes")
