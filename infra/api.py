@@ -204,6 +204,15 @@ class Api(Construct):
                     else f"https://{self.distribution.distribution_domain_name}"
                 )
         self.mcp_url = f"{self.base_url}/mcp"
+        # Behind CloudFront, the origin it forwards to: a direct call there must be refused
+        # (the smoke test checks it, scripts/smoke.py --origin-url); None without CloudFront.
+        self.origin_url: str | None = None
+        if self.function_url is not None:
+            self.origin_url = self.function_url.url
+        elif self.front == "cloudfront" and self.http_api is not None:
+            self.origin_url = (
+                f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
+            )
         self.add_routes(ROUTES)
         if self.kind == "rest":
             self._build_domain()

@@ -12,7 +12,7 @@ environment itself.
 | certificate_arn  | -            | ACM certificate (stack's region) for domain_name        |
 | hosted_zone_id   | -            | Route 53 zone for the alias record (with the zone name) |
 | hosted_zone_name | -            | the zone's domain name                                  |
-| waf              | true in prod | create a WAF web ACL (CloudFront's, or the REST stage's) |
+| waf              | true in staging, prod | a WAF web ACL (CloudFront's, or the REST stage's) |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
 | api              | see meaning  | http (HTTP API, $1/M; no WAF's default), rest (REST     |
 |                  |              | API, $3.50/M; a WAF's default outside us-east-1 without |
@@ -141,8 +141,10 @@ class DeployConfig:
         waf_acl_arn = _text(get("waf_acl_arn"))
         waf_flag = get("waf")
         raw_api = _text(get("api"))
-        # A CloudFront front always carries a WAF (that is what it is for).
-        waf_default = environment == "prod" or (raw_api or "").lower() in EDGE_APIS
+        # A CloudFront front always carries a WAF (that is what it is for). Staging is prod's
+        # rehearsal: the same front, so its smoke test goes through CloudFront, the WAF and
+        # the origin header as prod's callers will.
+        waf_default = environment in ("staging", "prod") or (raw_api or "").lower() in EDGE_APIS
         waf = _flag(waf_flag, "waf") if waf_flag is not None else waf_default
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")

@@ -294,6 +294,7 @@ def test_an_http_api_maps_a_custom_domain_with_an_alias_record(tmp_path: Path) -
     synth = synthesize(
         tmp_path,
         env="staging",
+        waf="false",  # staging's default is prod's front; this is the plain HTTP API's domain
         domain_name="mcp.staging.example.com",
         certificate_arn="arn:aws:acm:us-east-1:111111111111:certificate/example",
         hosted_zone_id="Z0000000000EXAMPLE",

@@ -32,6 +32,8 @@ def test_prod_has_one_stack_without_a_developer_and_waf_on() -> None:
 def test_staging_is_one_stack_shaped_like_dev_in_what_it_keeps() -> None:
     config = DeployConfig.from_context({"env": "staging", "developer": "ignored"}.get)
     assert config.stack_name == "cairn-staging"
+    # prod's front (and WAF): the smoke test goes through what prod's callers will
+    assert (config.waf, config.api) == (True, "cloudfront")
     assert not config.is_prod  # destroyed with its stack: a rehearsal keeps no data
 
 
