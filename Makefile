@@ -11,7 +11,7 @@ export UV_PYTHON_DOWNLOADS := never
 # in one process.
 TEST_WORKERS ?= auto
 
-.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench bench-gateway bench-store node clean
+.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy destroy bench bench-gateway bench-store node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -68,6 +68,13 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|stagi
 
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|staging|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
+
+# Prod keeps its data when its stack goes (docs/infra/security-and-data.md); deleting it is never
+# a slip of CAIRN_ENV: it needs CAIRN_DESTROY_PROD=cairn-prod too.
+destroy: bootstrap ## delete the stack (CAIRN_ENV=dev|staging; prod also needs CAIRN_DESTROY_PROD=cairn-prod)
+	@if [ "$(CAIRN_ENV)" = prod ] && [ "$(CAIRN_DESTROY_PROD)" != cairn-prod ]; then \
+	  echo "refusing to destroy prod: pass CAIRN_DESTROY_PROD=cairn-prod" >&2; exit 1; fi
+	$(CDK) destroy --all --force $(CDK_ARGS)
 
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, and the tests marked bench (each benchmark's tiny run)
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
