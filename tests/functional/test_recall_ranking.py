@@ -117,4 +117,3 @@ def test_the_labelled_no_match_queries_return_nothing(harness: Harness) -> None:
         assert len(no_match) >= 6, split
         for query in no_match:
             assert _search(harness, token, query) == [], (split, query)
-
