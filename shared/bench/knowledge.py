@@ -118,8 +118,8 @@ def quality(work: Path) -> dict[str, Any]:
     }
 
 
-# The labelled questions come in pairs of phrasings per scenario; the second of each pair is
-# held out: `ASK_MIN_RELEVANCE` and the sentence rules were chosen looking at the first only.
+# Every second labelled question is held out (most scenarios have two phrasings):
+# `ASK_MIN_RELEVANCE` and the sentence rules were chosen looking at the train ones only.
 def split_of(index: int) -> str:
     return "heldout" if index % 2 else "train"
 

@@ -114,8 +114,11 @@ def node_sentences(node: KnowledgeNode) -> list[str]:
         rest = rest[len(node.summary) :].lstrip()
     if node.intent and rest.startswith(node.intent + " "):
         rest = rest[len(node.intent) + 1 :]
-    found += [s for s in split_sentences(rest) if is_whole_sentence(s)]
-    return list(dict.fromkeys(found))
+    own = [s for s in split_sentences(rest) if is_whole_sentence(s)]
+    # A summary that quotes an event's sentence behind a prefix ("claude-code session in
+    # billing (main): Fixed …") gives way to the event's own sentence.
+    found = [s for s in found if not any(o.rstrip(".") in s for o in own)]
+    return list(dict.fromkeys(found + own))
 
 
 def quotes(question: str, sources: Sequence[tuple[KnowledgeNode, float]]) -> list[Quote]:
