@@ -31,9 +31,11 @@ MIN_WORDS = 4
 # Below this share of plain words a "sentence" is a list of names, paths or flags.
 MIN_WORD_SHARE = 0.6
 
-# A sentence ends at . ! or ? followed by space and a capital, digit, quote or backtick (so
-# "v1.2", "e.g. this" and "src/app.py" do not end one), or at a line break.
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'`(\[])|\n+")
+# A sentence ends at . ! or ? followed by a space (so "v1.2" and "src/app.py" do not end one)
+# or at a line break; "e.g." and the like are joined back (`_ABBREVIATION`). What follows may
+# be lower-case: an event's text is followed by the names it touched, not a new sentence.
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]?\s+|\n+")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no)\.)$", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 _EMPHASIS = re.compile(r"(\*\*|__|~~)")
@@ -94,7 +96,16 @@ def is_whole_sentence(sentence: str) -> bool:
 
 def split_sentences(text: str) -> list[str]:
     """`text` without markup, cut into sentences, whole or not."""
-    return [part.strip() for part in _BOUNDARY.split(clean(text)) if part.strip()]
+    pieces: list[str] = []
+    for part in _BOUNDARY.split(clean(text)):
+        part = part.strip()
+        if not part:
+            continue
+        if pieces and _ABBREVIATION.search(pieces[-1]):
+            pieces[-1] = f"{pieces[-1]} {part}"
+        else:
+            pieces.append(part)
+    return pieces
 
 
 def node_sentences(node: KnowledgeNode) -> list[str]:
