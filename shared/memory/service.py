@@ -309,13 +309,15 @@ class MemoryService:
         live = self._live(team, self._store.get(team, memory_id))
         if live is None or not live.active:
             raise _no_memory(memory_id)
+        flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
+        if any(flag.repeats(earlier) for earlier in live.flags):
+            return live  # said already: a repeated flag counts once
         if len(live.flags) >= MAX_FLAGS:
             raise InvalidArgument(
                 f"`memory_id`: memory {memory_id!r} already has {MAX_FLAGS} flags awaiting "
                 "review; wait for a reviewer to resolve them before flagging it again",
                 field="memory_id",
             )
-        flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
         flagged = self._store.add_flag(team, memory_id, flag)
         if flagged is None:  # deleted between the read and the write
             raise _no_memory(memory_id)
