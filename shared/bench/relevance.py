@@ -278,7 +278,7 @@ def score_order(
             }
     own = [service.search_memories(TEAM, f"{m['title']} {m['content']}", 1) for m in memories]
     perfect = [hits[0][1] for hits in own if hits]
-    answerable = [
+    answerable_tops = [
         hits[0][1]
         for hits in (service.search_memories(TEAM, q.text, 1) for q in queries if q.relevant)
         if hits
@@ -286,8 +286,10 @@ def score_order(
     out["perfect_vs_answerable"] = {
         "perfect_median_top": _median(perfect),
         "perfect_at_1.0": f"{sum(round(s, 4) == 1.0 for s in perfect)}/{len(perfect)}",
-        "answerable_median_top": _median(answerable),
-        "answerable_at_1.0": f"{sum(round(s, 4) == 1.0 for s in answerable)}/{len(answerable)}",
+        "answerable_median_top": _median(answerable_tops),
+        "answerable_at_1.0": (
+            f"{sum(round(s, 4) == 1.0 for s in answerable_tops)}/{len(answerable_tops)}"
+        ),
     }
     return out
 
