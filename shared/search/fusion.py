@@ -238,6 +238,7 @@ def fuse_page(
     limit: int,
     per_entity: int = 3,
     tie_key: Callable[[K], str] = str,
+    before_scoring: Callable[[list[K]], object] | None = None,
 ) -> tuple[list[tuple[str, list[tuple[K, float]]]], bool]:
     """`group_by_entity(fuse(...), ...)`, the same page, asking `coverage_of` (a chunk's
     query-word coverage; 0 for a chunk outside `bm25`) only where the answer can matter.
@@ -245,8 +246,8 @@ def fuse_page(
     The coverage of every candidate is the costly part of fusing (a scan of its text per
     query word), yet it decides only two things: whether a hybrid candidate has evidence,
     and the score of a chunk on the page. So the cut-off asks it only of a candidate whose
-    cosine alone neither passes the line nor leaves it out of reach (coverage is 0–1), and
-    the scores are computed for the page's chunks alone.
+    cosine alone does not pass the line, and the scores are computed for the page's chunks
+    alone. `before_scoring` is told the page's chunks first (to read them in one go).
     """
     bm25_weight, vector_weight = config.weights(mode)
     fused = rrf(
@@ -282,6 +283,8 @@ def fuse_page(
         if len(members) < per_entity:
             members.append(key)
     entities = list(groups.items())
+    if before_scoring is not None:
+        before_scoring([key for _, members in entities[offset : offset + limit] for key in members])
     page = [
         (
             entity,

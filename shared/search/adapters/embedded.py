@@ -727,10 +727,14 @@ class EmbeddedIndex:
         entity_of = {rowid: entity for rowid, entity in bm25}
         entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
-        # The BM25 rows are read once, whole: their words give the coverage (computed only
-        # where fusion asks for it), and most of the page is among them (a second statement
-        # fetches only the vector leg's other rows).
-        records = self._records([rowid for rowid, _ in bm25])
+        # Rows are read once, whole: their words give the coverage (computed only where
+        # fusion asks for it) and they make the page. A hybrid query may ask the coverage of
+        # any BM25 row (the cut-off), so those are read up front; the single modes need it
+        # only for the page's scores, so only the page is read, once it is known.
+        records = self._records([rowid for rowid, _ in bm25]) if query.mode == "hybrid" else {}
+
+        def read_missing(rowids: list[int]) -> None:
+            records.update(self._records([rowid for rowid in rowids if rowid not in records]))
 
         def coverage_of(rowid: int) -> float:
             record = records.get(rowid)
@@ -750,10 +754,9 @@ class EmbeddedIndex:
             query.limit,
             query.chunks_per_entity,
             tie_key=lambda rowid: f"{rowid:020d}",
+            before_scoring=read_missing,
         )
         wanted = [rowid for _, hits in page for rowid, _ in hits]
-        missing = [rowid for rowid in wanted if rowid not in records]
-        records.update(self._records(missing))
         docs = {rowid: _doc(records[rowid]) for rowid in wanted if rowid in records}
         # A row ranked above may be gone by now: a writer deleted (retracted, re-indexed) it
         # between the ranking and this read. It is skipped, and an entity left with no row is

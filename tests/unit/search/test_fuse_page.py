@@ -43,10 +43,21 @@ def test_fuse_page_is_group_by_entity_of_fuse(mode: SearchMode) -> None:
                 fuse(bm25, vector, coverage_of, mode, config), entity_of, offset, limit
             )
             asked.clear()
-            assert (
-                fuse_page(bm25, vector, coverage, mode, config, entity_of, offset, limit)
-                == expected
-            ), (seed, offset, limit)
+            told: list[int] = []
+            page = fuse_page(
+                bm25,
+                vector,
+                coverage,
+                mode,
+                config,
+                entity_of,
+                offset,
+                limit,
+                before_scoring=told.extend,
+            )
+            assert page == expected, (seed, offset, limit)
+            # The page's chunks are announced, in page order (the adapter reads them then).
+            assert told == [key for _, hits in page[0] for key, _ in hits]
             compared += 1
             asked_less += len(set(asked)) < len(bm25)
     assert compared == 450
