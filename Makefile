@@ -77,7 +77,7 @@ destroy: bootstrap ## delete the stack (CAIRN_ENV=dev|staging; prod also needs C
 	$(CDK) destroy --all --force $(CDK_ARGS)
 
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, and the tests marked bench (each benchmark's tiny run)
-	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
+	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50 --cold
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
 	$(RUN) cairn bench gateway
 	$(RUN) cairn bench aws_calls

@@ -237,3 +237,74 @@ def fuse(
             continue
         scored.append((key, calibration.relevance(cosine, words)))
     return scored
+
+
+def fuse_page(
+    bm25: Sequence[K],
+    vector: Sequence[tuple[K, float]],
+    coverage_of: Callable[[K], float],
+    mode: SearchMode,
+    config: FusionConfig,
+    entity_of: Callable[[K], str],
+    offset: int,
+    limit: int,
+    per_entity: int = 3,
+    tie_key: Callable[[K], str] = str,
+    before_scoring: Callable[[list[K]], object] | None = None,
+) -> tuple[list[tuple[str, list[tuple[K, float]]]], bool]:
+    """`group_by_entity(fuse(...), ...)`, the same page, asking `coverage_of` (a chunk's
+    query-word coverage; 0 for a chunk outside `bm25`) only where the answer can matter.
+
+    The coverage of every candidate is the costly part of fusing (a scan of its text per
+    query word), yet it decides only two things: whether a hybrid candidate has evidence,
+    and the score of a chunk on the page. So the cut-off asks it only of a candidate whose
+    cosine alone does not pass the line, and the scores are computed for the page's chunks
+    alone. `before_scoring` is told the page's chunks first (to read them in one go).
+    """
+    bm25_weight, vector_weight = config.weights(mode)
+    fused = rrf(
+        [(list(bm25), bm25_weight), ([key for key, _ in vector], vector_weight)],
+        k=config.k,
+        tie_key=tie_key,
+    )
+    cosine_of = dict(vector)
+    floor = min(cosine_of.values()) if cosine_of else 0.0
+    calibration = config.calibration
+    in_bm25 = set(bm25)
+    known: dict[K, float] = {}
+
+    def words(key: K) -> float:
+        if key not in in_bm25:
+            return 0.0
+        if key not in known:
+            known[key] = coverage_of(key)
+        return known[key]
+
+    groups: dict[str, list[K]] = {}
+    for key, _ in fused:
+        cosine = cosine_of.get(key, floor)
+        # Coverage (0–1, weighted ≥ 0) only adds to the evidence: a cosine on or above the
+        # line passes whatever the words, so only one below it needs them.
+        if (
+            mode == "hybrid"
+            and cosine < calibration.evidence_threshold
+            and not calibration.has_evidence(cosine, words(key))
+        ):
+            continue
+        members = groups.setdefault(entity_of(key), [])
+        if len(members) < per_entity:
+            members.append(key)
+    entities = list(groups.items())
+    if before_scoring is not None:
+        before_scoring([key for _, members in entities[offset : offset + limit] for key in members])
+    page = [
+        (
+            entity,
+            [
+                (key, calibration.relevance(cosine_of.get(key, floor), words(key)))
+                for key in members
+            ],
+        )
+        for entity, members in entities[offset : offset + limit]
+    ]
+    return page, len(entities) > offset + limit

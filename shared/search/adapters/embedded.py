@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from shared.search.fusion import FusionConfig, coverage, fuse, group_by_entity, query_stems
+from shared.search.fusion import (
+    FusionConfig,
+    coverage,
+    fuse_page,
+    query_stems,
+)
 from shared.search.models import (
     INDEXED_TYPES,
     ChunkDoc,
@@ -53,6 +58,8 @@ _COLUMNS = (
     "team, entity_id, chunk_id, chunk_index, text, title, source, result_type, chunk_type, uri, "
     "char_offset_start, char_offset_end, memory_key, tags, expires_at"
 )
+# Where the coverage's words sit in a row of `_COLUMNS`.
+_TEXT, _TITLE, _TAGS = 4, 5, 13
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY,
@@ -84,6 +91,14 @@ _FTS_SCHEMA = (
 # Below this many chunks in the index, BM25 keeps every query term (pruning only saves time
 # at scale, and on a tiny index every term is "common").
 PRUNE_FROM_ROWS = 2_000
+# From this many chunks in a team's index, BM25 visits the query's terms level by level
+# (`_bm25_by_levels`); below it one OR statement is cheaper. Each level's statements pay
+# FTS5's per-statement cost again (bm25() counts every phrase's matching rows to get its
+# IDF), which the rows it saves scoring repay only on long posting lists: at SciFact's
+# 5,841 chunks the levels cost 38 ms of CPU a query against 11 ms for the one statement,
+# at 100k synthetic chunks the levels win (docs/benchmarks.md). Both give the same rows in
+# the same order (tests/unit/search/test_embedded_bm25_levels.py).
+LEVELS_FROM_ROWS = 20_000
 # A word that could be (or stem to) a scope column token: "s"/"r" and 24 hex characters.
 _SCOPE_SHAPED = re.compile(r"[sr][0-9a-f]{20,}")
 # FTS5's bm25() (fts5_aux.c): each query phrase adds idf · f·(k1 + 1) / (f + k1·(1 - b + b·D/avgdl))
@@ -586,7 +601,11 @@ class EmbeddedIndex:
         # Expired rows are filtered below, so fetch that many more to still fill `depth`.
         expired = int((team.expires <= f.now).sum()) if team.min_expiry <= f.now else 0
         limit = depth + expired
-        if len(terms) > 1 and all(2 * frequencies.get(t, rows) < rows for t in terms):
+        if (
+            rows >= LEVELS_FROM_ROWS
+            and len(terms) > 1
+            and all(2 * frequencies.get(t, rows) < rows for t in terms)
+        ):
             found = self._bm25_by_levels(table, terms, frequencies, rows, scope, limit)
         else:
             found = self._bm25_rows(table, " OR ".join(_quote(t) for t in terms), scope, limit)
@@ -720,22 +739,37 @@ class EmbeddedIndex:
         entity_of = {rowid: entity for rowid, entity in bm25}
         entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
-        coverage_of = {
-            rowid: coverage(stems, *texts)
-            for rowid, texts in self._texts([rowid for rowid, _ in bm25]).items()
-        }
-        fused = fuse(
+        # Rows are read once, whole: their words give the coverage (computed only where
+        # fusion asks for it) and they make the page. A hybrid query may ask the coverage of
+        # any BM25 row (the cut-off), so those are read up front; the single modes need it
+        # only for the page's scores, so only the page is read, once it is known.
+        records = self._records([rowid for rowid, _ in bm25]) if query.mode == "hybrid" else {}
+
+        def read_missing(rowids: list[int]) -> None:
+            records.update(self._records([rowid for rowid in rowids if rowid not in records]))
+
+        def coverage_of(rowid: int) -> float:
+            record = records.get(rowid)
+            if record is None:
+                return 0.0
+            tags = record[_TAGS].replace("\x1f", " ")
+            return coverage(stems, record[_TITLE], record[_TEXT], tags)
+
+        page, has_more = fuse_page(
             [rowid for rowid, _ in bm25],
             [(rowid, cosine) for rowid, _, cosine in vector],
             coverage_of,
             query.mode,
             fusion,
+            entity_of.__getitem__,
+            query.offset,
+            query.limit,
+            query.chunks_per_entity,
             tie_key=lambda rowid: f"{rowid:020d}",
+            before_scoring=read_missing,
         )
-        page, has_more = group_by_entity(
-            fused, entity_of.__getitem__, query.offset, query.limit, query.chunks_per_entity
-        )
-        docs = self._fetch([rowid for _, hits in page for rowid, _ in hits])
+        wanted = [rowid for _, hits in page for rowid, _ in hits]
+        docs = {rowid: _doc(records[rowid]) for rowid in wanted if rowid in records}
         # A row ranked above may be gone by now: a writer deleted (retracted, re-indexed) it
         # between the ranking and this read. It is skipped, and an entity left with no row is
         # left out: the answer is what the index holds when it is read, never an error.
@@ -746,13 +780,9 @@ class EmbeddedIndex:
                 groups.append(EntityHits(entity_id, kept))
         return IndexPage(groups=groups, has_more=has_more)
 
-    def _texts(self, rowids: list[int]) -> dict[int, tuple[str, str, str]]:
-        """(title, text, tags) of rows, for their query-word coverage."""
-        rows = self._chunk_rows(rowids, "title, text, tags")
-        return {int(r[0]): (r[1], r[2], r[3].replace("\x1f", " ")) for r in rows}
-
-    def _fetch(self, rowids: list[int]) -> dict[int, ChunkDoc]:
-        return {int(r[0]): _doc(r[1:]) for r in self._chunk_rows(rowids, _COLUMNS)}
+    def _records(self, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
+        """The `_COLUMNS` of each row in `rowids` still indexed (a deleted one is absent)."""
+        return {int(r[0]): tuple(r[1:]) for r in self._chunk_rows(rowids, _COLUMNS)}
 
     def _chunk_rows(self, rowids: list[int], columns: str) -> list[Any]:
         """The rowid and `columns` of each chunk row in `rowids` (none asked: no query)."""

@@ -53,6 +53,21 @@ def test_main_prints_one_json_object_on_stdout(
     assert "relevance" not in result
 
 
+def test_a_cold_run_embeds_every_chunk_and_reports_chunks_per_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    warm = tmp_path / "warm.sqlite3"
+    args = ["--data", str(TINY), "--mode", "bm25", "--cache", str(warm), "--no-relevance"]
+    assert retrieval.main(args) == 0
+    capsys.readouterr()
+    # The cache the first run filled is not read: --cold indexes through an empty one.
+    assert retrieval.main([*args, "--cold"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["embedded_texts"] == result["chunks"] > 0
+    assert result["chunks_per_second"] > 0
+    assert result["load_average"] >= 0
+
+
 @pytest.mark.bench
 def test_main_with_the_relevance_set_prints_one_json_object(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

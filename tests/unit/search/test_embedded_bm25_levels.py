@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from shared.search.adapters import embedded
 from shared.search.adapters.embedded import EmbeddedIndex, fts_table, scope_match
 from shared.search.models import ChunkDoc, IndexQuery, SearchFilters
 
@@ -101,8 +102,10 @@ def test_levels_return_the_or_querys_rows_in_its_order(
 
 
 def test_a_query_at_scale_ranks_by_the_levels_and_finds_the_best_match(
-    index: EmbeddedIndex,
+    index: EmbeddedIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The level plan is chosen from LEVELS_FROM_ROWS chunks: lowered so this index takes it.
+    monkeypatch.setattr(embedded, "LEVELS_FROM_ROWS", ROWS)
     # A chunk holding two rare words in its title and text ranks first for a query of them
     # plus common words (the query goes through the level path: every term is under half).
     rare = "zyxwv qutsr"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,11 +47,11 @@ class DeletingBeforeTheRead(EmbeddedIndex):
 
     victim: str | None = None
 
-    def _fetch(self, rowids: list[int]) -> dict[int, ChunkDoc]:
+    def _records(self, rowids: list[int]) -> dict[int, tuple[Any, ...]]:
         if self.victim is not None:
             victim, self.victim = self.victim, None
             self.delete_entity(TEAM, victim)
-        return super()._fetch(rowids)
+        return super()._records(rowids)
 
 
 def test_a_row_deleted_between_the_ranking_and_the_read_is_skipped(tmp_path: Path) -> None:
