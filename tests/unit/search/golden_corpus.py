@@ -1,6 +1,8 @@
 """A fixed small corpus and queries whose embedded-index results are pinned in
-fixtures/embedded/golden_pages.json (recorded from the engine before the size-chosen BM25
-plan and the lazy coverage: the same rows, order and scores must come back)."""
+fixtures/embedded/golden_pages.json (rows and order recorded from the engine before the
+size-chosen BM25 plan and the lazy coverage; scores re-recorded once the fused score stopped
+saturating at 1.0, with every page's rows and order unchanged: the same rows, order and
+scores must come back)."""
 
 from __future__ import annotations
 
