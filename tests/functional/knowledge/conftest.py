@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from shared.app.groups import load_group
+from shared.config import names
 from shared.config.settings import Settings
 from shared.knowledge.adapters.queues import InlineQueue
 from shared.knowledge.adapters.search_index import SearchNodeIndex
@@ -90,6 +92,9 @@ def _knowledge(tmp_path: Path, storage: str) -> Generator[Knowledge, None, None]
     with on_storage(settings):
         model: list[ChatModel | None] = [None]
         service = build_service(tmp_path, model)
+        # Assembled by the root first: its service factory is bound then, and is what is put
+        # back (saving the unbound one would leave the group unusable for every later test).
+        load_group(names.GROUP_KNOWLEDGE)
         original = GROUP.build_service
         GROUP.build_service = lambda: service
         try:
