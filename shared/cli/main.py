@@ -265,6 +265,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sync_schedules(commands)
 
+    from shared.cli.connectors import add_parser as add_connectors
+
+    add_connectors(commands)
+
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)
     for name, help_text in BENCHMARKS.items():
