@@ -33,9 +33,6 @@ from shared.connectors.models import (
 )
 
 logger = logging.getLogger("cairn.connectors")
-# dulwich's own loggers may name a URL at DEBUG level; the URL we hand it never carries the
-# token, and its loggers stay at WARNING so a DEBUG run of cairn adds nothing of theirs.
-logging.getLogger("dulwich").setLevel(logging.WARNING)
 
 
 class GitSource:
