@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import boto3
+import pytest
 
 from shared.app.sync_service import build_sync_service
 from shared.config.settings import Settings
@@ -70,11 +71,8 @@ def test_git_with_a_secrets_manager_token_and_no_folders_in_aws(
     assert [c["source"] for c in synced] == ["inbox", "docs"]
     assert synced[1]["success"], synced
     assert found["results"][0]["source"] == "docs"
-    try:
+    with pytest.raises(InvalidArgument) as refused:
         service.connector_add("alpha", name="notes", kind="obsidian", config={"path": "/srv"})
-    except InvalidArgument as exc:
-        assert exc.field == "kind"
-        assert "local mode only" in str(exc)
-    else:
-        raise AssertionError("a folder connector was accepted outside local mode")
+    assert refused.value.field == "kind"
+    assert "local mode only" in str(refused.value)
     repo.close()
