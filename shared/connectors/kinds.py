@@ -76,5 +76,7 @@ def open_source(team: str, record: ConnectorRecord, context: SourceContext) -> O
             raise ConnectorError("no S3 client configured")
         return S3Source(settings, context.s3_client())
     if isinstance(settings, WebSettings):
-        raise ConnectorError("the web kind is not built yet")
+        from shared.connectors.web import WebSource
+
+        return WebSource(settings, local=context.local)
     raise ConnectorError(f"unknown connector kind {record.kind!r}")

@@ -191,6 +191,9 @@ class Fetched(BaseModel):
     version: str | None
     title: str | None = None
     text: str | None = None  # already text (a web page's extracted text)
+    # Not read this time (a page that failed, a bound reached): counted under this reason;
+    # what an earlier sync indexed of it stays.
+    skipped: str | None = None
 
 
 class Listing(BaseModel):

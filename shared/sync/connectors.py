@@ -143,6 +143,10 @@ class ConnectorSync:
                             seen.discard(item.id)
                         continue
                 fetched = source.read(item, previous)
+                if fetched.skipped is not None:
+                    key = f"skipped_{fetched.skipped}"
+                    counts[key] = counts.get(key, 0) + 1
+                    continue
                 if fetched.data is None and fetched.text is None:  # unchanged (a 304)
                     counts["unchanged"] += 1
                     continue

@@ -295,6 +295,12 @@ class SyncService:
                 "(in AWS, use git or s3)",
                 field="kind",
             )
+        if canonical == "web" and config.get("allow_private") and not self._local_sources():
+            raise InvalidArgument(
+                "`allow_private` is for local testing only: a deployed stack never reads "
+                "private or loopback addresses",
+                field="allow_private",
+            )
         record = ConnectorRecord(
             name=name, kind=canonical, settings=settings, created_at=self._now(), created_by=by
         )
