@@ -7,9 +7,12 @@
     cairn connectors remove docs --team acme
 
 They go through the running local server (found as `cairn tokens` finds it), whose sync group
-checks the name, kind and settings. A token is never given on the command line: `--token-env`
-names the environment variable the server reads it from (`--token-secret-arn`, a Secrets
-Manager secret, in AWS).
+checks the name, kind and settings; with --stack (or $CAIRN_STACK_NAME) they write the deployed
+stack's sync table with the AWS credentials of the environment, after the same checks (there,
+`remove` needs --keep-documents: the stack's documents leave the index at its next rebuild of
+that source, not from the CLI). A token is never given on the command line: `--token-env` names
+the environment variable the server reads it from (`--token-secret-arn`, a Secrets Manager
+secret, in AWS).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ def add_parser(commands: Any) -> None:
         "connectors",
         help="a team's connectors (git, obsidian, folder, s3, web) that sync pulls from",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    connectors.add_argument(
+        "--stack", help=f"deployed stack name (default: ${names.Env.STACK_NAME}; unset: local)"
     )
     actions = connectors.add_subparsers(dest="connectors_command", required=True)
     add = actions.add_parser("add", help="register a connector (its name is its search source)")
@@ -115,11 +121,94 @@ def _server() -> Any:
     return server
 
 
+class _LocalConnectors:
+    """The running local server's `/_local/connectors` API."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def add(self, body: dict[str, Any]) -> Any:
+        return self._server.call("POST", "/_local/connectors", body)
+
+    def list(self, team: str) -> Any:
+        return self._server.call("GET", f"/_local/connectors?team={quote(team)}")
+
+    def remove(self, team: str, name: str, keep_documents: bool) -> Any:
+        keep = "?keep_documents=true" if keep_documents else ""
+        return self._server.call("DELETE", f"/_local/connectors/{quote(team)}/{quote(name)}{keep}")
+
+
+class StackConnectors:
+    """A deployed stack's connectors, in its sync table (AWS credentials)."""
+
+    def __init__(self, stack: str, cloudformation: Any = None) -> None:
+        import boto3
+
+        from shared import runtime
+        from shared.config.settings import Settings
+        from shared.config.stack import StackOutputsError, stack_outputs
+        from shared.sync.wiring import build_connector_store
+
+        try:
+            outputs = stack_outputs(
+                stack,
+                (names.Outputs.SYNC_TABLE,),
+                cloudformation or boto3.client("cloudformation"),
+            )
+        except StackOutputsError as exc:
+            raise ConnectorAdminError(str(exc)) from exc
+        settings = Settings.from_env().model_copy(
+            update={
+                "environment": "aws",
+                "storage": "dynamodb",
+                "tables": {
+                    **Settings().tables,
+                    names.TABLE_SYNC: outputs[names.Outputs.SYNC_TABLE],
+                },
+            }
+        )
+        runtime.configure(settings)
+        self._store = build_connector_store()
+
+    def add(self, body: dict[str, Any]) -> Any:
+        from datetime import UTC, datetime
+
+        from shared.sync.connectors import register_connector
+
+        record = register_connector(
+            self._store,
+            body["team"],
+            name=body["name"],
+            kind=body["kind"],
+            config=body["config"],
+            replace=body["replace"],
+            by="cli",
+            now=datetime.now(UTC),
+            local=False,
+        )
+        return record.public()
+
+    def list(self, team: str) -> Any:
+        return [record.public() for record in self._store.list(team)]
+
+    def remove(self, team: str, name: str, keep_documents: bool) -> Any:
+        if not keep_documents:
+            raise ConnectorAdminError(
+                "on a deployed stack, remove needs --keep-documents: its documents stay "
+                "searchable until removed with the stack's tools"
+            )
+        if not self._store.remove(team, name):
+            raise ConnectorAdminError(f"team {team!r} has no connector {name!r}")
+        return {"team": team, "name": name, "removed": True, "documents_removed": 0}
+
+
 def run(args: argparse.Namespace) -> int:
-    from shared.local.discovery import AdminCallFailed
+    from shared.local.discovery import AdminCallFailed, named_stack
+    from shared.tools.errors import ToolError
 
     try:
-        server = _server()
+        stack = named_stack(args.stack)
+        target = StackConnectors(stack) if stack else _LocalConnectors(_server())
         if args.connectors_command == "add":
             body = {
                 "team": args.team,
@@ -128,15 +217,13 @@ def run(args: argparse.Namespace) -> int:
                 "config": config_of(args),
                 "replace": args.replace,
             }
-            print(json.dumps(server.call("POST", "/_local/connectors", body)))
+            print(json.dumps(target.add(body)))
         elif args.connectors_command == "list":
-            for record in server.call("GET", f"/_local/connectors?team={quote(args.team)}"):
+            for record in target.list(args.team):
                 print(json.dumps(record))
         else:
-            keep = "?keep_documents=true" if args.keep_documents else ""
-            path = f"/_local/connectors/{quote(args.team)}/{quote(args.name)}{keep}"
-            print(json.dumps(server.call("DELETE", path)))
-    except (ConnectorAdminError, AdminCallFailed) as exc:
+            print(json.dumps(target.remove(args.team, args.name, args.keep_documents)))
+    except (ConnectorAdminError, AdminCallFailed, ToolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

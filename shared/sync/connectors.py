@@ -12,16 +12,28 @@ sync before anything is listed.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from shared.connectors.documents import is_binary, to_document
 from shared.connectors.kinds import SourceContext, open_source
-from shared.connectors.models import ConnectorError, ConnectorRecord, ConnectorStatus
+from shared.connectors.models import (
+    KIND_ALIASES,
+    KINDS,
+    NAME_PATTERN,
+    RESERVED_NAMES,
+    ConnectorError,
+    ConnectorRecord,
+    ConnectorStatus,
+    parse_settings,
+)
 from shared.search.models import DocumentInput
 from shared.search.service import SearchService
 from shared.sync.models import ConnectorResult, SyncStats
-from shared.sync.ports import ConnectorStore
+from shared.sync.ports import ConnectorExists, ConnectorStore
+from shared.tools.errors import InvalidArgument
 
 logger = logging.getLogger("cairn.sync")
 # Documents handed to the search service at a time: bounds the texts held in memory.
@@ -198,3 +210,65 @@ class ConnectorSync:
 # Between a skip reason and the version of an item not indexed (binary, too large).
 _SKIPPED = "\x1f"
 _ALWAYS = frozenset({"seen", "indexed", "unchanged", "chunks", "tombstoned"})
+
+
+def register_connector(
+    store: ConnectorStore,
+    team: str,
+    *,
+    name: str,
+    kind: str,
+    config: dict[str, Any],
+    replace: bool,
+    by: str,
+    now: datetime,
+    local: bool,
+) -> ConnectorRecord:
+    """Check and register a connector (`cairn connectors add`, on the local server or a
+    stack): a bad name, kind or setting is `InvalidArgument` naming it; `local` says whether
+    folders of this machine and private addresses may be read."""
+    from pydantic import ValidationError
+
+    if not re.match(NAME_PATTERN, name) or name in RESERVED_NAMES:
+        raise InvalidArgument(
+            f"`name` must be 1-40 lowercase letters, digits, - or _ and not "
+            f"{', '.join(sorted(RESERVED_NAMES))} (got {name!r})",
+            field="name",
+        )
+    canonical = KIND_ALIASES.get(kind, kind)
+    if canonical not in KINDS:
+        raise InvalidArgument(
+            f"`kind` must be one of {', '.join(KINDS)} (got {kind!r})", field="kind"
+        )
+    try:
+        settings = parse_settings(canonical, config)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"] if p != canonical) or "settings"
+        raise InvalidArgument(
+            f"`{where}`: {first['msg']} (a {canonical} connector)", field=where
+        ) from None
+    if canonical in ("folder", "obsidian") and not local:
+        raise InvalidArgument(
+            f"`kind` {canonical} reads a folder of the server's machine: local mode only "
+            "(in AWS, use git or s3)",
+            field="kind",
+        )
+    if canonical == "web" and config.get("allow_private") and not local:
+        raise InvalidArgument(
+            "`allow_private` is for local testing only: a deployed stack never reads "
+            "private or loopback addresses",
+            field="allow_private",
+        )
+    record = ConnectorRecord(
+        name=name, kind=canonical, settings=settings, created_at=now, created_by=by
+    )
+    try:
+        store.add(team, record, replace=replace)
+    except ConnectorExists:
+        raise InvalidArgument(
+            f"`name`: team {team!r} already has a connector {name!r}; remove it first, or "
+            "add it with --replace to change its settings",
+            field="name",
+        ) from None
+    return store.get(team, name) or record

@@ -28,18 +28,11 @@ from typing import Any, Protocol
 
 from shared.auth.principal import Principal
 from shared.connectors.kinds import SourceContext
-from shared.connectors.models import (
-    KIND_ALIASES,
-    KINDS,
-    NAME_PATTERN,
-    RESERVED_NAMES,
-    ConnectorRecord,
-    parse_settings,
-)
+from shared.connectors.models import ConnectorRecord
 from shared.memory.ports import MemoryStore
 from shared.search.models import DocumentInput
 from shared.search.service import MEMORY_SOURCE, SearchService
-from shared.sync.connectors import ConnectorSync
+from shared.sync.connectors import ConnectorSync, register_connector
 from shared.sync.models import (
     INBOX_EXTENSIONS,
     OPEN_RUN_STATES,
@@ -54,7 +47,6 @@ from shared.sync.models import (
     SyncStatusOutput,
 )
 from shared.sync.ports import (
-    ConnectorExists,
     ConnectorStore,
     FileExists,
     Inbox,
@@ -267,52 +259,17 @@ class SyncService:
         setting is `InvalidArgument` naming it. `replace` changes an existing one's settings,
         keeping what it synced (a branch change lists the new branch's files at the next
         sync and tombstones the rest)."""
-        from pydantic import ValidationError
-
-        store = self._connector_store()
-        if not re.match(NAME_PATTERN, name) or name in RESERVED_NAMES:
-            raise InvalidArgument(
-                f"`name` must be 1-40 lowercase letters, digits, - or _ and not "
-                f"{', '.join(sorted(RESERVED_NAMES))} (got {name!r})",
-                field="name",
-            )
-        canonical = KIND_ALIASES.get(kind, kind)
-        if canonical not in KINDS:
-            raise InvalidArgument(
-                f"`kind` must be one of {', '.join(KINDS)} (got {kind!r})", field="kind"
-            )
-        try:
-            settings = parse_settings(canonical, config)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"] if p != canonical) or "settings"
-            raise InvalidArgument(
-                f"`{where}`: {first['msg']} (a {canonical} connector)", field=where
-            ) from None
-        if canonical in ("folder", "obsidian") and not self._local_sources():
-            raise InvalidArgument(
-                f"`kind` {canonical} reads a folder of the server's machine: local mode only "
-                "(in AWS, use git or s3)",
-                field="kind",
-            )
-        if canonical == "web" and config.get("allow_private") and not self._local_sources():
-            raise InvalidArgument(
-                "`allow_private` is for local testing only: a deployed stack never reads "
-                "private or loopback addresses",
-                field="allow_private",
-            )
-        record = ConnectorRecord(
-            name=name, kind=canonical, settings=settings, created_at=self._now(), created_by=by
+        return register_connector(
+            self._connector_store(),
+            team,
+            name=name,
+            kind=kind,
+            config=config,
+            replace=replace,
+            by=by,
+            now=self._now(),
+            local=self._local_sources(),
         )
-        try:
-            store.add(team, record, replace=replace)
-        except ConnectorExists:
-            raise InvalidArgument(
-                f"`name`: team {team!r} already has a connector {name!r}; remove it first, or "
-                "add it with --replace to change its settings",
-                field="name",
-            ) from None
-        return store.get(team, name) or record
 
     def connector_list(self, team: str) -> list[ConnectorRecord]:
         return self._registered_all(team)
