@@ -29,6 +29,10 @@ environment itself.
 | search           | see meaning  | domain (one small OpenSearch node; dev's default) or    |
 |                  |              | serverless (a vector collection; staging and prod)      |
 | reranker         | -            | bedrock:<model id>: rerank search results with it       |
+| connector_buckets | -           | comma-separated S3 buckets `s3` connectors may read     |
+|                  |              | (the sync functions get List/GetObject on them only)    |
+| connector_secrets | -           | comma-separated Secrets Manager ARNs of git connectors' |
+|                  |              | tokens (the sync functions may read exactly these)      |
 """
 
 from __future__ import annotations
@@ -83,6 +87,10 @@ class DeployConfig:
     # `bedrock:<model id>`: the functions that search rerank with that model (CAIRN_RERANKER)
     # and may invoke exactly it; None: no reranking.
     reranker: str | None = None
+    # What `s3` and `git` connectors may read (docs/sync.md, "Connectors"): these buckets and
+    # these token secrets only.
+    connector_buckets: tuple[str, ...] = ()
+    connector_secrets: tuple[str, ...] = ()
 
     @property
     def is_prod(self) -> bool:
@@ -162,7 +170,23 @@ class DeployConfig:
             search=_search(_text(get("search")), environment),
             reranker=_reranker(_text(get("reranker"))),
             api=api,
+            connector_buckets=_listed(get("connector_buckets"), "connector_buckets", _BUCKET),
+            connector_secrets=_listed(get("connector_secrets"), "connector_secrets", _SECRET),
         )
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_SECRET = re.compile(
+    r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$"
+)
+
+
+def _listed(value: object, key: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    items = tuple(i.strip() for i in (_text(value) or "").split(",") if i.strip())
+    for item in items:
+        if not pattern.match(item):
+            raise ConfigError(f"context `{key}`: {item!r} is not a valid entry")
+    return items
 
 
 def _text(value: object) -> str | None:

@@ -80,7 +80,7 @@ def run(files: int, sections: int, *, progress: bool = True) -> dict[str, Any]:
                 return {
                     "seconds": round(seconds, 3),
                     "files": seen,
-                    "files_per_second": round(seen / seconds, 1),
+                    "files_per_second": round(seen / seconds, 3),
                     "chunks_written": result.stats.chunks_written,
                     "tombstoned": result.stats.entities_tombstoned,
                 }
