@@ -70,7 +70,7 @@ class Sync(Construct):
         read the configured token secrets (`git` connectors), and nothing else."""
         from aws_cdk import Stack
 
-        from infra.nag import suppress
+        from infra.nag import nag_resource, suppress
 
         for function in functions:
             if buckets:
@@ -89,7 +89,7 @@ class Sync(Construct):
                     "IAM5",
                     "An s3 connector reads any object of the buckets the deployment names "
                     "(context connector_buckets); only those buckets.",
-                    [f"Resource::{o}" for o in objects],
+                    [nag_resource(Stack.of(function), o) for o in objects],
                 )
             if secrets:
                 function.add_to_role_policy(
