@@ -84,6 +84,7 @@ class Sync(Construct):
                 function.add_to_role_policy(
                     iam.PolicyStatement(actions=["s3:GetObject"], resources=objects)
                 )
+                assert function.role is not None, f"{function.node.path} has no role"
                 suppress(
                     function.role,
                     "IAM5",

@@ -32,6 +32,7 @@ def _commit(repo: Any, root: Path, message: str) -> None:
 
 def run(files: int, sections: int, *, progress: bool = True) -> dict[str, Any]:
     from dulwich import porcelain
+    from dulwich.refs import Ref
 
     from shared import runtime
     from shared.app.sync_service import build_sync_service
@@ -47,7 +48,7 @@ def run(files: int, sections: int, *, progress: bool = True) -> dict[str, Any]:
         root = Path(work) / "repo"
         write_corpus(root, files, sections)
         repo = porcelain.init(str(root))
-        repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+        repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(b"refs/heads/main"))
         _commit(repo, root, "corpus")
         data_dir = Path(work) / "data"
         data_dir.mkdir()
