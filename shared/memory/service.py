@@ -194,7 +194,7 @@ class MemoryService:
             if memory is not None and key is not None and memory.key != key:
                 return None
             # By id a superseded or retracted version still reads (with its status and links:
-            # it is history); a proposal only for its author and reviewers.
+            # it is history); a rejected proposal only for its author and reviewers.
             if memory is not None and not _may_see(principal, memory):
                 return None
             return memory
@@ -541,6 +541,8 @@ def _no_engram(engram_id: str) -> NotFound:
 
 
 def _may_see(principal: Principal, memory: Memory) -> bool:
-    if memory.status not in {"proposed", "rejected"}:
+    """An open proposal is the team's to read when asked for (it is what the review queue
+    shows every reader); a rejected one stays its author's and the reviewers' business."""
+    if memory.status != "rejected":
         return True
     return memory.created_by == principal.actor or REVIEW_SCOPE in principal.effective_scopes

@@ -13,6 +13,7 @@ from shared.connectors.kinds import SourceContext
 from shared.memory.ports import MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.service import SearchService
+from shared.storage.backends import Adapters
 from shared.sync.ports import ConnectorStore, Inbox, RunLauncher, ScheduleBook, SyncState
 from shared.sync.service import SyncService
 
@@ -20,27 +21,29 @@ if TYPE_CHECKING:
     from shared.sync.adapters.sqlite import SqliteScheduleBook
 
 
+SYNC_STATE = Adapters[SyncState].named(
+    sqlite="shared.sync.adapters.sqlite:SqliteSyncState",
+    dynamodb="shared.sync.adapters.dynamodb:DynamoSyncState",
+    table=names.TABLE_SYNC,
+)
+
+
 def build_sync_state() -> SyncState:
-    """The sync state of `runtime.settings().storage`: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.sync.adapters.sqlite import SqliteSyncState
+    """The sync state of the process's storage backend: SQLite in the data folder, or DynamoDB."""
+    return runtime.backend().build(SYNC_STATE)
 
-        return SqliteSyncState(runtime.database())
-    from shared.sync.adapters.dynamodb import DynamoSyncState
 
-    return DynamoSyncState(runtime.table(names.TABLE_SYNC))
+CONNECTOR_STORE = Adapters[ConnectorStore].named(
+    sqlite="shared.sync.adapters.sqlite_connectors:SqliteConnectorStore",
+    dynamodb="shared.sync.adapters.dynamodb_connectors:DynamoConnectorStore",
+    table=names.TABLE_SYNC,
+)
 
 
 def build_connector_store() -> ConnectorStore:
-    """The registered connectors of `runtime.settings().storage`: the database, or the sync
-    table."""
-    if runtime.settings().storage == "sqlite":
-        from shared.sync.adapters.sqlite_connectors import SqliteConnectorStore
-
-        return SqliteConnectorStore(runtime.database())
-    from shared.sync.adapters.dynamodb_connectors import DynamoConnectorStore
-
-    return DynamoConnectorStore(runtime.table(names.TABLE_SYNC))
+    """The team's registered connectors on the process's storage backend: the database, or
+    the sync table."""
+    return runtime.backend().build(CONNECTOR_STORE)
 
 
 def build_source_context() -> SourceContext:
@@ -149,7 +152,7 @@ def build_sync_service(
     settings = runtime.settings()
     schedules = (
         build_schedule_book
-        if settings.sync_schedule_group or settings.storage == "sqlite"
+        if settings.sync_schedule_group or runtime.backend().name == "sqlite"
         else None
     )
     return SyncService(
