@@ -114,6 +114,9 @@ _SEARCH: Final = frozenset(
 )
 # Workflow schedules (cron expressions) are checked with cronsim.
 _CRON: Final = frozenset({"cronsim"})
+# Git connectors read repositories with dulwich (pure Python: Lambda has no git binary),
+# imported at a git connector's first sync.
+_CONNECTORS: Final = frozenset({"dulwich"})
 
 # Per function (the handler folder under functions/): the distributions its bundle carries.
 # Measured by tests/infra/test_bundles.py; change it when that test says so.
@@ -135,7 +138,7 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
     },
     "memory": _BASE | _SEARCH,
     "search": _BASE | _SEARCH,
-    "sync": _BASE | _SEARCH | _CRON,
+    "sync": _BASE | _SEARCH | _CRON | _CONNECTORS,
     "sessions": _BASE | _SEARCH,
     "knowledge": _BASE | _SEARCH,
     "handoffs": _BASE,
@@ -144,7 +147,7 @@ FUNCTION_PACKAGES: Final[Mapping[str, frozenset[str]]] = {
     # An ended workflow is recorded as a knowledge event too (a cancel runs here).
     "workflows": _BASE | _CRON | _SEARCH,
     "curator": _BASE | _SEARCH,
-    "sync_runner": _BASE | _SEARCH | _CRON,
+    "sync_runner": _BASE | _SEARCH | _CRON | _CONNECTORS,
     "knowledge_enricher": _BASE | _SEARCH,
     # It builds the workflow service, whose wiring records an ended execution as a knowledge
     # event; the dispatcher itself never ends one, but the import graph reaches it (lazily).

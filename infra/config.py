@@ -34,6 +34,10 @@ environment itself.
 |                  |              | and 5 % more where a function starts a trace; behind a  |
 |                  |              | REST stage the stack's 5 % rule) or pass_through (only  |
 |                  |              | requests arriving sampled; docs/infra/observability.md) |
+| connector_buckets | -           | comma-separated S3 buckets `s3` connectors may read     |
+|                  |              | (the sync functions get List/GetObject on them only)    |
+| connector_secrets | -           | comma-separated Secrets Manager ARNs of git connectors' |
+|                  |              | tokens (the sync functions may read exactly these)      |
 """
 
 from __future__ import annotations
@@ -92,6 +96,10 @@ class DeployConfig:
     tracing: str = "active"
     # The stack's region when the CLI knows it (CDK_DEFAULT_REGION); None: environment-agnostic.
     region: str | None = None
+    # What `s3` and `git` connectors may read (docs/sync.md, "Connectors"): these buckets and
+    # these token secrets only.
+    connector_buckets: tuple[str, ...] = ()
+    connector_secrets: tuple[str, ...] = ()
 
     @property
     def is_prod(self) -> bool:
@@ -180,7 +188,23 @@ class DeployConfig:
             api=api,
             tracing=_tracing(_text(get("tracing"))),
             region=region,
+            connector_buckets=_listed(get("connector_buckets"), "connector_buckets", _BUCKET),
+            connector_secrets=_listed(get("connector_secrets"), "connector_secrets", _SECRET),
         )
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_SECRET = re.compile(
+    r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$"
+)
+
+
+def _listed(value: object, key: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    items = tuple(i.strip() for i in (_text(value) or "").split(",") if i.strip())
+    for item in items:
+        if not pattern.match(item):
+            raise ConfigError(f"context `{key}`: {item!r} is not a valid entry")
+    return items
 
 
 def _text(value: object) -> str | None:

@@ -82,6 +82,14 @@ class CairnStack(Stack):
             self.functions.groups[names.GROUP_SYNC],
             self.functions.workers[names.WORKER_SYNC_RUNNER],
         )
+        self.sync.allow_connectors(
+            [
+                self.functions.groups[names.GROUP_SYNC],
+                self.functions.workers[names.WORKER_SYNC_RUNNER],
+            ],
+            buckets=config.connector_buckets,
+            secrets=config.connector_secrets,
+        )
         self.knowledge = Knowledge(
             self,
             "Knowledge",

@@ -57,3 +57,44 @@ class Sync(Construct):
         # A run that fails is recorded failed and started again by its caller or the next
         # schedule: Lambda's own retries of an asynchronous invoke would only find it finished.
         runner.configure_async_invoke(retry_attempts=0, max_event_age=Duration.hours(1))
+
+    def allow_connectors(
+        self,
+        functions: list[lambda_.Function],
+        *,
+        buckets: tuple[str, ...],
+        secrets: tuple[str, ...],
+    ) -> None:
+        """Let the functions that run connectors (the sync group's, for a small team's sync in
+        the call, and the runner) list and read the configured buckets (`s3` connectors) and
+        read the configured token secrets (`git` connectors), and nothing else."""
+        from aws_cdk import Stack
+
+        from infra.nag import nag_resource, suppress
+
+        for function in functions:
+            if buckets:
+                function.add_to_role_policy(
+                    iam.PolicyStatement(
+                        actions=["s3:ListBucket"],
+                        resources=[f"arn:{Stack.of(self).partition}:s3:::{b}" for b in buckets],
+                    )
+                )
+                objects = [f"arn:{Stack.of(self).partition}:s3:::{b}/*" for b in buckets]
+                function.add_to_role_policy(
+                    iam.PolicyStatement(actions=["s3:GetObject"], resources=objects)
+                )
+                assert function.role is not None, f"{function.node.path} has no role"
+                suppress(
+                    function.role,
+                    "IAM5",
+                    "An s3 connector reads any object of the buckets the deployment names "
+                    "(context connector_buckets); only those buckets.",
+                    [nag_resource(Stack.of(function), o) for o in objects],
+                )
+            if secrets:
+                function.add_to_role_policy(
+                    iam.PolicyStatement(
+                        actions=["secretsmanager:GetSecretValue"], resources=list(secrets)
+                    )
+                )

@@ -149,6 +149,7 @@ BENCHMARKS: dict[str, str] = {
     "cold": "each Lambda function's import time as a ratio to import boto3, and its bundle size",
     "context": "bytes and ~tokens of initialize + tools/list per toolset URL (docs/toolsets.md)",
     "portability": "export and import records/s and peak memory of a team of 10k/100k records",
+    "connectors": "files/s of a git connector's sync: first, unchanged commit, a tenth edited",
 }
 
 
@@ -269,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     from shared.cli.portability import add_parser as add_portability
 
     add_portability(commands)
+    from shared.cli.connectors import add_parser as add_connectors
+
+    add_connectors(commands)
 
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)

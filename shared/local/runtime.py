@@ -324,6 +324,10 @@ class LocalRuntime:
                 raise HTTPException(status_code=404, detail=str(exc)) from exc
             return revocation.to_wire()  # the record, plus the ids revoked with it
 
+        from shared.local.connectors import add_connector_routes
+
+        add_connector_routes(router)  # `cairn connectors`
+
         @router.post("/index")
         def index(
             body: IndexRequest,

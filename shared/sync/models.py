@@ -86,6 +86,11 @@ class ConnectorStatus(BaseModel):
     source: str
     entities: int
     last_sync: datetime | None
+    # cairn: a registered connector's kind, its last sync's counts and error (null once a
+    # sync succeeds).
+    kind: str | None = Field(default=None, exclude_if=_is_none)
+    counts: dict[str, int] | None = Field(default=None, exclude_if=_is_none)
+    last_error: str | None = Field(default=None, exclude_if=_is_none)
 
 
 RunKind = Literal["sync", "embeddings_build", "scheduled"]

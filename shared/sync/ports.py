@@ -1,11 +1,13 @@
-"""What the sync service needs: an inbox, connector state and the team's sync lock."""
+"""What the sync service needs: an inbox, connector state, the registered connectors and the
+team's sync lock."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Protocol
 
+from shared.connectors.models import ConnectorRecord, ConnectorStatus
 from shared.sync.models import InboxFile, SyncRun, SyncScheduleView
 
 
@@ -87,3 +89,41 @@ class ScheduleBook(Protocol):
 
 class FileExists(Exception):
     """An inbox file of that name already exists."""
+
+
+class ConnectorStore(Protocol):
+    """A team's registered connectors (name, kind, settings: never a secret), each one's last
+    sync status, and the version of every item it last synced (what makes a sync incremental)."""
+
+    def add(self, team: str, record: ConnectorRecord, *, replace: bool = False) -> None:
+        """Register `record`; `ConnectorExists` when the name is taken (unless `replace`: then
+        the settings change and the status and item versions are kept)."""
+        ...
+
+    def get(self, team: str, name: str) -> ConnectorRecord | None: ...
+
+    def list(self, team: str) -> list[ConnectorRecord]:
+        """The team's connectors, by name."""
+        ...
+
+    def remove(self, team: str, name: str) -> bool:
+        """Forget the connector and its item versions; False when there was none."""
+        ...
+
+    def record_status(self, team: str, name: str, status: ConnectorStatus) -> bool:
+        """Replace the connector's status; False (and nothing written) when it was removed."""
+        ...
+
+    def item_versions(self, team: str, name: str) -> dict[str, str]:
+        """Each item id the connector last synced, with its version."""
+        ...
+
+    def update_item_versions(
+        self, team: str, name: str, changed: Mapping[str, str], removed: Iterable[str]
+    ) -> None:
+        """Set the versions of `changed` items and forget the `removed` ones."""
+        ...
+
+
+class ConnectorExists(Exception):
+    """A connector of that name is already registered for the team."""

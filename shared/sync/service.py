@@ -27,9 +27,12 @@ from itertools import islice
 from typing import Any, Protocol
 
 from shared.auth.principal import Principal
+from shared.connectors.kinds import SourceContext
+from shared.connectors.models import ConnectorRecord
 from shared.memory.ports import MemoryStore
 from shared.search.models import DocumentInput
 from shared.search.service import MEMORY_SOURCE, SearchService
+from shared.sync.connectors import ConnectorSync, register_connector
 from shared.sync.models import (
     INBOX_EXTENSIONS,
     OPEN_RUN_STATES,
@@ -43,7 +46,14 @@ from shared.sync.models import (
     SyncStats,
     SyncStatusOutput,
 )
-from shared.sync.ports import FileExists, Inbox, RunLauncher, ScheduleBook, SyncState
+from shared.sync.ports import (
+    ConnectorStore,
+    FileExists,
+    Inbox,
+    RunLauncher,
+    ScheduleBook,
+    SyncState,
+)
 from shared.sync.runs import LOCK_LEASE_SECONDS, RunExecutor, lock_holder, new_run, view
 from shared.sync.schedules import ScheduleError, expression
 from shared.tools.errors import InvalidArgument, NotFound, ToolError
@@ -155,6 +165,8 @@ class SyncService:
         large_team: int = LARGE_TEAM_ITEMS,
         run_wait_seconds: float = RUN_WAIT_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
+        connectors: ConnectorStore | None = None,
+        source_context: SourceContext | None = None,
     ) -> None:
         self._search = search
         self._memories = memories
@@ -167,6 +179,13 @@ class SyncService:
         self.large_team = large_team
         self.run_wait_seconds = run_wait_seconds
         self._sleep = sleep
+        self._connectors = connectors
+        self._source_context = source_context
+        self._connector_sync = (
+            ConnectorSync(search, connectors, source_context, self._now)
+            if connectors is not None and source_context is not None
+            else None
+        )
         # The work of a background run; also what the sync runner function executes.
         self.runs = RunExecutor(
             state, search, memory_store, self.connector_counts, lambda: self._clock()
@@ -190,10 +209,12 @@ class SyncService:
         """Run the team's connectors (all, or `source`) and prune expired memories; on a large
         team (with `background`), start a background run instead and answer with it."""
         team = principal.team
-        if source is not None and source not in CONNECTORS:
+        if source is not None and source != INBOX_SOURCE and self._registered(team, source) is None:
+            known = [INBOX_SOURCE, *(r.name for r in self._registered_all(team))]
             raise InvalidArgument(
-                f"`source` must be one of {', '.join(CONNECTORS)} (got {source!r}); pick one of "
-                "them, or omit it to sync every source",
+                f"`source` must be one of the team's connectors: {', '.join(known)} (got "
+                f"{source!r}); pick one of them, or omit it to sync every connector (add one "
+                "with `cairn connectors add`)",
                 field="source",
             )
         if background and self.is_large(team):
@@ -205,7 +226,7 @@ class SyncService:
         if lock and not self._state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
             return SyncOutput(skipped=True, reason="lock")
         try:
-            results = [self._run_inbox(team)]
+            results = self._run_connectors(team, source)
             pruned = self._memories.prune_expired(team)
         finally:
             if lock:
@@ -215,13 +236,84 @@ class SyncService:
     def connector_counts(self, team: str) -> dict[str, int]:
         """A background run's connector step: every connector and the memory pruning (the
         run holds the lock, or was asked to run without it), as counts."""
-        result = self._run_inbox(team)
+        results = self._run_connectors(team, None)
         return {
-            "entities_seen": result.stats.entities_seen,
-            "chunks_written": result.stats.chunks_written,
-            "entities_tombstoned": result.stats.entities_tombstoned,
+            "entities_seen": sum(r.stats.entities_seen for r in results),
+            "chunks_written": sum(r.stats.chunks_written for r in results),
+            "entities_tombstoned": sum(r.stats.entities_tombstoned for r in results),
+            "connector_errors": sum(r.stats.errors for r in results),
             "memory_pruned": self._memories.prune_expired(team),
         }
+
+    def connector_add(
+        self,
+        team: str,
+        *,
+        name: str,
+        kind: str,
+        config: dict[str, Any],
+        replace: bool = False,
+        by: str = "cli",
+    ) -> ConnectorRecord:
+        """Register a connector for `team` (`cairn connectors add`); a bad name, kind or
+        setting is `InvalidArgument` naming it. `replace` changes an existing one's settings,
+        keeping what it synced (a branch change lists the new branch's files at the next
+        sync and tombstones the rest)."""
+        return register_connector(
+            self._connector_store(),
+            team,
+            name=name,
+            kind=kind,
+            config=config,
+            replace=replace,
+            by=by,
+            now=self._now(),
+            local=self._local_sources(),
+        )
+
+    def connector_list(self, team: str) -> list[ConnectorRecord]:
+        return self._registered_all(team)
+
+    def connector_remove(self, team: str, name: str, *, keep_documents: bool = False) -> int:
+        """Forget `team`'s connector `name` and (unless `keep_documents`) tombstone its
+        documents; returns how many. `NotFound` naming `name` when there is none."""
+        if not self._connector_store().remove(team, name):
+            raise NotFound(f"team {team!r} has no connector {name!r}", field="name")
+        if keep_documents:
+            return 0
+        removed = 0
+        for entity in list(self._search.documents.iter_entities(team, name)):
+            if self._search.delete_document(team, entity.id):
+                removed += 1
+        return removed
+
+    def _connector_store(self) -> ConnectorStore:
+        if self._connectors is None:
+            raise RunnerUnavailable("this deployment keeps no connectors")
+        return self._connectors
+
+    def _local_sources(self) -> bool:
+        return self._source_context is not None and self._source_context.local
+
+    def _registered(self, team: str, name: str) -> ConnectorRecord | None:
+        return None if self._connectors is None else self._connectors.get(team, name)
+
+    def _registered_all(self, team: str) -> list[ConnectorRecord]:
+        return [] if self._connectors is None else self._connectors.list(team)
+
+    def _run_connectors(self, team: str, source: str | None) -> list[ConnectorResult]:
+        """The inbox and every registered connector (or the one `source` names), each on its
+        own: one failing is its result's error, and the others still run."""
+        results: list[ConnectorResult] = []
+        if source in (None, INBOX_SOURCE):
+            results.append(self._run_inbox(team))
+        if source == INBOX_SOURCE or self._connector_sync is None:
+            return results
+        records = self._registered_all(team)
+        for record in records:
+            if source is None or record.name == source:
+                results.append(self._connector_sync.run(team, record))
+        return results
 
     def is_large(self, team: str) -> bool:
         """More than `large_team` documents, memories and inbox files (counting stops past
@@ -430,13 +522,20 @@ class SyncService:
             if entity.source not in newest or updated > newest[entity.source]:
                 newest[entity.source] = updated
         synced = self._state.last_syncs(team)
-        sources = sorted(set(counts) | set(synced) | set(CONNECTORS))
-        return [
-            ConnectorStatus(
+        registered = {r.name: r for r in self._registered_all(team)}
+        sources = sorted(set(counts) | set(synced) | set(CONNECTORS) | set(registered))
+        statuses: list[ConnectorStatus] = []
+        for s in sources:
+            status = ConnectorStatus(
                 source=s, entities=counts.get(s, 0), last_sync=synced.get(s) or newest.get(s)
             )
-            for s in sources
-        ]
+            if (record := registered.get(s)) is not None:
+                status.kind = record.kind
+                status.last_sync = record.status.last_sync
+                status.counts = record.status.counts
+                status.last_error = record.status.last_error
+            statuses.append(status)
+        return statuses
 
     def inbox_put(
         self,

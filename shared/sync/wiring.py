@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 
 from shared import runtime
 from shared.config import names
+from shared.connectors.kinds import SourceContext
 from shared.memory.ports import MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.service import SearchService
 from shared.storage.backends import Adapters
-from shared.sync.ports import Inbox, RunLauncher, ScheduleBook, SyncState
+from shared.sync.ports import ConnectorStore, Inbox, RunLauncher, ScheduleBook, SyncState
 from shared.sync.service import SyncService
 
 if TYPE_CHECKING:
@@ -30,6 +31,51 @@ SYNC_STATE = Adapters[SyncState].named(
 def build_sync_state() -> SyncState:
     """The sync state of the process's storage backend: SQLite in the data folder, or DynamoDB."""
     return runtime.backend().build(SYNC_STATE)
+
+
+CONNECTOR_STORE = Adapters[ConnectorStore].named(
+    sqlite="shared.sync.adapters.sqlite_connectors:SqliteConnectorStore",
+    dynamodb="shared.sync.adapters.dynamodb_connectors:DynamoConnectorStore",
+    table=names.TABLE_SYNC,
+)
+
+
+def build_connector_store() -> ConnectorStore:
+    """The team's registered connectors on the process's storage backend: the database, or
+    the sync table."""
+    return runtime.backend().build(CONNECTOR_STORE)
+
+
+def build_source_context() -> SourceContext:
+    """Where connectors keep their caches (the data folder locally, /tmp in Lambda), whether
+    this machine's folders are theirs to read (local mode), and the AWS clients they use."""
+    import tempfile
+    from pathlib import Path
+
+    settings = runtime.settings()
+    local = settings.is_local
+    if local and settings.data_dir is not None:
+        cache = settings.data_dir / "connectors"
+    else:
+        cache = Path(tempfile.gettempdir()) / "cairn-connectors"
+
+    def read_secret(arn: str) -> str:
+        import boto3
+
+        client = boto3.client("secretsmanager", region_name=settings.region)
+        return str(client.get_secret_value(SecretId=arn)["SecretString"])
+
+    def s3_client() -> object:
+        import boto3
+
+        return boto3.client("s3", region_name=settings.region)
+
+    return SourceContext(
+        cache_dir=cache,
+        local=local,
+        read_secret=None if local else read_secret,
+        s3_client=s3_client,
+    )
 
 
 def build_inbox() -> Inbox:
@@ -118,4 +164,6 @@ def build_sync_service(
         # Built at the first background run, once per service.
         launcher=functools.cache(lambda: build_run_launcher(sync)),
         schedules=schedules,
+        connectors=build_connector_store(),
+        source_context=build_source_context(),
     )
