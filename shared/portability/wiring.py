@@ -60,6 +60,7 @@ SQLITE_STORE_MODULES = (
     "shared.search.adapters.sqlite_documents",
     "shared.sessions.adapters.sqlite",
     "shared.sync.adapters.sqlite",
+    "shared.sync.adapters.sqlite_connectors",
     "shared.workflows.adapters.sqlite",
 )
 
