@@ -148,6 +148,7 @@ BENCHMARKS: dict[str, str] = {
     "cost": "AWS cost per 1M typical tool calls and idle per month, dev and prod (prices.json)",
     "cold": "each Lambda function's import time as a ratio to import boto3, and its bundle size",
     "context": "bytes and ~tokens of initialize + tools/list per toolset URL (docs/toolsets.md)",
+    "soak": "a local server under 30 minutes of mixed load: open files, RSS, errors each minute",
 }
 
 
