@@ -66,7 +66,7 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|stagi
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|staging|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, and the tests marked bench (each benchmark's tiny run)
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, 30 minutes of mixed load on a local server (open files, RSS, errors), and the tests marked bench (each benchmark's tiny run)
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
 	$(RUN) cairn bench gateway
@@ -80,6 +80,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench cost
 	$(RUN) cairn bench cold
 	$(RUN) cairn bench context
+	$(RUN) cairn bench soak --minutes 30
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 	$(RUN) pytest -q -p no:cacheprovider -m bench
 

@@ -250,15 +250,15 @@ class Client:
         self.call("recall", {"query": f"what do we know about {subject}"})
         self.call("search", {"query": subject, "limit": 5})
         self.call("memory_search", {"query": f"who owns {subject}"})
-        memory = (remembered or {}).get("memory") or remembered or {}
-        if memory.get("id"):
-            self.call("memory_retract", {"id": memory["id"], "reason": "soak: superseded"})
+        if remembered and remembered.get("memory_id"):
+            retract = {"id": remembered["memory_id"], "reason": "soak: superseded"}
+            self.call("memory_retract", retract)
         task = self.call("task.create", {"name": f"soak task {me}-{n}"})
         if task and task.get("id") and self.call("task.claim", {"task_id": task["id"]}) is not None:
             self.call("task.complete", {"task_id": task["id"], "output_summary": "done"})
-        handoff = self.call("store_handoff", {"title": f"soak {me}-{n}", "document_md": HANDOFF})
-        if handoff and handoff.get("id"):
-            self.call("claim_handoff", {"handoff_id": handoff["id"]})
+        stored = self.call("store_handoff", {"title": f"soak {me}-{n}", "document_md": HANDOFF})
+        if stored and stored["handoff"].get("id"):
+            self.call("claim_handoff", {"handoff_id": stored["handoff"]["id"]})
         now_ms = int(time.time() * 1000)
         events = [
             {
