@@ -12,7 +12,7 @@ from shared.bench import soak
 
 @pytest.mark.protocol
 def test_a_short_soak_under_ulimit_256_keeps_open_files_flat_without_an_error() -> None:
-    figures = soak.run(seconds=15, clients=3, nofile=256, every=5, progress=False, backlog=3)
+    figures = soak.run(seconds=15, clients=3, nofile=256, every=5, progress=False, backlog=2)
 
     assert figures["calls"] > 50, figures
     checks = figures["checks"]

@@ -20,12 +20,12 @@ ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|closed database")
 def test_a_sigterm_during_an_enrichment_backlog_stops_within_10_s_without_an_error_storm(
     tmp_path: Path,
 ) -> None:
-    # Given a server with about a minute of enrichment queued (6 × 500 events) and memories
+    # Given a server with about 25 s of enrichment queued (4 × 500 events) and memories
     # waiting for duplicate detection
     server = start_server(tmp_path / "data")
     try:
         now_ms = int(time.time() * 1000)
-        for batch in range(6):
+        for batch in range(4):
             events = [
                 {
                     "id": f"b{batch}-{k}",

@@ -24,8 +24,9 @@ class InlineQueue:
         self._enrich(team, list(event_ids))
 
 
-# How long a stop waits for the batch in progress: the server's whole stop must fit in 10 s.
+# How long a stop waits for the slice in progress: the server's whole stop must fit in 10 s.
 STOP_SECONDS: Final = 5.0
+SLICE_EVENTS: Final = 100
 
 
 def _abandon(jobs: queue.Queue[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
@@ -42,7 +43,7 @@ def _abandon(jobs: queue.Queue[tuple[str, list[str]]]) -> list[tuple[str, list[s
 class BackgroundQueue:
     """`make serve`'s enrichment worker: one daemon thread, so ingest answers at once and one
     team's enrichment never runs twice at the same time. `drain` waits for the backlog; `stop`
-    lets the batch in progress finish, abandons the rest (a stop is bounded, not as long as the
+    lets the slice in progress finish, abandons the rest (a stop is bounded, not as long as the
     backlog: 2,000 queued events took 23 s to enrich), then ends the thread (before the stores
     close)."""
 
@@ -60,7 +61,11 @@ class BackgroundQueue:
         with self._guard:
             if self._stopped:
                 return  # stored, searchable as events; enriched after the next start's ingest
-            self._jobs.put((team, list(event_ids)))
+            ids = list(event_ids)
+            # In slices, so a stop waits for one slice, not for a 500-event batch (a team's
+            # slices run in order; later ones join the sessions the earlier ones opened).
+            for start in range(0, len(ids), SLICE_EVENTS):
+                self._jobs.put((team, ids[start : start + SLICE_EVENTS]))
 
     def drain(self) -> None:
         self._jobs.join()
@@ -73,10 +78,9 @@ class BackgroundQueue:
             abandoned = _abandon(self._jobs)
             self._jobs.put(self._STOP)
         if abandoned:
-            # Stored and searchable as events (search_events); their sessions are built when
-            # later events of the same session are enriched.
+            # Stored, and searchable as events (search_events); not made into knowledge nodes.
             logger.warning(
-                f"stopping: {len(abandoned)} queued enrichment batch(es) of "
+                f"stopping: {len(abandoned)} queued enrichment slice(s) of "
                 f"{sum(len(ids) for _, ids in abandoned)} event(s) left unenriched",
                 extra={"batches": len(abandoned)},
             )
