@@ -116,7 +116,7 @@ class SoakServer:
                 stdin=subprocess.DEVNULL,
                 preexec_fn=limit_open_files,
             )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 240
         while not answers(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
