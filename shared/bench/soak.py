@@ -400,6 +400,8 @@ def run(
             if stop_seconds is None:
                 server.stop(signal.SIGTERM)
         error_lines = server.error_lines()
+        # The stop met a backlog (else its time says nothing): the server says what it left.
+        backlog_abandoned = "left unenriched" in server.log.read_text(errors="replace")
         stopped_cleanly = server.process.returncode == 0
 
     too_many = tally.too_many_open_files + sum(TOO_MANY_OPEN_FILES in x for x in error_lines)
@@ -430,6 +432,7 @@ def run(
         "final": asdict(final),
         "rss_growth_after_warm_up": round(rss_growth, 3),
         "stop_seconds_with_backlog": stop_seconds,
+        "backlog_abandoned_at_stop": backlog_abandoned,
         "samples": [asdict(s) for s in samples],
         "checks": checks,
         "passed": all(checks.values()),

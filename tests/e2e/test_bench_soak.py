@@ -22,6 +22,7 @@ def test_a_short_soak_under_ulimit_256_keeps_open_files_flat_without_an_error() 
     assert figures["failed_calls"] == 0, figures["examples"]
     assert figures["error_log_lines"] == 0, figures["examples"]
     assert checks["stopped_within_10_s"], figures["stop_seconds_with_backlog"]
+    assert figures["backlog_abandoned_at_stop"]  # the stop really met a backlog
     # Well under the limit: about 60 with 4 clients, where the leak reached 256 in 9 minutes.
     assert figures["final"]["open_files"] < 128
 

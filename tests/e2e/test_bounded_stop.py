@@ -16,6 +16,7 @@ from tests.protocol.conftest import DEV_TOKEN, posted_call, start_server
 ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|closed database")
 
 
+@pytest.mark.bench  # 15-40 s; `make test` checks the same stop at the end of the short soak
 @pytest.mark.protocol
 def test_a_sigterm_during_an_enrichment_backlog_stops_within_10_s_without_an_error_storm(
     tmp_path: Path,
