@@ -7,8 +7,11 @@ UV ?= $(shell scripts/find-uv)
 RUN = $(UV) run --frozen
 BENCH_DATA ?= ../shared/bench/scifact
 export UV_PYTHON_DOWNLOADS := never
+# `make test` spreads the suite over the machine's cores (pytest-xdist); TEST_WORKERS=0 runs it
+# in one process.
+TEST_WORKERS ?= auto
 
-.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy bench bench-gateway bench-store node clean
+.PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy destroy bench bench-gateway bench-store node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,7 +37,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra (benchmarks: make bench)
 	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
-	$(RUN) pytest -q
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The unit tests, the storage contract suites on SQLite only (their moto half is `moto`-marked).
 test-fast: .venv/.bootstrapped ## unit tests and the storage contracts on SQLite: no server, no moto, no browser
@@ -66,6 +69,13 @@ diff: bootstrap ## diff the deployed stack against the code (CAIRN_ENV=dev|stagi
 deploy: bootstrap ## deploy to the account in your AWS credentials (CAIRN_ENV=dev|staging|prod)
 	$(CDK) deploy --all --require-approval never $(CDK_ARGS) --outputs-file cdk.out/outputs.json
 
+# Prod keeps its data when its stack goes (docs/infra/security-and-data.md); deleting it is never
+# a slip of CAIRN_ENV: it needs CAIRN_DESTROY_PROD=cairn-prod too.
+destroy: bootstrap ## delete the stack (CAIRN_ENV=dev|staging; prod also needs CAIRN_DESTROY_PROD=cairn-prod)
+	@if [ "$(CAIRN_ENV)" = prod ] && [ "$(CAIRN_DESTROY_PROD)" != cairn-prod ]; then \
+	  echo "refusing to destroy prod: pass CAIRN_DESTROY_PROD=cairn-prod" >&2; exit 1; fi
+	$(CDK) destroy --all --force $(CDK_ARGS)
+
 bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, 30 minutes of mixed load on a local server (open files, RSS, errors), and the tests marked bench (each benchmark's tiny run)
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
@@ -80,6 +90,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench cost
 	$(RUN) cairn bench cold
 	$(RUN) cairn bench context
+	$(RUN) cairn bench portability
 	$(RUN) cairn bench soak --minutes 30
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 	$(RUN) pytest -q -p no:cacheprovider -m bench

@@ -50,8 +50,9 @@ from aws_cdk import aws_wafv2 as wafv2
 from aws_cdk import aws_xray as xray
 from constructs import Construct, IConstruct
 
-from infra.config import EDGE_APIS, ConfigError, DeployConfig
+from infra.config import EDGE_APIS, EDGE_REGION, ConfigError, DeployConfig
 from infra.nag import suppress
+from infra.naming import unique_name
 from shared.auth.origin import ORIGIN_HEADER
 from shared.config.names import Env
 
@@ -65,12 +66,24 @@ FORWARD_HOST_JS: Final = """function handler(event) {
 }"""
 # Days in each log retention the environments use (infra.config), for the edge log bucket.
 _DAYS: Final = {logs.RetentionDays.TWO_WEEKS: 14, logs.RetentionDays.SIX_MONTHS: 180}
-# CloudFront-scope web ACLs (and the certificates CloudFront serves) exist only in us-east-1.
-EDGE_REGION: Final = "us-east-1"
 MCP_METHODS: Final = ("POST", "GET", "DELETE")
 METADATA_PATH: Final = (".well-known", "oauth-protected-resource")
 # Per client IP, per 5 minutes, at the WAF (per-token limits stay in the app).
 WAF_RATE_LIMIT: Final = 3000
+# The WAF logs the requests it blocked or counted, and drops the rest (the allowed ones).
+WAF_LOGGING_FILTER: Final = {
+    "DefaultBehavior": "DROP",
+    "Filters": [
+        {
+            "Behavior": "KEEP",
+            "Requirement": "MEETS_ANY",
+            "Conditions": [
+                {"ActionCondition": {"Action": "BLOCK"}},
+                {"ActionCondition": {"Action": "COUNT"}},
+            ],
+        }
+    ],
+}
 # (method, path) of the gateway's own routes; other constructs add theirs with `add_routes`.
 ROUTES: Final = (
     *((method, "/mcp") for method in MCP_METHODS),
@@ -191,6 +204,15 @@ class Api(Construct):
                     else f"https://{self.distribution.distribution_domain_name}"
                 )
         self.mcp_url = f"{self.base_url}/mcp"
+        # Behind CloudFront, the origin it forwards to: a direct call there must be refused
+        # (the smoke test checks it, scripts/smoke.py --origin-url); None without CloudFront.
+        self.origin_url: str | None = None
+        if self.function_url is not None:
+            self.origin_url = self.function_url.url
+        elif self.front == "cloudfront" and self.http_api is not None:
+            self.origin_url = (
+                f"https://{self.http_api.api_id}.execute-api.{stack.region}.{stack.url_suffix}"
+            )
         self.add_routes(ROUTES)
         if self.kind == "rest":
             self._build_domain()
@@ -537,22 +559,19 @@ class Api(Construct):
         )
 
     def _build_sampling_rule(self) -> None:
-        """X-Ray samples the requests this API starts by this rule instead of its default.
+        """X-Ray samples the requests a REST stage starts by this rule instead of its default:
+        the stage makes the sampling decision and passes it down to the gateway and the group
+        it invokes.
 
-        The rule's scope is the trace's root: the REST API's stage (which makes the sampling
-        decision and passes it down to the gateway and the group it invokes), or, behind an
-        HTTP API (which has no X-Ray of its own), the gateway function, for which Lambda asks
-        X-Ray for the decision.
+        No rule behind the other fronts: there the gateway function starts the trace, and
+        Lambda samples at its own fixed rate (the first request each second and 5 % of the
+        rest), which no sampling rule changes; `tracing=pass_through` traces only requests
+        arriving sampled instead (docs/infra/observability.md).
         """
-        if self.rest_api is not None:
-            service_name = f"{self.rest_api.rest_api_name}/{STAGE}"
-            service_type = "AWS::ApiGateway::Stage"
-        else:
-            function = self._handler
-            if isinstance(function, lambda_.Alias):
-                function = function.version.lambda_
-            service_name = function.function_name
-            service_type = "AWS::Lambda::Function"
+        if self.rest_api is None:
+            return
+        service_name = f"{self.rest_api.rest_api_name}/{STAGE}"
+        service_type = "AWS::ApiGateway::Stage"
         xray.CfnSamplingRule(
             self,
             "SamplingRule",
@@ -630,13 +649,10 @@ class Api(Construct):
         # log group's resource policy for its delivery service itself. The suffix is the stack's
         # own id, new with each creation: a retained group of an earlier stack never blocks
         # re-creating this one.
-        stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
         waf_logs = logs.LogGroup(
             self,
             "WafLogs",
-            log_group_name=Fn.join(
-                "", [f"aws-waf-logs-{config.stack_name}-", Fn.select(0, Fn.split("-", stack_uuid))]
-            ),
+            log_group_name=unique_name(f"aws-waf-logs-{config.stack_name}-"),
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )
@@ -658,6 +674,9 @@ class Api(Construct):
                     single_header={"Name": "authorization"}
                 )
             ],
+            # Only what the WAF blocked or counted: a record of every allowed request (about
+            # 1.5 KB) would add $0.70 per million calls of log ingestion.
+            logging_filter=WAF_LOGGING_FILTER,
         )
         return acl.attr_arn
 

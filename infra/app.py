@@ -17,11 +17,15 @@ from shared.config import names
 
 
 def build_app(
-    context: Mapping[str, object] | None = None, outdir: str | None = None
+    context: Mapping[str, object] | None = None,
+    outdir: str | None = None,
+    region: str | None = None,
 ) -> tuple[cdk.App, CairnStack]:
-    """The app with its one stack; `context` adds to (and overrides) cdk.json and `-c`."""
+    """The app with its one stack; `context` adds to (and overrides) cdk.json and `-c`;
+    `region` (else the CLI's CDK_DEFAULT_REGION) pins the stack's region."""
     app = cdk.App(context=dict(context or {}), outdir=outdir)
-    config = DeployConfig.from_context(app.node.try_get_context)
+    region = region or os.environ.get("CDK_DEFAULT_REGION")
+    config = DeployConfig.from_context(app.node.try_get_context, region=region)
     stack = CairnStack(
         app,
         config.stack_name,
@@ -30,7 +34,7 @@ def build_app(
         description=f"{names.SERVICE} MCP server ({config.stack_name})",
         env=cdk.Environment(
             account=os.environ.get("CDK_DEFAULT_ACCOUNT"),
-            region=os.environ.get("CDK_DEFAULT_REGION"),
+            region=region,
         ),
     )
     add_checks(app)

@@ -409,8 +409,14 @@ def _prune(out: Path) -> None:
 
 
 def _uv() -> str:
-    """The uv executable: `uv run` exports $UV; otherwise the one on PATH."""
+    """The uv executable: `uv run` exports $UV; otherwise the one on PATH, else the one
+    scripts/find-uv finds (the lookup of ./cairn and the Makefile: ~/.local/bin and the like)."""
     found = os.environ.get("UV") or shutil.which("uv")
-    if not found:
-        raise RuntimeError("bundling needs uv: install it (make bootstrap) or pass -c bundle=false")
-    return found
+    if found:
+        return found
+    lookup = subprocess.run(  # noqa: S603
+        [str(ROOT / "scripts" / "find-uv")], capture_output=True, text=True, check=False
+    )
+    if lookup.returncode == 0 and lookup.stdout.strip():
+        return lookup.stdout.strip().splitlines()[-1]
+    raise RuntimeError("bundling needs uv: install it (make bootstrap) or pass -c bundle=false")

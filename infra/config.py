@@ -12,13 +12,14 @@ environment itself.
 | certificate_arn  | -            | ACM certificate (stack's region) for domain_name        |
 | hosted_zone_id   | -            | Route 53 zone for the alias record (with the zone name) |
 | hosted_zone_name | -            | the zone's domain name                                  |
-| waf              | true in prod | create a WAF web ACL (CloudFront's, or the REST stage's) |
+| waf              | true in staging, prod | a WAF web ACL (CloudFront's, or the REST stage's) |
 | waf_acl_arn      | -            | associate this existing web ACL instead                 |
 | api              | see meaning  | http (HTTP API, $1/M; no WAF's default), rest (REST     |
-|                  |              | API, $3.50/M), cloudfront (HTTP API behind CloudFront + |
-|                  |              | WAF, $2/M, us-east-1) or function_url (the gateway's    |
-|                  |              | function URL behind CloudFront + WAF, $1/M, us-east-1;  |
-|                  |              | a WAF's default)                                        |
+|                  |              | API, $3.50/M; a WAF's default outside us-east-1 without |
+|                  |              | waf_acl_arn), cloudfront (HTTP API behind CloudFront +  |
+|                  |              | WAF, $2/M) or function_url (the gateway's function URL  |
+|                  |              | behind CloudFront + WAF, $1/M; a WAF's default in       |
+|                  |              | us-east-1 or with a CLOUDFRONT-scope waf_acl_arn)       |
 | throttle_rate    | 50           | stage-wide steady requests per second (coarse guard)    |
 | throttle_burst   | 100          | stage-wide burst                                        |
 | allowed_origins  | -            | comma-separated browser origins the gateway accepts     |
@@ -29,6 +30,10 @@ environment itself.
 | search           | see meaning  | domain (one small OpenSearch node; dev's default) or    |
 |                  |              | serverless (a vector collection; staging and prod)      |
 | reranker         | -            | bedrock:<model id>: rerank search results with it       |
+| tracing          | active       | active (X-Ray: Lambda samples the first request a second |
+|                  |              | and 5 % more where a function starts a trace; behind a  |
+|                  |              | REST stage the stack's 5 % rule) or pass_through (only  |
+|                  |              | requests arriving sampled; docs/infra/observability.md) |
 """
 
 from __future__ import annotations
@@ -83,6 +88,10 @@ class DeployConfig:
     # `bedrock:<model id>`: the functions that search rerank with that model (CAIRN_RERANKER)
     # and may invoke exactly it; None: no reranking.
     reranker: str | None = None
+    # X-Ray: "active" or "pass_through" (lambda_.Tracing), see TRACING_CHOICES.
+    tracing: str = "active"
+    # The stack's region when the CLI knows it (CDK_DEFAULT_REGION); None: environment-agnostic.
+    region: str | None = None
 
     @property
     def is_prod(self) -> bool:
@@ -108,8 +117,11 @@ class DeployConfig:
         return logs.RetentionDays.SIX_MONTHS if self.is_prod else logs.RetentionDays.TWO_WEEKS
 
     @classmethod
-    def from_context(cls, get: Callable[[str], object]) -> DeployConfig:
-        """Build from a context lookup such as `app.node.try_get_context`."""
+    def from_context(
+        cls, get: Callable[[str], object], *, region: str | None = None
+    ) -> DeployConfig:
+        """Build from a context lookup such as `app.node.try_get_context`; `region` is the
+        stack's (None: not known at synth), which decides the front a WAF gets by default."""
         environment = _text(get("env")) or "dev"
         if environment not in names.DEPLOY_ENVIRONMENTS:
             raise ConfigError(
@@ -129,8 +141,10 @@ class DeployConfig:
         waf_acl_arn = _text(get("waf_acl_arn"))
         waf_flag = get("waf")
         raw_api = _text(get("api"))
-        # A CloudFront front always carries a WAF (that is what it is for).
-        waf_default = environment == "prod" or (raw_api or "").lower() in EDGE_APIS
+        # A CloudFront front always carries a WAF (that is what it is for). Staging is prod's
+        # rehearsal: the same front, so its smoke test goes through CloudFront, the WAF and
+        # the origin header as prod's callers will.
+        waf_default = environment in ("staging", "prod") or (raw_api or "").lower() in EDGE_APIS
         waf = _flag(waf_flag, "waf") if waf_flag is not None else waf_default
         origins = tuple(o.strip() for o in (_text(get("allowed_origins")) or "").split(","))
         oauth = _flag(get("oauth"), "oauth")
@@ -140,8 +154,10 @@ class DeployConfig:
             waf=(waf and not waf_acl_arn) or bool(waf_acl_arn),
             acl=waf_acl_arn,
             domain=bool(domain_name),
+            edge_acl_here=region in (None, EDGE_REGION),
         )
         _check_edge(api, waf_acl_arn, certificate_arn)
+        _check_regional_certificate(api, certificate_arn, region)
         return cls(
             environment=environment,
             developer=developer,
@@ -162,6 +178,8 @@ class DeployConfig:
             search=_search(_text(get("search")), environment),
             reranker=_reranker(_text(get("reranker"))),
             api=api,
+            tracing=_tracing(_text(get("tracing"))),
+            region=region,
         )
 
 
@@ -243,6 +261,21 @@ def _reranker(value: str | None) -> str | None:
     return value
 
 
+# How the functions trace (docs/infra/observability.md, "What tracing costs"): `active` lets Lambda
+# sample where a function starts a trace, at its fixed 1 request a second plus 5 % (no custom
+# rule applies there), which at 1 call/s traces nearly every call ($5 per million);
+# `pass_through` traces only requests that arrive sampled (a REST stage's 5 % rule, or a caller's
+# `X-Amzn-Trace-Id: ...;Sampled=1`).
+TRACING_CHOICES = ("active", "pass_through")
+
+
+def _tracing(value: str | None) -> str:
+    choice = (value or "active").lower()
+    if choice not in TRACING_CHOICES:
+        raise ConfigError(f"context `tracing` must be active or pass_through (got {value!r})")
+    return choice
+
+
 API_CHOICES = ("http", "rest", "cloudfront", "function_url")
 # The fronts that put CloudFront (and its WAF) before the gateway.
 EDGE_APIS = ("cloudfront", "function_url")
@@ -250,9 +283,18 @@ EDGE_APIS = ("cloudfront", "function_url")
 # straight to the gateway's function URL, $1.00 per million requests (CloudFront's; a function URL
 # adds nothing) against $2.00 with an HTTP API behind CloudFront and REST's $3.50.
 API_WITH_WAF = "function_url"
+# CLOUDFRONT-scope web ACLs exist only in us-east-1 (and CloudFront's certificates too).
+EDGE_REGION = "us-east-1"
 
 
-def _api(raw: str | None, *, waf: bool, acl: str | None = None, domain: bool = False) -> str:
+def _api(
+    raw: str | None,
+    *,
+    waf: bool,
+    acl: str | None = None,
+    domain: bool = False,
+    edge_acl_here: bool = True,
+) -> str:
     """An HTTP API costs $1.00 per million requests, a REST API $3.50; a WAF attaches to a REST
     stage directly, or to a CloudFront distribution ($1.00) in front of the gateway's function
     URL (nothing more) or of an HTTP API ($1.00 more). Without `api`, a WAF picks
@@ -267,7 +309,11 @@ def _api(raw: str | None, *, waf: bool, acl: str | None = None, domain: bool = F
     if raw is None:
         if acl:
             return edge if ":global/webacl/" in acl else "rest"
-        return edge if waf else "http"
+        if not waf:
+            return "http"
+        # A CLOUDFRONT-scope web ACL can be created in us-east-1 only: elsewhere, without one
+        # passed in, the WAF sits on a REST stage (regional), so prod deploys in any region.
+        return edge if edge_acl_here else "rest"
     api = raw.lower()
     if api not in API_CHOICES:
         raise ConfigError(
@@ -311,6 +357,19 @@ def _check_edge(api: str, waf_acl_arn: str | None, certificate_arn: str | None) 
         raise ConfigError(
             f"context `certificate_arn` with `api={api}` must be an ACM certificate in "
             "us-east-1 (CloudFront reads certificates from there only)"
+        )
+
+
+def _check_regional_certificate(api: str, certificate_arn: str | None, region: str | None) -> None:
+    """An API Gateway custom domain (http, rest) serves a certificate of the stack's region."""
+    if api in EDGE_APIS or not certificate_arn or region is None:
+        return
+    if f":acm:{region}:" not in certificate_arn:
+        raise ConfigError(
+            f"context `certificate_arn` with `api={api}` must be an ACM certificate in the "
+            f"stack's region, {region} (API Gateway's regional domains read it there); for "
+            f"CloudFront's us-east-1 certificate pass -c waf_acl_arn=<a CLOUDFRONT-scope ACL "
+            "made in us-east-1> (docs/infra/api-and-auth.md)"
         )
 
 

@@ -15,7 +15,8 @@ source mapping that
 
 A bus of the stack's own rather than the account's default bus: a team's rules see cairn's
 events of this stage only (dev and prod never cross), the bus is deleted with a developer
-stack, and its name is a stack output. PutEvents on it is granted to the publisher only; an
+stack (in prod too: it holds no data, and its fixed name must be free for the next stack), and
+its name is a stack output. PutEvents on it is granted to the publisher only; an
 archive keeps its events (`ARCHIVE_DAYS`) so a consumer that lost some can replay them.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -56,8 +57,11 @@ class DomainEventBus(Construct):
         publisher: lambda_.Function,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Deleted with its stack in every environment, prod too: a bus holds no data (the
+        # outbox in the retained coordination table is the record), and a bus retained under
+        # its fixed name would stop the stack being created again (tests/infra/test_recreate.py).
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{config.stack_name}-events")
-        self.bus.apply_removal_policy(config.removal_policy)
+        self.bus.apply_removal_policy(RemovalPolicy.DESTROY)
         self.bus.archive(
             "Archive",
             description="cairn's domain events, kept for replay",

@@ -130,11 +130,13 @@ WORKER_ACCESS: Final[Mapping[str, GroupAccess]] = {
 # a freshly minted token secret: none of it may be copied into traces, so it is off everywhere.
 TRACER_CAPTURE_RESPONSE: Final = "POWERTOOLS_TRACER_CAPTURE_RESPONSE"
 
-# Per tool group, environment beyond its tables and search settings. The memory group leaves
-# remembered memories pending for the curator, which the memories table's stream feeds.
-GROUP_ENVIRONMENT: Final[Mapping[str, Mapping[str, str]]] = {
-    names.GROUP_MEMORY: {Env.CURATION: "stream"},
-}
+# Per tool group, environment beyond its tables and search settings.
+GROUP_ENVIRONMENT: Final[Mapping[str, Mapping[str, str]]] = {}
+# Every function leaves remembered memories pending for the curator, which the memories table's
+# stream feeds: not only the memory group writes memories (sessions, sync and the sync runner
+# do too), and inline curation would start a detection thread that Lambda freezes between
+# invocations (tests/infra/test_handler_threads.py).
+CURATION: Final = "stream"
 
 
 @dataclass(frozen=True)
@@ -454,7 +456,9 @@ class Functions(Construct):
             timeout=spec.timeout,
             role=role,
             log_group=log_group,
-            tracing=lambda_.Tracing.ACTIVE,
+            tracing=lambda_.Tracing.ACTIVE
+            if self._config.tracing == "active"
+            else lambda_.Tracing.PASS_THROUGH,
             snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
             environment={
                 Env.ENVIRONMENT: self._config.environment,
@@ -463,6 +467,7 @@ class Functions(Construct):
                 Env.POWERTOOLS_METRICS_NAMESPACE: names.SERVICE,
                 Env.LOG_LEVEL: "INFO",
                 TRACER_CAPTURE_RESPONSE: "false",
+                Env.CURATION: CURATION,
                 **RUNTIME_ENVIRONMENT,
                 **environment,
             },

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -33,6 +33,7 @@ from constructs import Construct
 from infra.bundling import LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME
 from infra.config import DeployConfig
 from infra.nag import nag_resource, suppress
+from infra.naming import unique_name
 from shared.config.settings import Settings
 from shared.search.adapters.opensearch import (
     index_template_body,
@@ -88,12 +89,19 @@ class Search(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: DeployConfig) -> None:
         super().__init__(scope, construct_id)
         self._config = config
-        self.name = config.resource_prefix
+        # Prod retains the collection (or domain) with its stack: its name then takes the
+        # stack id's suffix, so a later stack of the same name creates its own (infra.naming).
+        retained = config.removal_policy == RemovalPolicy.RETAIN
+        self.name = (
+            unique_name(f"{config.resource_prefix}-") if retained else config.resource_prefix
+        )
         self.serverless = config.search == "serverless"
         self.service = SERVICE_SERVERLESS if self.serverless else SERVICE_DOMAIN
         self.collection: aoss.CfnCollection | None = None
         self.domain: opensearch.CfnDomain | None = None
         self.template_resource: CustomResource | None = None
+        # The CloudWatch Logs resource policy a publishing domain needs (none in dev).
+        self.log_policy: logs.CfnResourcePolicy | None = None
         self.template_body = index_template_body(
             INDEX_PREFIX, DIMENSIONS, serverless=self.serverless
         )
@@ -110,12 +118,13 @@ class Search(Construct):
 
     def _build_collection(self, config: DeployConfig) -> aoss.CfnCollection:
         resource = [f"collection/{self.name}"]
+        stack = Stack.of(self)
         encryption = aoss.CfnSecurityPolicy(
             self,
             "EncryptionPolicy",
             name=self.name,
             type="encryption",
-            policy=json.dumps(
+            policy=stack.to_json_string(
                 {
                     "Rules": [{"ResourceType": "collection", "Resource": resource}],
                     "AWSOwnedKey": True,
@@ -129,7 +138,7 @@ class Search(Construct):
             "NetworkPolicy",
             name=self.name,
             type="network",
-            policy=json.dumps(
+            policy=stack.to_json_string(
                 [
                     {
                         "Rules": [{"ResourceType": "collection", "Resource": resource}],
@@ -148,48 +157,17 @@ class Search(Construct):
             standby_replicas="ENABLED" if config.is_prod else "DISABLED",
         )
         # Prod's index is rebuilt from DynamoDB only by a full re-embed (hours, and Bedrock's
-        # bill): it outlives the stack there, as the tables do.
-        collection.apply_removal_policy(config.removal_policy)
+        # bill): it outlives the stack there, as the tables do, and with it the policies that
+        # encrypt it and let it be reached (without them it could be neither used nor deleted
+        # as it was; docs/infra/security-and-data.md, "What `cdk destroy` keeps").
+        for resource_with_it in (collection, encryption, network):
+            resource_with_it.apply_removal_policy(config.removal_policy)
         collection.add_resource_dependency(encryption)
         collection.add_resource_dependency(network)
         return collection
 
     def _build_domain(self, config: DeployConfig) -> opensearch.CfnDomain:
-        stack = Stack.of(self)
-        log_groups = {
-            kind: logs.LogGroup(
-                self,
-                f"{title}Logs",
-                retention=config.log_retention,
-                removal_policy=config.removal_policy,
-            )
-            for kind, title in (
-                ("ES_APPLICATION_LOGS", "Application"),
-                ("SEARCH_SLOW_LOGS", "SearchSlow"),
-                ("INDEX_SLOW_LOGS", "IndexSlow"),
-            )
-        }
-        # OpenSearch Service writes its logs through a CloudWatch Logs resource policy, limited
-        # to these log groups and to domains of this account.
-        log_policy = logs.CfnResourcePolicy(
-            self,
-            "LogDelivery",
-            policy_name=f"{self.name}-search-logs",
-            policy_document=stack.to_json_string(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "es.amazonaws.com"},
-                            "Action": ["logs:PutLogEvents", "logs:CreateLogStream"],
-                            "Resource": [group.log_group_arn for group in log_groups.values()],
-                            "Condition": {"StringEquals": {"aws:SourceAccount": stack.account}},
-                        }
-                    ],
-                }
-            ),
-        )
+        log_groups = self._domain_log_groups(config)
         domain = opensearch.CfnDomain(
             self,
             "Domain",
@@ -218,10 +196,21 @@ class Search(Construct):
                     enabled=True, cloud_watch_logs_log_group_arn=group.log_group_arn
                 )
                 for kind, group in log_groups.items()
-            },
+            }
+            or None,
         )
         domain.apply_removal_policy(config.removal_policy)
-        domain.add_resource_dependency(log_policy)
+        if self.log_policy is not None:
+            domain.add_resource_dependency(self.log_policy)
+        else:
+            suppress(
+                domain,
+                "OS9",
+                "A dev domain publishes no logs: each publishing domain needs a CloudWatch Logs "
+                "resource policy, of which a region holds 10, so the 10th developer's stack "
+                "would fail. Its callers' errors are in the functions' logs.",
+                children=False,
+            )
         suppress(
             domain,
             "OS1",
@@ -258,6 +247,49 @@ class Search(Construct):
             children=False,
         )
         return domain
+
+    def _domain_log_groups(self, config: DeployConfig) -> dict[str, logs.LogGroup]:
+        """The domain's application and slow logs and the resource policy OpenSearch Service
+        writes them through; none in dev (`log_policy` None): an account's region holds 10
+        CloudWatch Logs resource policies, and every developer has a stack of their own."""
+        if config.environment == "dev":
+            return {}
+        stack = Stack.of(self)
+        log_groups = {
+            kind: logs.LogGroup(
+                self,
+                f"{title}Logs",
+                retention=config.log_retention,
+                removal_policy=config.removal_policy,
+            )
+            for kind, title in (
+                ("ES_APPLICATION_LOGS", "Application"),
+                ("SEARCH_SLOW_LOGS", "SearchSlow"),
+                ("INDEX_SLOW_LOGS", "IndexSlow"),
+            )
+        }
+        # OpenSearch Service writes its logs through a CloudWatch Logs resource policy, limited
+        # to these log groups and to domains of this account.
+        self.log_policy = logs.CfnResourcePolicy(
+            self,
+            "LogDelivery",
+            policy_name=f"{config.stack_name}-search-logs",
+            policy_document=stack.to_json_string(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "es.amazonaws.com"},
+                            "Action": ["logs:PutLogEvents", "logs:CreateLogStream"],
+                            "Resource": [group.log_group_arn for group in log_groups.values()],
+                            "Condition": {"StringEquals": {"aws:SourceAccount": stack.account}},
+                        }
+                    ],
+                }
+            ),
+        )
+        return log_groups
 
     # ------------------------------------------------------------------ attributes
 
@@ -364,13 +396,17 @@ class Search(Construct):
                 "Principal": [provider.role_arn],
             },
         ]
-        return aoss.CfnAccessPolicy(
+        access = aoss.CfnAccessPolicy(
             self,
             "DataAccessPolicy",
             name=self.name,
             type="data",
             policy=Stack.of(self).to_json_string(policy),
         )
+        # Kept with the collection: it names the roles that may reach its data (an operator
+        # adds their own role to it to read or delete what the stack left).
+        access.apply_removal_policy(self._config.removal_policy)
+        return access
 
     def _allow_domain(self, roles: Sequence[iam.IRole], provider: iam.IRole) -> None:
         assert self.domain is not None

@@ -121,6 +121,12 @@ class CairnStack(Stack):
         )
         self.functions.watch_rollout(self.observability.function_errors["gateway"])
         self._output(names.Outputs.MCP_URL, self.api.mcp_url, "MCP endpoint for clients")
+        if self.api.origin_url is not None:
+            self._output(
+                names.Outputs.ORIGIN_URL,
+                self.api.origin_url,
+                "CloudFront's origin: refuses calls without the origin header",
+            )
         for logical_id, table in self.data.tables.items():
             self._output(names.TABLE_OUTPUTS[logical_id], table.table_name, f"{logical_id} table")
         self._output(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Aws, Duration, Fn, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_cloudwatch as cw
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events as events
@@ -36,6 +36,7 @@ from constructs import Construct
 
 from infra.config import DeployConfig
 from infra.nag import XRAY_REASON, nag_resource, suppress
+from infra.naming import unique_name
 from infra.observability import threshold_alarm
 from infra.queues import work_queue
 from infra.schedules import allow_manage_schedules, schedule_group
@@ -77,17 +78,10 @@ class Workflows(Construct):
         # /aws/vendedlogs/ keeps Step Functions from growing the account's log resource policy.
         # The suffix is the stack's own id, new with each creation: prod retains the group, and
         # a retained group of an earlier stack must not block creating this one again.
-        stack_uuid = Fn.select(2, Fn.split("/", Aws.STACK_ID))
         self.log_group = logs.LogGroup(
             self,
             "StateMachineLogs",
-            log_group_name=Fn.join(
-                "",
-                [
-                    f"/aws/vendedlogs/states/{config.stack_name}-workflows-",
-                    Fn.select(0, Fn.split("-", stack_uuid)),
-                ],
-            ),
+            log_group_name=unique_name(f"/aws/vendedlogs/states/{config.stack_name}-workflows-"),
             retention=config.log_retention,
             removal_policy=config.removal_policy,
         )

@@ -7,6 +7,10 @@ tools must be there), `memory_put` then `memory_get` of a fresh key, and a hando
 (`store_handoff`, `list_handoffs` finds it, `claim_handoff` wins it, a second claim loses). Every
 step prints one line; the exit status is 0 only if all pass. The pipeline runs it against
 staging with a token minted for the run (and revoked after), before prod is touched.
+
+With `--origin-url` (the stack's `OriginUrl` output: the execute-api or function URL behind
+CloudFront) it also checks the way around the WAF is closed: a call straight to the origin,
+with a valid token but without CloudFront's origin header, must be refused with 403.
 """
 
 from __future__ import annotations
@@ -135,13 +139,42 @@ async def _steps(session: Client, report: list[str], run_id: str) -> None:
     await step("handoff store, list, claim, second claim refused", handoff_round_trip)
 
 
+async def origin_refused(origin_url: str, token: str, timeout: float = 30.0) -> str:
+    """The report line of a call straight to the origin (no origin header); raises
+    `SmokeFailure` unless it was refused with 403."""
+    url = origin_url.rstrip("/")
+    if not url.endswith("/mcp"):
+        url = f"{url}/mcp"
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    with anyio.fail_after(timeout):
+        async with http:
+            response = await http.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+    if response.status_code != 403:
+        raise SmokeFailure(
+            f"the origin {url} answered {response.status_code} without CloudFront's origin "
+            "header: the WAF can be bypassed"
+        )
+    return f"ok   origin refuses a call without CloudFront's header ({url}: 403)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True, help="the MCP endpoint (…/mcp)")
     parser.add_argument("--token", required=True, help="a team token with memory and handoff")
+    parser.add_argument(
+        "--origin-url",
+        default="",
+        help="the origin behind CloudFront (output OriginUrl): must refuse a direct call",
+    )
     args = parser.parse_args(argv)
     try:
         report = anyio.run(run, args.url, args.token)
+        if args.origin_url:
+            report.append(anyio.run(origin_refused, args.origin_url, args.token))
     except SmokeFailure as failure:
         print(f"FAIL {failure}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import boto3
 
 from shared.config.settings import Settings
+from shared.storage.backends import Backend, DynamoBackend, SqliteBackend
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import DynamoDBServiceResource, Table
@@ -82,3 +83,12 @@ def database() -> Database:
 
 def table(logical_id: str) -> Table:
     return dynamodb().Table(settings().table(logical_id))
+
+
+@cached
+def backend() -> Backend:
+    """The storage every store of this process is on, chosen here once per `configure`: the
+    one place that reads `settings().storage`."""
+    if settings().storage == "sqlite":
+        return SqliteBackend(database)
+    return DynamoBackend(table)

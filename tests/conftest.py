@@ -16,3 +16,12 @@ for _key, _value in {
 }.items():
     os.environ[_key] = _value
 os.environ.pop("AWS_PROFILE", None)
+
+# `make test` runs the suite on several workers (pytest-xdist). Each gets its own temp folder,
+# so what code puts under the temp dir by a fixed name (the search index of a process without a
+# data folder) is never shared between two workers, or with their servers.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER:
+    import tempfile
+
+    os.environ["TMPDIR"] = tempfile.tempdir = tempfile.mkdtemp(prefix=f"cairn-tests-{_WORKER}-")

@@ -29,6 +29,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.coldstart import end_init
+from shared.memory.detection import raised_at
 from shared.memory.wiring import build_curator, build_detector
 from shared.observability import logger, metrics, tracer
 
@@ -70,9 +71,12 @@ def curate(record: DynamoDBRecord) -> str:
         if outcome.action == "filed":
             _detect(team, memory_id)
     except Exception as exc:
-        # The type only: an exception's text may quote the item, and so the memory's content.
+        # The type and where it was raised, not its text: an exception's text may quote the
+        # item, and so the memory's content. The message itself names the memory and the cause
+        # (a plain-text log shows no extra fields).
         logger.warning(
-            "curation failed; the record is reported as a batch item failure",
+            f"curation of memory {memory_id} (team {team}) failed: {type(exc).__name__} at "
+            f"{raised_at(exc)}; the record is reported as a batch item failure",
             extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
         )
         raise

@@ -147,7 +147,7 @@ TOOLSETS: Final = Toolsets(
         Toolset(
             "orchestrator",
             "agents, tasks, artifacts, events and costs",
-            (*_AGENTS, *_TASKS, *_ARTIFACTS_EVENTS_COSTS),
+            (*_AGENTS, "agent.names", *_TASKS, *_ARTIFACTS_EVENTS_COSTS),
         ),
         Toolset("workflows", "multi-step workflows run as tasks", _WORKFLOWS),
         Toolset(

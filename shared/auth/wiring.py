@@ -12,6 +12,7 @@ from shared.auth.ports import TokenStore
 from shared.auth.service import TokenService
 from shared.config import names
 from shared.config.settings import Settings
+from shared.storage.backends import Adapters
 
 
 class ConfigurationError(Exception):
@@ -33,15 +34,16 @@ def resolve_pepper(settings: Settings) -> bytes:
     )
 
 
+TOKEN_STORE = Adapters[TokenStore].named(
+    sqlite="shared.auth.adapters.sqlite:SqliteTokenStore",
+    dynamodb="shared.auth.adapters.dynamodb:DynamoTokenStore",
+    table=names.TABLE_TOKENS,
+)
+
+
 def build_token_store() -> TokenStore:
-    """The token store of `runtime.settings().storage`."""
-    if runtime.settings().storage == "sqlite":
-        from shared.auth.adapters.sqlite import SqliteTokenStore
-
-        return SqliteTokenStore(runtime.database())
-    from shared.auth.adapters.dynamodb import DynamoTokenStore
-
-    return DynamoTokenStore(runtime.table(names.TABLE_TOKENS))
+    """The token store of the process's storage backend."""
+    return runtime.backend().build(TOKEN_STORE)
 
 
 def build_token_service(

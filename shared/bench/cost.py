@@ -42,13 +42,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from shared.auth.cache import slice_size
+from shared.auth.models import DEFAULT_RATE_LIMIT_PER_MINUTE
 from shared.bench.wire import tool_call
 
 PRICES_FILE: Final = Path(__file__).with_name("prices.json")
 MILLION: Final = 1_000_000
 GB: Final = 1024**3
 # X-Ray's default rule when the stack defines none: the first request each second, then 5 %.
+# X-Ray's default rule, and Lambda's fixed sampling where a function starts a trace with active
+# tracing (no custom rule changes it): the first request each second, then 5 %.
 XRAY_DEFAULT: Final = (1, 0.05)
+XRAY_LAMBDA: Final = (1, 0.05)
+# The traffic every figure is given at: a quiet team's 1 call a second (where Lambda's fixed
+# reservoir traces nearly every call) and a busy one's 10.
+RATES: Final = (1.0, 10.0)
+# The token limit the rate limiter reserves slices of (shared.auth): what a default token costs.
+RATE_LIMIT_PER_MINUTE: Final = DEFAULT_RATE_LIMIT_PER_MINUTE
+# The measured calls run under a 100k/min token, whose slices (1,000 requests) cost ~0 writes.
+MEASURED_RATE_LIMIT_PER_MINUTE: Final = 100_000
 # Typical tool calls (weights sum to 1): reads dominate an agent's traffic.
 MIX: Final[Mapping[str, float]] = {
     "memory_get": 0.5,
@@ -109,6 +121,11 @@ class Deployment:
     # A CloudFront distribution in front of the API (api=cloudfront): every call is also a
     # CloudFront HTTPS request.
     cloudfront: bool = False
+    # Share of requests the WAF writes a log record of (1.0: no filter; 0: only blocked ones,
+    # which a normal call is not).
+    waf_logged_share: float = 0.0
+    # The gateway's X-Ray mode ("Active", "PassThrough"; "" none): who decides sampling.
+    tracing: str = "Active"
 
     @property
     def waf(self) -> bool:
@@ -155,6 +172,13 @@ def cost_per_million(
         * prices["xray"]["traces_recorded_per_million"],
         "logs": profile.log_bytes * MILLION / GB * prices["cloudwatch"]["logs_ingested_per_gb"],
         "waf": prices["waf"]["requests_per_million"] if deployment.waf else 0.0,
+        "waf_logs": deployment.waf_logged_share
+        * prices["assumptions"].get("waf_log_bytes_per_request", 0)
+        * MILLION
+        / GB
+        * prices["cloudwatch"]["logs_ingested_per_gb"]
+        if deployment.waf
+        else 0.0,
         "cloudfront": prices["cloudfront"]["https_requests_per_million"]
         if deployment.cloudfront
         else 0.0,
@@ -217,14 +241,30 @@ def deployment_from_template(environment: str, template: Mapping[str, Any]) -> D
         api = "url"
     else:
         raise ValueError("the template has no REST API, HTTP API or function URL")
+    tracing = str(gateway.get("TracingConfig", {}).get("Mode", ""))
     rules = of_type("AWS::XRay::SamplingRule")
-    reservoir, rate = XRAY_DEFAULT
-    if rules:
-        # The cairn rule matches every request of the stack's API; the one with the lowest
-        # priority number wins in X-Ray.
-        rule = min((r["SamplingRule"] for r in rules), key=lambda r: int(r.get("Priority", 10000)))
-        reservoir, rate = int(rule["ReservoirSize"]), float(rule["FixedRate"])
+    if api == "rest":
+        # The stage decides and passes its decision down: the stack's rule (the one with the
+        # lowest priority number wins in X-Ray), else X-Ray's default.
+        reservoir, rate = XRAY_DEFAULT
+        if rules:
+            rule = min(
+                (r["SamplingRule"] for r in rules), key=lambda r: int(r.get("Priority", 10000))
+            )
+            reservoir, rate = int(rule["ReservoirSize"]), float(rule["FixedRate"])
+    elif tracing == "Active":
+        # The gateway starts the trace: Lambda's fixed sampling, whatever rule exists.
+        reservoir, rate = XRAY_LAMBDA
+    else:
+        reservoir, rate = 0, 0.0  # PassThrough: only requests arriving sampled
     acls = of_type("AWS::WAFv2::WebACL")
+    waf_logging = of_type("AWS::WAFv2::LoggingConfiguration")
+    waf_logged_share = (
+        0.0
+        if not waf_logging
+        or all(c.get("LoggingFilter", {}).get("DefaultBehavior") == "DROP" for c in waf_logging)
+        else 1.0
+    )
     logging = gateway.get("LoggingConfig", {})
     env = gateway.get("Environment", {}).get("Variables", {})
     return Deployment(
@@ -246,6 +286,8 @@ def deployment_from_template(environment: str, template: Mapping[str, Any]) -> D
         platform_logs=str(logging.get("SystemLogLevel", "INFO")).upper() in ("DEBUG", "INFO"),
         log_sample_rate=float(env.get("POWERTOOLS_LOGGER_SAMPLE_RATE", 0) or 0),
         cloudfront=bool(of_type("AWS::CloudFront::Distribution")),
+        waf_logged_share=waf_logged_share,
+        tracing=tracing,
         access_log_bytes=sum(
             len(str(stage.get(key, {}).get("Format", "")))
             for cfn_type, key in (
@@ -298,6 +340,10 @@ PROD_DOMAIN: Final = {
 # regional WAF on its stage (`api=rest`).
 VARIANTS: Final[Mapping[str, Mapping[str, str]]] = {
     "dev": {"env": "dev"},
+    # The pipeline's rehearsal, always on: its idle bill is part of running prod.
+    "staging": {"env": "staging"},
+    # Staging sized down (`-c search=domain`: one small node instead of the OCUs).
+    "staging_domain": {"env": "staging", "search": "domain"},
     "prod": {"env": "prod", **PROD_DOMAIN},
     "prod_cloudfront_http": {"env": "prod", "api": "cloudfront", **PROD_DOMAIN},
     "prod_rest": {"env": "prod", "api": "rest", **PROD_DOMAIN},
@@ -537,7 +583,10 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
             build_token_service(settings)
             .issue(
                 TokenRequest(
-                    team="bench", name="bench", scopes=("admin",), rate_limit_per_minute=100_000
+                    team="bench",
+                    name="bench",
+                    scopes=("admin",),
+                    rate_limit_per_minute=MEASURED_RATE_LIMIT_PER_MINUTE,
                 )
             )
             .secret
@@ -712,6 +761,9 @@ def profile(
             app_bytes + (platform * invocations if deployment.platform_logs else 0)
         )
     log_bytes += deployment.access_log_bytes
+    # The rate limiter writes one reservation (1 WCU) per slice of a token's per-minute limit;
+    # measured under a 100k/min token, priced for a default one.
+    writes += 1 / slice_size(RATE_LIMIT_PER_MINUTE) - 1 / slice_size(MEASURED_RATE_LIMIT_PER_MINUTE)
     return CallProfile(
         gateway_ms=round(gateway_ms, 2),
         group_ms=round(group_ms / share, 2) if share else 0.0,
@@ -778,9 +830,16 @@ def run(calls: int, rate: float, progress: bool = True) -> dict[str, Any]:
             },
             "idle_per_month": idle_per_month(deployment, prices),
         }
+        at_rates = {
+            f"{r:g}": cost_per_million(call, deployment, prices, calls_per_second=r) for r in RATES
+        }
+        figures[env]["per_million_calls_at_rate"] = at_rates
+        quiet, busy = (at_rates[f"{r:g}"] for r in RATES)
         note(
-            f"{env}: ${figures[env]['per_million_calls']['total']:.2f} per 1M calls, "
-            f"${figures[env]['idle_per_month']['total']:.2f} idle per month"
+            f"{env}: ${quiet['total']:.2f} per 1M calls at {RATES[0]:g} call/s "
+            f"(X-Ray ${quiet['xray']:.2f}), ${busy['total']:.2f} at {RATES[1]:g} calls/s "
+            f"(X-Ray ${busy['xray']:.2f}); ${figures[env]['idle_per_month']['total']:.2f} idle "
+            "per month"
         )
     return figures
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shared.memory.curator import DUPLICATE_SIMILARITY
-from shared.memory.detection import Thresholds, judge, normal, same_claims, subject_gate
+from shared.memory.detection import Thresholds, judge, same_claims, same_words, subject_gate
 
 PAIRS_PATH = Path(__file__).resolve().parents[2] / "tests" / "bench" / "memory_pairs.jsonl"
 KINDS = ("conflict", "duplicate")
@@ -40,6 +40,8 @@ class Pair:
     same_topic: bool
     # The two memories' explicit `subject` fields, where the pair gives them apart.
     subjects: tuple[str, str] | None = None
+    # `spelling`: one text written two ways (case, punctuation, separators), held out.
+    variant: str | None = None
 
 
 def load_pairs(path: Path = PAIRS_PATH) -> list[Pair]:
@@ -57,6 +59,7 @@ def load_pairs(path: Path = PAIRS_PATH) -> list[Pair]:
                     row["split"],
                     same,
                     (subjects[0], subjects[1]) if subjects else None,
+                    row.get("variant"),
                 )
             )
     return pairs
@@ -103,18 +106,21 @@ def scores(
     return out
 
 
+def merge_rule(p: Pair, cosine: float) -> bool:
+    """The curator's merge as shipped: alike enough and saying the same thing."""
+    return cosine >= DUPLICATE_SIMILARITY and same_claims(p.a, p.b)
+
+
 def merge_scores(pairs: Sequence[Pair], sims: Sequence[float]) -> dict[str, dict[str, float]]:
     """The curator's merge (it deletes the newer memory), graded against the `duplicate`
     labels: by cosine alone, and as shipped (cosine and `same_claims`)."""
     out: dict[str, dict[str, float]] = {}
     rules: dict[str, Callable[[Pair, float], bool]] = {
         "cosine_only": lambda p, s: s >= DUPLICATE_SIMILARITY,
-        "shipped": lambda p, s: s >= DUPLICATE_SIMILARITY and same_claims(p.a, p.b),
+        "shipped": merge_rule,
     }
     for name, rule in rules.items():
-        merged = [
-            normal(p.a) == normal(p.b) or rule(p, s) for p, s in zip(pairs, sims, strict=True)
-        ]
+        merged = [same_words(p.a, p.b) or rule(p, s) for p, s in zip(pairs, sims, strict=True)]
         tp = sum(1 for p, m in zip(pairs, merged, strict=True) if m and p.label == "duplicate")
         fp = sum(1 for p, m in zip(pairs, merged, strict=True) if m and p.label != "duplicate")
         labelled = sum(1 for p in pairs if p.label == "duplicate")
@@ -170,10 +176,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for split, rows in parts.items():
         report[split] = scores([p for p, _ in rows], [s for _, s in rows], Thresholds())
         report[f"{split}_curator_merge"] = merge_scores([p for p, _ in rows], [s for _, s in rows])
+    spelled = [(p, s) for p, s in parts["test"] if p.variant == "spelling"]
+    verdicts = [
+        subject_gate(judge(p.a, p.b, s, p.same_topic), *(p.subjects or (None, None))).kind
+        or "unrelated"
+        for p, s in spelled
+    ]
+    report["test_spelling_variants"] = {
+        "pairs": len(spelled),
+        "judged_duplicate": verdicts.count("duplicate"),
+        "judged_conflict": verdicts.count("conflict"),
+        "merged_by_curator": sum(1 for p, s in spelled if same_words(p.a, p.b) or merge_rule(p, s)),
+    }
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     test = report["test"]
     assert isinstance(test, dict)
+    spelling = report["test_spelling_variants"]
+    assert isinstance(spelling, dict)
+    sys.stderr.write(
+        "held-out spelling variants (case, punctuation, separators): {pairs} pairs, "
+        "{judged_duplicate} duplicates, {judged_conflict} conflicts\n".format(**spelling)
+    )
     sys.stderr.write(
         "held-out: conflict precision {c[precision]} recall {c[recall]} · duplicate precision "
         "{d[precision]} recall {d[recall]}\n".format(c=test["conflict"], d=test["duplicate"])

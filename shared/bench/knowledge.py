@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import random
 import statistics
@@ -110,6 +111,74 @@ def quality(work: Path) -> dict[str, Any]:
         "hit_at_10": round(hits / len(QUESTIONS), 3),
         "mrr": round(statistics.mean(reciprocal), 3),
         "ingest_and_enrich_seconds": round(enriched, 1),
+        "ask": {split: answers(service, nodes, split) for split in ("train", "heldout")},
+        "ask_cutoff_on_train": {
+            str(cut): answers(service, nodes, "train", cut=cut) for cut in CUTOFF_GRID
+        },
+    }
+
+
+# Every second labelled question is held out (most scenarios have two phrasings):
+# `ASK_MIN_RELEVANCE` and the sentence rules were chosen looking at the train ones only.
+def split_of(index: int) -> str:
+    return "heldout" if index % 2 else "train"
+
+
+CUTOFF_GRID = (0.0, 0.1, 0.2, 0.34, 0.5, 0.7)
+
+
+def answers(service: Any, nodes: list[Any], split: str, cut: float | None = None) -> dict[str, Any]:
+    """`ask` without a model on one split of the labelled questions.
+
+    - `first_sentence_from_relevant_source`: the answer's first quoted sentence cites a source
+      whose node is relevant (holds the question's marker) and is one of that node's whole
+      sentences (`extractive.node_sentences`);
+    - `sentences_whole`: every quoted sentence is one of its cited node's whole sentences;
+    - `source_precision`: the share of listed sources that are relevant; `sources_per_answer`;
+    - `no_answer`: questions answered "No relevant knowledge found";
+    - `scores_in_rank_order`: answers whose Sources block never lists a higher score below a
+      lower one.
+    With `cut`, the sources are cut at that relevance instead of the shipped
+    `ASK_MIN_RELEVANCE` (the sweep, on train only).
+    """
+    from shared.knowledge import extractive
+
+    principal = _principal()
+    first_relevant = whole = total_sentences = no_answer = ordered = 0
+    listed = relevant_listed = 0
+    asked = [(q, m) for i, (q, m) in enumerate(QUESTIONS) if split_of(i) == split]
+    for question, marker in asked:
+        relevant = {n.uuid for n in nodes if marker.lower() in n.embed_text.lower()}
+        if cut is None:
+            sources = service.ask_sources(principal, question=question)
+            text = service.ask(principal, question=question)
+        else:
+            sources = service.ask_sources(principal, question=question, min_relevance=cut)
+            text = extractive.extractive_answer(question, sources) if sources else ""
+        scores = [score for _, score in sources]
+        ordered += all(a >= b for a, b in itertools.pairwise(scores))
+        listed += len(sources)
+        relevant_listed += sum(1 for node, _ in sources if node.uuid in relevant)
+        if not sources:
+            no_answer += 1
+            continue
+        quoted = [line for line in text.splitlines() if line.startswith("- ")]
+        for position, line in enumerate(quoted):
+            sentence, _, cite = line[2:].rpartition(" [")
+            node = sources[int(cite.rstrip("]")) - 1][0]
+            is_whole = sentence in extractive.node_sentences(node)
+            whole += is_whole
+            total_sentences += 1
+            if position == 0 and is_whole and node.uuid in relevant:
+                first_relevant += 1
+    return {
+        "questions": len(asked),
+        "first_sentence_from_relevant_source": round(first_relevant / len(asked), 3),
+        "sentences_whole": round(whole / max(total_sentences, 1), 3),
+        "source_precision": round(relevant_listed / max(listed, 1), 3),
+        "sources_per_answer": round(listed / len(asked), 2),
+        "no_answer": no_answer,
+        "scores_in_rank_order": f"{ordered}/{len(asked)}",
     }
 
 

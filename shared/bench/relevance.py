@@ -18,9 +18,11 @@ corpus does not hold (no memory is relevant) — and each marked `train` or `hel
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -180,9 +182,11 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
         "evidence_threshold": shipped.evidence_threshold,
     }
     with tempfile.TemporaryDirectory(prefix="cairn-bench-relevance-") as tmp:
+        services: dict[str, Any] = {}
         for variant, calibration in (
             ("with_cutoff", shipped),
             ("without_cutoff", replace(shipped, evidence_threshold=-math.inf)),
+            ("as_before", replace(shipped, saturation_share=0.0)),
         ):
             config = EmbeddedConfig(fusion=FusionConfig(calibration=calibration))
             folder = Path(tmp) / variant
@@ -198,6 +202,9 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
                     for m in memories
                 ],
             )
+            services[variant] = service
+            if variant == "as_before":
+                continue  # read by `score_order` only
             ranked = {
                 q.text: [key for key, _ in service.search_memories(TEAM, q.text, 10)]
                 for q in labelled.queries
@@ -216,4 +223,81 @@ def run(*, cache_path: Path | None = None, embedder: Any = None) -> dict[str, An
                 results[variant]["median_top_score_answerable"] = (
                     round(sorted(scores)[len(scores) // 2], 4) if scores else None
                 )
+        results["score_order"] = score_order(
+            services["with_cutoff"], services["as_before"], labelled.queries, memories
+        )
     return results
+
+
+def _in_order(scores: Sequence[float]) -> bool:
+    return all(a >= b for a, b in itertools.pairwise(scores))
+
+
+def score_order(
+    service: Any, before: Any, queries: Sequence[LabelledQuery], memories: Any
+) -> dict[str, Any]:
+    """Whether ranks follow scores, and whether a perfect match stands out from a good one.
+
+    Per split, through `search_memories` (limit 10, what `memory_search` and `recall` rank
+    by): queries whose scores never rise down the list; the share of results shown as 1.0 (to
+    4 places); nDCG@10 of that order. `as_before`: the same for the engine's own page (its
+    fused order, which `SearchService` now reorders by score) under the saturating score
+    (`saturation_share` 0), as the tools answered before. `perfect_vs_answerable`: the median
+    top score when a memory's own text is the query, against that of the answerable queries,
+    and how many of each read 1.0.
+    """
+    from shared.search.models import IndexQuery, SearchFilters
+
+    out: dict[str, Any] = {}
+    for split in SPLITS:
+        part = [q for q in queries if q.split == split]
+        now = [service.search_memories(TEAM, q.text, 10) for q in part]
+        old = []
+        for q in part:
+            page = before.index.query(
+                IndexQuery(
+                    text=q.text,
+                    vector=[float(x) for x in before.embedder.embed([q.text])[0]],
+                    filters=SearchFilters(team=TEAM, now=time.time(), types=frozenset({"memory"})),
+                    limit=10,
+                )
+            )
+            old.append([(g.entity_id, g.score) for g in page.groups])
+        out[split] = {"queries": len(part)}
+        for name, lists in (("now", now), ("as_before", old)):
+            scores = [[score for _, score in hits] for hits in lists]
+            answerable = [(q, hits) for q, hits in zip(part, lists, strict=True) if q.relevant]
+            out[split][name] = {
+                "scores_in_rank_order": f"{sum(_in_order(s) for s in scores)}/{len(part)}",
+                "results_at_1.0": _share_at_one(scores),
+                "ndcg_at_10": round(
+                    sum(_ndcg([k for k, _ in hits], q.relevant) for q, hits in answerable)
+                    / max(len(answerable), 1),
+                    4,
+                ),
+            }
+    own = [service.search_memories(TEAM, f"{m['title']} {m['content']}", 1) for m in memories]
+    perfect = [hits[0][1] for hits in own if hits]
+    answerable_tops = [
+        hits[0][1]
+        for hits in (service.search_memories(TEAM, q.text, 1) for q in queries if q.relevant)
+        if hits
+    ]
+    out["perfect_vs_answerable"] = {
+        "perfect_median_top": _median(perfect),
+        "perfect_at_1.0": f"{sum(round(s, 4) == 1.0 for s in perfect)}/{len(perfect)}",
+        "answerable_median_top": _median(answerable_tops),
+        "answerable_at_1.0": (
+            f"{sum(round(s, 4) == 1.0 for s in answerable_tops)}/{len(answerable_tops)}"
+        ),
+    }
+    return out
+
+
+def _share_at_one(lists: Sequence[Sequence[float]]) -> float:
+    flat = [s for scores in lists for s in scores]
+    return round(sum(round(s, 4) == 1.0 for s in flat) / max(len(flat), 1), 3)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(sorted(values)[len(values) // 2], 4) if values else None

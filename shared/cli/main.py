@@ -148,6 +148,7 @@ BENCHMARKS: dict[str, str] = {
     "cost": "AWS cost per 1M typical tool calls and idle per month, dev and prod (prices.json)",
     "cold": "each Lambda function's import time as a ratio to import boto3, and its bundle size",
     "context": "bytes and ~tokens of initialize + tools/list per toolset URL (docs/toolsets.md)",
+    "portability": "export and import records/s and peak memory of a team of 10k/100k records",
     "soak": "a local server under 30 minutes of mixed load: open files, RSS, errors each minute",
 }
 
@@ -265,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     from shared.cli.schedules import add_parser as add_sync_schedules
 
     add_sync_schedules(commands)
+
+    from shared.cli.portability import add_parser as add_portability
+
+    add_portability(commands)
 
     bench = commands.add_parser("bench", help="benchmarks")
     bench_commands = bench.add_subparsers(dest="bench_command", required=True)

@@ -151,6 +151,8 @@ class Outputs:
     """CloudFormation output keys: stable, so pipelines and the CLI can read them."""
 
     MCP_URL: Final = "McpUrl"
+    # Behind CloudFront only: the origin it forwards to (the smoke test's bypass check).
+    ORIGIN_URL: Final = "OriginUrl"
     TOKENS_TABLE: Final = "TokensTableName"
     MEMORIES_TABLE: Final = "MemoriesTableName"
     DOCUMENTS_TABLE: Final = "DocumentsTableName"

@@ -41,7 +41,7 @@ STATIC_FILES: dict[str, tuple[Path, str]] = {
 def _templates() -> Environment:
     """The page templates, loaded at the first page: jinja2's import is about a fifth of the
     gateway's cold start, and MCP requests never render a page."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
 
     environment = Environment(
         loader=FileSystemLoader(_HERE / "templates"),
@@ -50,7 +50,21 @@ def _templates() -> Environment:
         lstrip_blocks=True,
     )
     environment.filters["when"] = views.when
+    environment.filters["who"] = pass_context(_who)
+    environment.globals["needs"] = views.needs
     return environment
+
+
+def _who(context: Any, actor: Any) -> Any:
+    """An actor (agent id, `token:<id>`) by its name, the id on hover; the id itself when it
+    has no name (or the token may not ask for names). `names` comes from the page's view."""
+    from markupsafe import Markup, escape
+
+    actor = str(actor or "")
+    name = (context.get("names") or {}).get(actor)
+    if not name or name == actor:
+        return escape(actor)
+    return Markup('<span class="actor" title="{}">{}</span>').format(actor, name)
 
 
 # What a successful action says after its redirect (the query carries the key, never text).
@@ -387,6 +401,7 @@ def _review_routes(router: APIRouter, console: _Console) -> None:
                 "review.html",
                 **console.page_context(request, client, tools),
                 queue=queue,
+                names=queue.names,
                 page="review",
             )
 
@@ -414,7 +429,7 @@ def _review_routes(router: APIRouter, console: _Console) -> None:
                     ),
                     status=409,
                 )
-            return f"review?done={'approved' if decision == 'approve' else 'rejected'}"
+            return _to_queue(form, "approved" if decision == "approve" else "rejected")
 
         return await console.action(request, perform)
 
@@ -423,7 +438,7 @@ def _review_routes(router: APIRouter, console: _Console) -> None:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "content", "note")
             await console.call(client, "conflict_resolve", arguments)
-            return "review?done=conflict"
+            return _to_queue(form, "conflict")
 
         return await console.action(request, perform)
 
@@ -432,7 +447,7 @@ def _review_routes(router: APIRouter, console: _Console) -> None:
         async def perform(client: ToolClient, form: Form) -> str:
             arguments = _arguments(form, "id", "action", "keep_id", "note")
             await console.call(client, "duplicate_resolve", arguments)
-            return "review?done=duplicate"
+            return _to_queue(form, "duplicate")
 
         return await console.action(request, perform)
 
@@ -463,7 +478,7 @@ def _memory_routes(router: APIRouter, console: _Console) -> None:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             search = views.MemorySearch.from_query(request.query_params)
             try:
-                found = await run_blocking(views.browse, client, search)
+                found = await run_blocking(views.browse, client, tools, search)
                 error = None
             except SignedOut:
                 raise
@@ -475,6 +490,7 @@ def _memory_routes(router: APIRouter, console: _Console) -> None:
                 **console.page_context(request, client, tools),
                 search=search,
                 found=found,
+                names=found.names if found else {},
                 error=error,
                 page="memories",
             )
@@ -486,12 +502,14 @@ def _memory_routes(router: APIRouter, console: _Console) -> None:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
             memory_id = request.query_params.get("id", "")
             chain = await run_blocking(views.version_chain, client, memory_id)
+            names = await run_blocking(views.actor_names, client, tools, views.memory_actors(chain))
             return _render(
                 "memory.html",
                 200 if chain else 404,
                 **console.page_context(request, client, tools),
                 memory_id=memory_id,
                 chain=chain,
+                names=names,
                 page="memories",
             )
 
@@ -509,6 +527,7 @@ def _work_routes(router: APIRouter, console: _Console) -> None:
                 "work.html",
                 **console.page_context(request, client, tools),
                 work=overview,
+                names=overview.names,
                 page="work",
             )
 
@@ -541,4 +560,12 @@ def _back(form: Form, done: str, memory_id: str | None) -> str:
     """Where an action on one memory returns: its page, or the queue it was taken from."""
     if _first(form, "back") == "memory" and memory_id:
         return "memory?" + urlencode({"id": memory_id, "done": done})
-    return f"review?done={done}"
+    return _to_queue(form, done)
+
+
+def _to_queue(form: Form, done: str) -> str:
+    """Back to the queue's section the decision was taken in (its first page: what was
+    decided left it), saying what was done."""
+    section = _first(form, "section")
+    pairs = [("section", section)] if section in views.QUEUE_SECTIONS else []
+    return "review?" + urlencode([*pairs, ("done", done)])

@@ -17,6 +17,7 @@ from typing import Any
 
 from shared.auth.principal import Principal
 from shared.knowledge.enrich import hostname
+from shared.knowledge.extractive import extractive_answer
 from shared.knowledge.filters import Filters, check_source, clamp_limit, parse_since
 from shared.knowledge.models import (
     ENTITY_TYPES,
@@ -55,9 +56,12 @@ class BadSignature(ToolError):
 CONTEXT_EMBED_CHARS = 600
 # How many index hits a filtered query reads to still fill `limit` after the filters.
 FILTERED_DEPTH = 500
-EXTRACTIVE_NOTE = "(Extractive answer: no model is configured, so these are the most relevant "
-EXTRACTIVE_NOTE += "sentences of the sources, quoted.)"
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# `ask` answers from sources at least this relevant (the calibrated score, 0–1): the hybrid
+# engine's evidence line keeps loosely related nodes (SciFact needs it to), which `ask` listed
+# at 0 % and 1 %. Chosen on the train half of the labelled questions (`cairn bench knowledge`).
+ASK_MIN_RELEVANCE = 0.34
+# `recent` mode orders by time; its score is the recency, halving every week.
+RECENCY_HALF_LIFE_MS = 7 * 24 * 3_600_000
 _WORD = re.compile(r"[a-z0-9_./-]{2,}")
 _STOP = frozenset(
     {
@@ -310,12 +314,18 @@ class KnowledgeService:
         if mode == "recent":
             recent = self._nodes.recent_nodes(team, since_ms=wanted.since_ms)
             kept = [n for n in recent if self._keep(n, wanted, entity)][:limit]
-            return [(n, 1.0) for n in kept]
+            now = self.now_ms()
+            # Newest first, so the recency never rises down the list (equal times, equal scores).
+            return [(n, 0.5 ** (max(0, now - n.captured_at) / RECENCY_HALF_LIFE_MS)) for n in kept]
         depth = FILTERED_DEPTH if filtered else limit
         hits = self._index.query(team, query, mode, depth)
+        position = {uuid: rank for rank, (uuid, _) in enumerate(hits)}
         scores = dict(hits)
         nodes = self._nodes.get_nodes(team, [uuid for uuid, _ in hits])
         kept = [n for n in nodes if self._keep(n, wanted, entity)]
+        # By score, best first (the index already answers so; the store's read order is not
+        # part of its contract), equal scores in the index's order.
+        kept.sort(key=lambda n: (-scores[n.uuid], position[n.uuid]))
         return [(n, scores[n.uuid]) for n in kept[:limit]]
 
     def _lexical(
@@ -390,8 +400,8 @@ class KnowledgeService:
         if not pairs:
             lines.append("_No relevant knowledge found._")
             return "\n".join(lines)
-        for number, (node, score) in enumerate(pairs, start=1):
-            embed = node.embed_text
+        for number, (node, score, repeats) in enumerate(_folded(pairs), start=1):
+            embed = _detail(node)
             if len(embed) > CONTEXT_EMBED_CHARS:
                 embed = embed[:CONTEXT_EMBED_CHARS] + "…"
             lines += [
@@ -401,13 +411,32 @@ class KnowledgeService:
                 f"- **Branch:** `{node.git_branch}`",
                 f"- **When:** {_iso(node.captured_at)}",
                 f"- **uuid:** `{node.uuid}`",
-                "",
-                embed,
-                "",
             ]
+            if repeats:
+                again = ", ".join(f"{_iso(r.captured_at)} `{r.uuid}`" for r in repeats)
+                lines.append(f"- **Same session again:** {again}")
+            lines += ["", embed, ""] if embed else [""]
         return "\n".join(lines).rstrip() + "\n"
 
     # ------------------------------------------------------------------ ask
+
+    def ask_sources(
+        self,
+        principal: Principal,
+        *,
+        question: str,
+        limit: int = 10,
+        project: str = "",
+        since: str = "",
+        source: str = "",
+        branch: str = "",
+        min_relevance: float = ASK_MIN_RELEVANCE,
+    ) -> list[tuple[KnowledgeNode, float]]:
+        """The sources `ask` answers from, numbered as its `Sources:` block numbers them: the
+        hybrid ranking, best score first, without those below `min_relevance`."""
+        wanted = self._filters(since, project, source, branch)
+        ranked = self._ranked(principal.team, question, "hybrid", clamp_limit(limit), wanted)
+        return [(node, score) for node, score in ranked if score >= min_relevance]
 
     def ask(
         self,
@@ -421,14 +450,21 @@ class KnowledgeService:
         branch: str = "",
     ) -> str:
         """The answer, then a `Sources:` block; an `Error: …` string when the model fails."""
-        wanted = self._filters(since, project, source, branch)
-        pairs = self._ranked(principal.team, question, "hybrid", clamp_limit(limit), wanted)
+        pairs = self.ask_sources(
+            principal,
+            question=question,
+            limit=limit,
+            project=project,
+            since=since,
+            source=source,
+            branch=branch,
+        )
         if not pairs:
             return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
         sources = _sources_block(pairs)
         model = self._model()
         if model is None:
-            return f"{_extractive(question, pairs)}\n\n{sources}"
+            return f"{extractive_answer(question, pairs)}\n\n{sources}"
         try:
             answer = model.complete(_SYSTEM_PROMPT, _prompt(question, pairs)).strip()
         except ModelUnavailable as exc:
@@ -528,31 +564,33 @@ def _sources_block(pairs: Iterable[tuple[KnowledgeNode, float]]) -> str:
     return "\n".join(lines)
 
 
-def _extractive(question: str, pairs: Sequence[tuple[KnowledgeNode, float]]) -> str:
-    """The sentences of the sources that share most words with the question, cited."""
-    wanted = set(_terms(question))
-    candidates: list[tuple[float, int, str]] = []
-    for number, (node, score) in enumerate(pairs, start=1):
-        for sentence in [node.summary, *_SENTENCE.split(node.embed_text)]:
-            sentence = sentence.strip()
-            if len(sentence) < 8:
-                continue
-            overlap = len(wanted & set(_terms(sentence)))
-            candidates.append((overlap + score, number, sentence))
-    candidates.sort(key=lambda c: (-c[0], c[1]))
-    chosen: list[str] = []
+def _detail(node: KnowledgeNode) -> str:
+    """A node's embed text without its summary (the heading says it already)."""
+    text = node.embed_text
+    if text.startswith(node.summary):
+        text = text[len(node.summary) :].lstrip()
+    return text
+
+
+def _folded(
+    pairs: Sequence[tuple[KnowledgeNode, float]],
+) -> list[tuple[KnowledgeNode, float, list[KnowledgeNode]]]:
+    """Each node once, and a node that repeats an earlier one word for word (the same
+    commands run again another day) listed under it rather than as a block of its own."""
+    blocks: list[tuple[KnowledgeNode, float, list[KnowledgeNode]]] = []
+    first: dict[tuple[str, str], int] = {}
     seen: set[str] = set()
-    for _, number, sentence in candidates:
-        # A sentence already quoted whole, or as part of a longer one, adds nothing (a node's
-        # summary opens its embed text, so its first sentence is in both).
-        if any(sentence in quoted or quoted in sentence for quoted in seen):
+    for node, score in pairs:
+        if node.uuid in seen:
             continue
-        seen.add(sentence)
-        short = sentence if len(sentence) <= 300 else sentence[:299] + "…"
-        chosen.append(f"- {short} [{number}]")
-        if len(chosen) == 4:
-            break
-    return EXTRACTIVE_NOTE + "\n" + "\n".join(chosen)
+        seen.add(node.uuid)
+        same = (node.summary, _detail(node))
+        if same in first:
+            blocks[first[same]][2].append(node)
+            continue
+        first[same] = len(blocks)
+        blocks.append((node, score, []))
+    return blocks
 
 
 _SYSTEM_PROMPT = (

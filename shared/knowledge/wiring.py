@@ -20,6 +20,7 @@ from shared.config import names
 from shared.knowledge.enrich import Enricher
 from shared.knowledge.ports import ChatModel, EnrichmentQueue, KnowledgeStores
 from shared.knowledge.service import KnowledgeService
+from shared.storage.backends import Adapters
 
 if TYPE_CHECKING:
     from shared.search.service import SearchService
@@ -53,16 +54,17 @@ def knowledge_settings() -> KnowledgeSettings:
     return KnowledgeSettings.from_env()
 
 
+STORES = Adapters[KnowledgeStores].named(
+    sqlite="shared.knowledge.adapters.sqlite:SqliteKnowledgeStores",
+    dynamodb="shared.knowledge.adapters.dynamodb:DynamoKnowledgeStores",
+    table=names.TABLE_KNOWLEDGE,
+)
+
+
 @runtime.cached
 def build_stores() -> KnowledgeStores:
     """One object serving the four store ports (they share one table / database)."""
-    if runtime.settings().storage == "sqlite":
-        from shared.knowledge.adapters.sqlite import SqliteKnowledgeStores
-
-        return SqliteKnowledgeStores(runtime.database())
-    from shared.knowledge.adapters.dynamodb import DynamoKnowledgeStores
-
-    return DynamoKnowledgeStores(runtime.table(names.TABLE_KNOWLEDGE))
+    return runtime.backend().build(STORES)
 
 
 def build_enricher(search: Callable[[], SearchService]) -> Enricher:
@@ -91,7 +93,7 @@ def build_queue(enricher: Enricher) -> EnrichmentQueue:
         return SqsQueue(
             boto3.client("sqs", region_name=runtime.settings().region), configured.queue_url
         )
-    if runtime.settings().storage == "sqlite":
+    if runtime.backend().name == "sqlite":
         background = BackgroundQueue(enricher.enrich)
         runtime.on_reconfigure(background.stop)
         return background

@@ -336,6 +336,11 @@ class LocalRuntime:
                 return StreamingResponse(lines, media_type=NDJSON)
             return self.index(body)
 
+        # `cairn export`, `cairn import`, `cairn team delete`, `cairn backup`.
+        from shared.local.portability_routes import portability_router
+
+        assert self.tokens is not None
+        router.include_router(portability_router(self.tokens))
         return router
 
     def index(

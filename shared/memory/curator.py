@@ -21,14 +21,13 @@ locally, Titan v2 in AWS); docs/memory.md says how they were chosen.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from shared.memory.detection import same_claims
+from shared.memory.detection import same_claims, spelling
 from shared.memory.models import ACTIVE_STATUSES, Memory
 from shared.memory.ports import (
     CurationQueue,
@@ -55,7 +54,8 @@ class CurationOutcome:
 
 
 def _normal(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
+    # Two bodies that differ only in case, punctuation or separators are one memory.
+    return spelling(text)
 
 
 def _curated_kind(memory: Memory) -> bool:

@@ -32,6 +32,7 @@ import queue
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -228,6 +229,26 @@ def normal(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
+_LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")
+
+
+def spelling(text: str) -> str:
+    """`text` with case, punctuation, separators and spacing taken out: what two spellings of
+    one thing have in common ("restart-check", "Restart check", "restart_check", "RestartCheck").
+
+    >>> spelling("Restart check!") == spelling("restart-check") == spelling("restart_check")
+    True
+    """
+    return "".join(_LETTERS_AND_DIGITS.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def same_words(a: str, b: str) -> bool:
+    """Whether two texts differ only in case, punctuation or separators: the same memory
+    written twice, a duplicate, never a conflict (no word or number of one is missing from
+    the other, so neither can contradict it)."""
+    return spelling(a) == spelling(b) != ""
+
+
 def topic(memory: Memory) -> str | None:
     """What a memory is about, for "the same subject (or key, or title)"."""
     raw = memory.subject or memory.title or memory.key
@@ -407,6 +428,8 @@ def judge(
     """
     if normal(a) == normal(b):
         return Verdict("duplicate", ("same_body",))
+    if same_words(a, b):
+        return Verdict("duplicate", ("same_words",))
     found = tuple(signals(a, b))
     # Two facts about two things (a template filled for service 1 and service 2) neither
     # contradict nor repeat each other, however alike the sentences are.
@@ -489,7 +512,11 @@ class Detector:
                 # the wording, one cannot contradict or duplicate the other.
                 continue
             same_topic = own_topic is not None and topic(candidate) == own_topic
-            verdict = self._judge(memory.content, candidate.content, cosine, same_topic)
+            if same_words(memory.content, candidate.content):
+                # One text spelled two ways: a copy, whatever a judge (a model) would say.
+                verdict = Verdict("duplicate", ("same_words",))
+            else:
+                verdict = self._judge(memory.content, candidate.content, cosine, same_topic)
             verdict = subject_gate(verdict, memory.subject, candidate.subject)
             if verdict.kind == "duplicate":
                 duplicates.append(candidate.id)
@@ -652,7 +679,7 @@ class BackgroundDetection:
                 log(
                     f"detection of memory {memory_id} (team {team}) failed, attempt "
                     f"{attempt} of {DETECTION_ATTEMPTS}: {type(exc).__name__} at "
-                    f"{_raised_at(exc)}" + ("; given up" if last else "; trying again"),
+                    f"{raised_at(exc)}" + ("; given up" if last else "; trying again"),
                     extra={"memory_id": memory_id, "team": team, "error": type(exc).__name__},
                 )
                 if last:
@@ -661,7 +688,7 @@ class BackgroundDetection:
                 self._stopping.wait(pauses[min(attempt, len(pauses)) - 1])
 
 
-def _raised_at(exc: BaseException) -> str:
+def raised_at(exc: BaseException) -> str:
     """`module.py:line in function` of the frame that raised `exc` (no values, no text)."""
     trace = exc.__traceback__
     if trace is None:

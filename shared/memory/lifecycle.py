@@ -417,10 +417,10 @@ class Lifecycle:
         def keep(memory: Memory) -> bool:
             if memory.wallet_address is not None or memory.is_expired(now):
                 return False
-            if memory.status in {"proposed", "rejected"} and not (
+            if memory.status == "rejected" and not (
                 reviewer or memory.created_by == principal.actor
             ):
-                return False  # a proposal is its author's and the reviewers' business
+                return False  # a rejected proposal is its author's and the reviewers' business
             if subject_key is not None and _topic(memory.subject or "") != subject_key:
                 return False
             if kind is not None and memory.kind != kind:

@@ -92,8 +92,7 @@ class MemoryQueryInput(SeedToolInput):
         default_factory=list,
         max_length=7,
         description="Lifecycle states to include (default `active` = filed or pending). "
-        "Proposed and rejected records are shown to their author and to `memory.review` "
-        "tokens only.",
+        "Rejected records are shown to their author and to `memory.review` tokens only.",
     )
     as_of: datetime | None = Field(
         default=None,

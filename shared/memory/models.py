@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from shared.model_fields import optional_text
 from shared.storage.values import utf8_at_most
@@ -53,6 +53,24 @@ class MemoryFlag(BaseModel):
     agent_id: str
     reason: str
     flagged_at: datetime
+
+    def repeats(self, other: MemoryFlag) -> bool:
+        """Whether this is `other` said again: the same caller, the same reason (case and
+        spacing aside). A repeated flag counts once."""
+        return self.agent_id == other.agent_id and _said(self.reason) == _said(other.reason)
+
+
+def _said(reason: str) -> str:
+    return " ".join(reason.split()).casefold()
+
+
+def distinct_flags(flags: list[MemoryFlag]) -> list[MemoryFlag]:
+    """Each flag once: a repeat of an earlier one (`MemoryFlag.repeats`) is left out."""
+    kept: list[MemoryFlag] = []
+    for flag in flags:
+        if not any(flag.repeats(earlier) for earlier in kept):
+            kept.append(flag)
+    return kept
 
 
 # A memory's lifecycle (docs/memory.md draws it): `pending` (remember, until the curator files
@@ -132,7 +150,10 @@ class Memory(BaseModel):
     expires_at: datetime | None = None
     created_by: str
     status: CurationStatus = Field(default="filed", exclude_if=_is_filed)
-    flags: list[MemoryFlag] = Field(default_factory=list, exclude_if=_is_empty)
+    # Each flag once, also as read back from a store that holds a repeat (a race, older data).
+    flags: Annotated[list[MemoryFlag], AfterValidator(distinct_flags)] = Field(
+        default_factory=list, exclude_if=_is_empty
+    )
     links: list[str] = Field(default_factory=list, exclude_if=_is_empty)
     merged_from: list[str] = Field(default_factory=list, exclude_if=_is_empty)
     # The version chain, linked both ways (memory_supersede), and the lifecycle history.

@@ -194,7 +194,7 @@ class MemoryService:
             if memory is not None and key is not None and memory.key != key:
                 return None
             # By id a superseded or retracted version still reads (with its status and links:
-            # it is history); a proposal only for its author and reviewers.
+            # it is history); a rejected proposal only for its author and reviewers.
             if memory is not None and not _may_see(principal, memory):
                 return None
             return memory
@@ -309,13 +309,15 @@ class MemoryService:
         live = self._live(team, self._store.get(team, memory_id))
         if live is None or not live.active:
             raise _no_memory(memory_id)
+        flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
+        if any(flag.repeats(earlier) for earlier in live.flags):
+            return live  # said already: a repeated flag counts once
         if len(live.flags) >= MAX_FLAGS:
             raise InvalidArgument(
                 f"`memory_id`: memory {memory_id!r} already has {MAX_FLAGS} flags awaiting "
                 "review; wait for a reviewer to resolve them before flagging it again",
                 field="memory_id",
             )
-        flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
         flagged = self._store.add_flag(team, memory_id, flag)
         if flagged is None:  # deleted between the read and the write
             raise _no_memory(memory_id)
@@ -541,6 +543,8 @@ def _no_engram(engram_id: str) -> NotFound:
 
 
 def _may_see(principal: Principal, memory: Memory) -> bool:
-    if memory.status not in {"proposed", "rejected"}:
+    """An open proposal is the team's to read when asked for (it is what the review queue
+    shows every reader); a rejected one stays its author's and the reviewers' business."""
+    if memory.status != "rejected":
         return True
     return memory.created_by == principal.actor or REVIEW_SCOPE in principal.effective_scopes

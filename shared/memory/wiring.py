@@ -11,34 +11,51 @@ from shared.domain_events.wiring import build_domain_events, build_dynamo_outbox
 from shared.memory.ports import FindingStore, MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.memory_index import SearchMemoryIndex
+from shared.storage.backends import Adapters, TableLookup
 
 # The curator and detection run in this process only with inline curation (local); in AWS the
 # memories table's stream feeds the curator function, so the memory group never loads them.
 if TYPE_CHECKING:
     from shared.memory.curator import Curator
     from shared.memory.detection import BackgroundDetection, Detector
+    from shared.storage.sqlite import Database
+
+
+def _sqlite_memories(database: Database) -> MemoryStore:
+    from shared.memory.adapters.sqlite import SqliteMemoryStore
+
+    return SqliteMemoryStore(database)
+
+
+def _dynamo_memories(tables: TableLookup) -> MemoryStore:
+    from shared.memory.adapters.dynamodb import DynamoMemoryStore
+
+    return DynamoMemoryStore(tables(names.TABLE_MEMORIES), build_dynamo_outbox())
+
+
+def _sqlite_findings(database: Database) -> FindingStore:
+    from shared.memory.adapters.sqlite import SqliteFindingStore
+
+    return SqliteFindingStore(database)
+
+
+def _dynamo_findings(tables: TableLookup) -> FindingStore:
+    # The curator's findings (conflicts, duplicate clusters) live beside the memories.
+    from shared.memory.adapters.dynamodb import DynamoFindingStore
+
+    return DynamoFindingStore(tables(names.TABLE_MEMORIES), build_dynamo_outbox())
+
+
+MEMORIES = Adapters(sqlite=_sqlite_memories, dynamodb=_dynamo_memories)
+FINDINGS = Adapters(sqlite=_sqlite_findings, dynamodb=_dynamo_findings)
 
 
 def build_memory_store() -> MemoryStore:
-    """The memories of the configured storage: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.memory.adapters.sqlite import SqliteMemoryStore
-
-        return SqliteMemoryStore(runtime.database())
-    from shared.memory.adapters.dynamodb import DynamoMemoryStore
-
-    return DynamoMemoryStore(runtime.table(names.TABLE_MEMORIES), build_dynamo_outbox())
+    return runtime.backend().build(MEMORIES)
 
 
 def build_finding_store() -> FindingStore:
-    """The curator's findings (conflicts, duplicate clusters) beside the memories."""
-    if runtime.settings().storage == "sqlite":
-        from shared.memory.adapters.sqlite import SqliteFindingStore
-
-        return SqliteFindingStore(runtime.database())
-    from shared.memory.adapters.dynamodb import DynamoFindingStore
-
-    return DynamoFindingStore(runtime.table(names.TABLE_MEMORIES), build_dynamo_outbox())
+    return runtime.backend().build(FINDINGS)
 
 
 @runtime.cached

@@ -46,11 +46,23 @@ class Calibration:
     coverage_weight: float = 20.55
     evidence_coverage_weight: float = 0.25
     evidence_threshold: float = 0.26
+    # The top of the scale kept for how much evidence a near-certain chunk has (`relevance`).
+    saturation_share: float = 0.05
 
     def relevance(self, cosine: float, coverage: float) -> float:
-        """The calibrated relevance of one chunk (0–1)."""
+        """The calibrated relevance of one chunk (0–1): the fitted probability, scaled by how
+        much of the evidence is there, so that it does not saturate.
+
+        The logistic alone reaches 1.0 (to six decimals) for any chunk with most of the query's
+        words and a fair cosine, so a perfect match and a good one read alike. Scaling it by
+        `1 - saturation_share · (1 - evidence)`, evidence = (cosine⁺ + coverage) / 2, keeps the
+        low end (a 0 stays 0) and leaves 1.0 to a chunk with every
+        query word and the query's meaning (a perfect match scores 1.0, a good one ~0.99).
+        """
         z = self.intercept + self.cosine_weight * cosine + self.coverage_weight * coverage
-        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        probability = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+        evidence = (min(max(cosine, 0.0), 1.0) + min(max(coverage, 0.0), 1.0)) / 2
+        return probability * (1.0 - self.saturation_share * (1.0 - evidence))
 
     def has_evidence(self, cosine: float, coverage: float) -> bool:
         """Whether a chunk shares enough of the query's meaning or words to be returned.

@@ -28,6 +28,10 @@ class SearchIndex(Protocol):
         """Remove every chunk of one entity (a document or a memory) of `team`."""
         ...
 
+    def delete_team(self, team: str) -> int:
+        """Remove everything indexed for `team` (its erasure); how many chunks went."""
+        ...
+
     def query(self, query: IndexQuery) -> IndexPage:
         """One page of entities ranked by BM25, vector or their RRF fusion, grouped by entity."""
         ...

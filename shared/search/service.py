@@ -25,6 +25,7 @@ from shared.search.models import (
     ContextChunkOut,
     DocumentInput,
     EntityChunkOut,
+    EntityHits,
     EntityItem,
     EntityOut,
     IndexPage,
@@ -99,6 +100,20 @@ def content_hash(document: DocumentInput) -> str:
         ]
     )
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def by_score(page: IndexPage) -> IndexPage:
+    """The page ordered by its own scores: entities by their best chunk's, chunks within an
+    entity likewise; equal scores keep the engine's (fused) order.
+
+    The engine cuts each page from its fused (RRF) order, while a result's score is the
+    calibrated relevance of its own evidence; the two disagree now and then (a chunk ranked
+    first by BM25 with a lower cosine). A reader takes the score as the order, so a page never
+    lists a result above a better-scored one. (A reranked page keeps the reranker's order.)
+    """
+    groups = [EntityHits(g.entity_id, sorted(g.hits, key=lambda h: -h.score)) for g in page.groups]
+    groups.sort(key=lambda g: -g.score)
+    return IndexPage(groups=groups, has_more=page.has_more)
 
 
 @dataclass
@@ -348,7 +363,7 @@ class SearchService:
             if self.reranker is None:
                 raise ValueError("rerank=True needs a reranker")
             return reranked_page(self.index.query, request, self.reranker, self.rerank_config)
-        return self.index.query(request)
+        return by_score(self.index.query(request))
 
     def search_page(self, team: str, args: SearchInput, *, may_read_memory: bool) -> SearchOutput:
         """The `search` tool's answer: one page of results grouped by entity, a memory as one

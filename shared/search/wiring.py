@@ -21,21 +21,32 @@ from shared.config.settings import Settings
 from shared.search.ports import DocumentStore, Reranker
 from shared.search.rerank.stage import RerankConfig
 from shared.search.service import SearchService
+from shared.storage.backends import Adapters, TableLookup
 
 if TYPE_CHECKING:
     from shared.search.adapters.embedded import EmbeddedIndex
     from shared.search.embedding.cache import CachedEmbedder
+    from shared.storage.sqlite import Database
+
+
+def document_stores(clock: Callable[[], float]) -> Adapters[DocumentStore]:
+    """The documents store's adapters; `clock` dates tombstones."""
+
+    def sqlite(database: Database) -> DocumentStore:
+        from shared.search.adapters.sqlite_documents import SqliteDocumentStore
+
+        return SqliteDocumentStore(database, clock)
+
+    def dynamodb(tables: TableLookup) -> DocumentStore:
+        from shared.search.adapters.dynamodb import DynamoDocumentStore
+
+        return DynamoDocumentStore(tables(names.TABLE_DOCUMENTS), clock)
+
+    return Adapters(sqlite=sqlite, dynamodb=dynamodb)
 
 
 def build_document_store(clock: Callable[[], float] = time.time) -> DocumentStore:
-    """The documents store of `runtime.settings().storage`; `clock` dates tombstones."""
-    if runtime.settings().storage == "sqlite":
-        from shared.search.adapters.sqlite_documents import SqliteDocumentStore
-
-        return SqliteDocumentStore(runtime.database(), clock)
-    from shared.search.adapters.dynamodb import DynamoDocumentStore
-
-    return DynamoDocumentStore(runtime.table(names.TABLE_DOCUMENTS), clock)
+    return runtime.backend().build(document_stores(clock))
 
 
 SEARCH_DIR = "search"

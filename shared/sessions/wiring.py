@@ -10,17 +10,18 @@ from shared.config import names
 from shared.memory.service import MemoryService
 from shared.sessions.ports import ModelCatalog, SessionStore
 from shared.sessions.service import SessionService
+from shared.storage.backends import Adapters
+
+SESSION_STORE = Adapters[SessionStore].named(
+    sqlite="shared.sessions.adapters.sqlite:SqliteSessionStore",
+    dynamodb="shared.sessions.adapters.dynamodb:DynamoSessionStore",
+    table=names.TABLE_SESSIONS,
+)
 
 
 def build_session_store() -> SessionStore:
     """The sessions of the configured storage: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.sessions.adapters.sqlite import SqliteSessionStore
-
-        return SqliteSessionStore(runtime.database())
-    from shared.sessions.adapters.dynamodb import DynamoSessionStore
-
-    return DynamoSessionStore(runtime.table(names.TABLE_SESSIONS))
+    return runtime.backend().build(SESSION_STORE)
 
 
 @runtime.cached

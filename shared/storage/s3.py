@@ -29,3 +29,23 @@ def put_new(client: S3Client, bucket: str, key: str, body: bytes, content_type: 
             raise ObjectExists(key) from exc
         raise
     return f"s3://{bucket}/{key}"
+
+
+def delete_prefix(client: S3Client, bucket: str, prefix: str) -> int:
+    """Delete every object under `prefix`, every version of it (a versioned bucket keeps old
+    versions after a plain delete: an erasure must not); how many objects it held."""
+    objects: set[str] = set()
+    paginator = client.get_paginator("list_object_versions")
+    for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+        versions = [*page.get("Versions", []), *page.get("DeleteMarkers", [])]
+        objects.update(v["Key"] for v in page.get("Versions", []) if v.get("IsLatest"))
+        for start in range(0, len(versions), 1000):
+            batch = versions[start : start + 1000]
+            client.delete_objects(
+                Bucket=bucket,
+                Delete={
+                    "Objects": [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in batch],
+                    "Quiet": True,
+                },
+            )
+    return len(objects)

@@ -12,6 +12,7 @@ from shared.config import names
 from shared.memory.ports import MemoryStore
 from shared.memory.service import MemoryService
 from shared.search.service import SearchService
+from shared.storage.backends import Adapters
 from shared.sync.ports import Inbox, RunLauncher, ScheduleBook, SyncState
 from shared.sync.service import SyncService
 
@@ -19,15 +20,16 @@ if TYPE_CHECKING:
     from shared.sync.adapters.sqlite import SqliteScheduleBook
 
 
+SYNC_STATE = Adapters[SyncState].named(
+    sqlite="shared.sync.adapters.sqlite:SqliteSyncState",
+    dynamodb="shared.sync.adapters.dynamodb:DynamoSyncState",
+    table=names.TABLE_SYNC,
+)
+
+
 def build_sync_state() -> SyncState:
-    """The sync state of `runtime.settings().storage`: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.sync.adapters.sqlite import SqliteSyncState
-
-        return SqliteSyncState(runtime.database())
-    from shared.sync.adapters.dynamodb import DynamoSyncState
-
-    return DynamoSyncState(runtime.table(names.TABLE_SYNC))
+    """The sync state of the process's storage backend: SQLite in the data folder, or DynamoDB."""
+    return runtime.backend().build(SYNC_STATE)
 
 
 def build_inbox() -> Inbox:
@@ -104,7 +106,7 @@ def build_sync_service(
     settings = runtime.settings()
     schedules = (
         build_schedule_book
-        if settings.sync_schedule_group or settings.storage == "sqlite"
+        if settings.sync_schedule_group or runtime.backend().name == "sqlite"
         else None
     )
     return SyncService(

@@ -13,6 +13,7 @@ from shared import runtime
 from shared.config import names
 from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.tasks.ports import TaskStore
+from shared.storage.backends import Adapters
 from shared.workflows.engine import EndListener
 from shared.workflows.ports import Schedules, StateMachines, WorkflowStore
 from shared.workflows.service import WorkflowService
@@ -21,20 +22,21 @@ from shared.workflows.service import WorkflowService
 FUNCTION_ARN_ENV = "CAIRN_WORKFLOW_FUNCTION_ARN"
 
 
+WORKFLOW_STORE = Adapters[WorkflowStore].named(
+    sqlite="shared.workflows.adapters.sqlite:SqliteWorkflowStore",
+    dynamodb="shared.workflows.adapters.dynamodb:DynamoWorkflowStore",
+    table=names.TABLE_COORDINATION,
+)
+
+
 def build_workflow_store() -> WorkflowStore:
-    if runtime.settings().storage == "sqlite":
-        from shared.workflows.adapters.sqlite import SqliteWorkflowStore
-
-        return SqliteWorkflowStore(runtime.database())
-    from shared.workflows.adapters.dynamodb import DynamoWorkflowStore
-
-    return DynamoWorkflowStore(runtime.table(names.TABLE_COORDINATION))
+    return runtime.backend().build(WORKFLOW_STORE)
 
 
 def build_state_machines() -> StateMachines | None:
     """Step Functions when the deployment names its dispatch queue, else None (embedded)."""
     settings = runtime.settings()
-    if settings.storage == "sqlite" or not settings.workflow_queue_url:
+    if runtime.backend().name == "sqlite" or not settings.workflow_queue_url:
         return None
     from shared.workflows.adapters.stepfunctions import StepFunctionsMachines
 

@@ -25,3 +25,15 @@ def test_the_console_reaches_cairn_only_through_the_gateway() -> None:
     }
 
     assert reached == set()
+
+
+def test_the_scope_each_refusal_names_is_the_tools_own() -> None:
+    from shared.app.groups import load_catalog
+    from shared.console.views import TOOL_SCOPES
+
+    scopes = {entry.name: entry.scopes for entry in load_catalog()}
+
+    # The one line a reader gets instead of a control names a scope that allows the tool.
+    assert {tool: scope in scopes[tool] for tool, scope in TOOL_SCOPES.items()} == dict.fromkeys(
+        TOOL_SCOPES, True
+    )

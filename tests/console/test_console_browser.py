@@ -328,7 +328,7 @@ def test_resolving_a_conflict_keeps_the_chosen_memory(
     )["memory"]["id"]
 
     def conflict_card() -> Any:
-        browser.get(console_url(server, "review"))
+        browser.get(console_url(server, "review?section=conflicts"))
         cards = [
             c
             for c in browser.find_elements("css selector", "[id^=conflict-]")
@@ -400,6 +400,76 @@ def test_memory_browser_and_work_view_render_accessibly(
     assert "$2.50 spent" in browser.find_element("id", "cost-text").text
     check_accessibility(browser)
     shot(browser, "07-work")
+
+
+# Pairs of text boxes (each text node's line boxes) that overlap by more than a pixel each way,
+# and whether the page is wider than the window (text pushed out of sight).
+OVERLAPS = """
+const boxes = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const e = n.parentElement;
+  // Not shown: a closed <details>' body still has boxes, where the page goes on.
+  if (!n.textContent.trim() || !e.checkVisibility({visibilityProperty: true})) continue;
+  const range = document.createRange(); range.selectNodeContents(n);
+  for (const r of range.getClientRects())
+    if (r.width > 1 && r.height > 1 && r.right > 0 && r.bottom > 0)
+      boxes.push([r.left, r.top, r.right, r.bottom, n.textContent.trim().slice(0, 30)]);
+}
+const bad = [];
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const a = boxes[i], b = boxes[j];
+  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
+  if (w > 1 && h > 1) bad.push(a[4] + ' / ' + b[4]);
+}
+const wide = document.documentElement.scrollWidth > window.innerWidth + 1;
+return {overlaps: bad.slice(0, 10), wider: wide};
+"""
+
+
+def test_no_text_overlaps_from_375_px_to_wide(
+    browser: Any, server: LocalServer, team_a: dict[str, str]
+) -> None:
+    # Two proposals (the first test approved its own), so the queue has items to lay out.
+    for n in (1, 2):
+        sdk_call(
+            server,
+            team_a["agent"],
+            "memory_propose",
+            {
+                "content": f"Proposal {n}: hotfix branches come off the last release tag.",
+                "subject": "release cadence",
+                "tags": ["release", "process"],
+                "sources": [{"type": "task", "ref": f"task-{n}"}],
+            },
+        )
+    # Two conflicting claims side by side, with a word longer than their column (a URL): it
+    # ran over the other card at 700 px before the layout let long words wrap.
+    url = "https://wiki.example.com/engineering/runbooks/deploy-freeze-calendar-2026-q4-final-v2"
+    for claim in ("freeze", "do not freeze"):
+        sdk_call(
+            server,
+            team_a["agent"],
+            "memory_write",
+            {"content": f"Deploys {claim} on Fridays, see {url}", "subject": "freeze-calendar"},
+        )
+
+    def conflict_listed() -> bool:
+        return url in open_page(browser, console_url(server, "review?section=conflicts"))
+
+    wait_for(conflict_listed, seconds=60, every=1)  # the curator's worker finds it
+    pages = ("review?section=proposals", "review?section=conflicts", "memories", "work")
+    try:
+        for width in (375, 700, 1280):
+            browser.set_window_size(width, 900)
+            for page in pages:
+                open_page(browser, console_url(server, page))
+                found = browser.execute_script(OVERLAPS)
+                assert found == {"overlaps": [], "wider": False}, (width, page, found)
+            shot(browser, f"09-layout-{width}")
+    finally:
+        browser.set_window_size(1100, 900)
 
 
 def test_team_b_sees_nothing_of_team_a(

@@ -162,7 +162,10 @@ def test_approving_a_proposal_makes_it_recallable_with_the_note_in_its_history(
     assert [m["body"] for m in recalled] == ["Release branches are cut on Wednesdays."]
     assert "No proposals are waiting." in console.client.get("/console/review").text
     chain = console.client.get(f"/console/memory?id={proposal}").text
-    assert re.search(r"by token:tok_\w+ → (filed|pending): “checked”", chain)  # the reviewer
+    # The reviewer, a token bound to no agent, by the token's name with its id on hover.
+    assert re.search(
+        r'by <span class="actor" title="token:tok_\w+">t</span> → (filed|pending): “checked”', chain
+    )
 
 
 def test_rejecting_a_proposal_keeps_it_out_of_recall(console: Console) -> None:
@@ -224,11 +227,51 @@ def test_a_token_without_memory_review_sees_the_queue_read_only(console: Console
     )
 
     assert "Staging resets every night." in page  # its author sees the proposal
-    assert "Read-only" in page
+    assert "Approving or rejecting a proposal needs the memory.review scope" in page
     assert 'value="approve"' not in page
     assert forced.status_code == 403
     assert "memory.review" in forced.text
     assert status_of(harness, author, proposal) == "proposed"
+
+
+@pytest.mark.parametrize(
+    ("scopes", "decides", "curates"),
+    [
+        (("memory.read",), False, False),
+        (("memory",), False, True),
+        (("memory", "memory.review"), True, True),
+    ],
+)
+def test_every_reader_sees_the_open_proposals_and_only_the_controls_it_may_use(
+    console: Console, scopes: tuple[str, ...], decides: bool, curates: bool
+) -> None:
+    harness = console.harness
+    author = harness.token(scopes=("memory",), agent_id="writer")
+    proposals = [propose(harness, author, f"Proposal {n}: the VPN is optional.") for n in (1, 2)]
+    admin = harness.token()
+    flagged = ok(harness, admin, "memory_write", {"content": "The office closes at 15:00."})[
+        "memory"
+    ]["id"]
+    ok(harness, admin, "flag_memory", {"memory_id": flagged, "reason": "it is 18:00"})
+    console.sign_in(harness.token(scopes=scopes))
+
+    page = console.client.get("/console/review?section=proposals").text
+    flags = console.client.get("/console/review?section=flagged").text
+    chain = console.client.get(f"/console/memory?id={flagged}").text
+
+    assert set(cards(page, "proposal")) == set(proposals)  # listed to every reader
+    assert '<span class="count">2</span>' in page
+    assert "No proposals are waiting." not in page
+    refused = "Approving or rejecting a proposal needs the memory.review scope"
+    assert ('value="approve"' in page) is decides
+    assert (refused in page) is not decides
+    assert cards(flags, "flagged") == [flagged]
+    assert ('action="retract"' in flags) is curates
+    assert ("Retracting or correcting a flagged memory needs the memory.write scope" in flags) is (
+        not curates
+    )
+    assert ('action="supersede"' in chain) is curates
+    assert ("Writing a new version needs the memory.write scope" in chain) is (not curates)
 
 
 def test_a_conflict_is_resolved_by_keeping_one(console: Console) -> None:
@@ -319,7 +362,9 @@ def test_a_flagged_memory_is_listed_and_retracted(console: Console) -> None:
     console.post("/console/retract", {"csrf": console.csrf(), "id": memory_id, "reason": "wrong"})
 
     assert status_of(harness, token, memory_id) == "retracted"
-    assert "No active memory is flagged." in console.client.get("/console/review").text
+    assert (
+        "No active memory is flagged." in console.client.get("/console/review?section=flagged").text
+    )
 
 
 # -- team isolation ------------------------------------------------------------------------
@@ -571,10 +616,11 @@ def test_the_console_root_leads_to_sign_in(console: Console) -> None:
     assert second.headers["location"] == "login"
 
 
-# -- the whole queue, a page at a time ------------------------------------------------------
+# -- the whole queue, a section and a page at a time ---------------------------------------
 
 CARD = re.compile(r'<div class="card" id="(proposal|conflict|duplicate|flagged)-([^"]+)"')
-NEXT = re.compile(r'<a href="(review\?[^"#]+)#(\w+)-h" rel="next">')
+NEXT = re.compile(r'<a href="(review\?[^"#]+)" rel="next">')
+TAB = re.compile(r'<a href="review\?section=(\w+)"[^>]*>(\w+) <span class="count">([^<]+)</span>')
 
 
 def cards(page: str, kind: str) -> list[str]:
@@ -585,34 +631,46 @@ def finding_ids(listed: dict[str, Any]) -> set[str]:
     return {item["finding"]["id"] for item in listed["items"]}
 
 
-def next_link(page: str, section: str) -> str | None:
-    links = [html.unescape(href) for href, name in NEXT.findall(page) if name == section]
+def next_link(page: str) -> str | None:
+    links = [html.unescape(href) for href in NEXT.findall(page)]
     return links[0] if links else None
 
 
-def test_more_than_a_page_of_proposals_are_all_reachable(console: Console) -> None:
+def test_more_than_a_page_of_proposals_are_all_reachable_item_by_item(console: Console) -> None:
     harness = console.harness
     author = harness.token(scopes=("memory",), agent_id="prolific")
-    proposals = {propose(harness, author, f"Proposal number {n}.") for n in range(105)}
+    proposals = {propose(harness, author, f"Proposal number {n}.") for n in range(25)}
     console.sign_in(harness.token())
 
-    first = console.client.get("/console/review").text
-    later = next_link(first, "proposals")
-    assert later is not None
-    second = console.client.get(f"/console/{later}").text
+    pages = [console.client.get("/console/review").text]
+    while (later := next_link(pages[-1])) is not None:
+        pages.append(console.client.get(f"/console/{later}").text)
 
-    assert len(cards(first, "proposal")) == 100
-    assert "Proposals awaiting review (100 on this page, more after)" in first
-    assert len(cards(second, "proposal")) == 5
-    assert set(cards(first, "proposal")) | set(cards(second, "proposal")) == proposals
-    assert next_link(second, "proposals") is None
-    assert 'href="review?#proposals-h">First page of proposals' in second
+    assert [len(cards(page, "proposal")) for page in pages] == [10, 10, 5]
+    seen = [memory_id for page in pages for memory_id in cards(page, "proposal")]
+    assert len(seen) == len(set(seen))
+    assert set(seen) == proposals
+    # Every page links the queue's sections with their counts, and says where it is.
+    assert TAB.findall(pages[0]) == [
+        ("proposals", "Proposals", "25"),
+        ("conflicts", "Conflicts", "0"),
+        ("duplicates", "Duplicates", "0"),
+        ("flagged", "Flags", "0"),
+    ]
+    assert '<span class="range">11–20 of 25</span>' in pages[1]
+    assert 'href="review?section=proposals">First page</a>' in pages[1]
+    # Each item leads to the next one, the last of a page to the next page.
+    first = cards(pages[0], "proposal")
+    assert f'<a href="#proposal-{first[1]}">Next ↓</a>' in pages[0]
+    assert f'<a href="#proposal-{first[0]}">↑ Previous</a>' in pages[0]
+    assert "Item 10 of 25" in pages[0]
+    assert pages[0].count(">Next page →</a>") == 2  # the last item's and the pager's
 
 
-def test_each_finding_list_and_the_flags_page_on_their_own(
+def test_each_section_has_its_own_link_count_and_pages(
     console: Console, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One per page (instead of 50 / 100) so two findings of each kind make a second page.
+    # One per page (instead of 10) so two findings of each kind make a second page.
     monkeypatch.setattr(views, "QUEUE_PAGE", dict.fromkeys(views.QUEUE_SECTIONS, 1))
     harness = console.harness
     token = harness.token()
@@ -642,24 +700,44 @@ def test_each_finding_list_and_the_flags_page_on_their_own(
         "duplicates": finding_ids(ok(harness, token, "duplicates_list", {"limit": 100})),
         "flagged": set(flagged),
     }
+    counts = {
+        name: count for name, _, count in TAB.findall(console.client.get("/console/review").text)
+    }
     for section, kind in (
         ("conflicts", "conflict"),
         ("duplicates", "duplicate"),
         ("flagged", "flagged"),
     ):
         assert len(everything[section]) >= 2, section
-        # Follow the section's "next" links from the first page to the last.
-        page = console.client.get("/console/review").text
+        assert counts[section] == str(len(everything[section])), section
+        # Follow the section's "next" links from its first page to its last.
+        page = console.client.get(f"/console/review?section={section}").text
+        assert 'aria-current="page">' + views.QUEUE_TITLES[section] in page
         seen = cards(page, kind)
-        while (later := next_link(page, section)) is not None:
+        while (later := next_link(page)) is not None:
             page = console.client.get(f"/console/{later}").text
             assert len(cards(page, kind)) == 1, section
+            assert not cards(page, "proposal"), section  # one section at a time
             seen += cards(page, kind)
-            # The other sections stay on their first page, still offering their next one.
-            others = [s for s in views.QUEUE_SECTIONS if s not in {section, "proposals"}]
-            assert all(next_link(page, other) for other in others), section
         assert len(seen) == len(set(seen)), (section, seen)
         assert set(seen) == everything[section], section
+
+
+def test_a_decision_returns_to_its_section(console: Console) -> None:
+    harness = console.harness
+    token = harness.token()
+    memory_id = ok(harness, token, "memory_write", {"content": "The lift is out of order."})[
+        "memory"
+    ]["id"]
+    ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": "fixed"})
+    console.sign_in(token)
+
+    reply = console.post(
+        "/console/retract",
+        {"csrf": console.csrf(), "id": memory_id, "reason": "fixed", "section": "flagged"},
+    )
+
+    assert reply.headers["location"] == "review?section=flagged&done=retracted"
 
 
 def _post_routes() -> list[str]:

@@ -57,5 +57,42 @@ def test_a_token_without_task_or_cost_scopes_sees_why_not(console: Console) -> N
 
     page = console.client.get("/console/work").text
 
-    assert "This token may not call task.list." in page
-    assert "This token may not call cost.budget and cost.summary." in page
+    assert "Reading tasks needs the task.read scope, which this token does not have." in page
+    assert "Reading costs needs the cost.read scope, which this token does not have." in page
+
+
+def test_people_read_names_with_the_id_on_hover(console: Console, aws: Settings) -> None:
+    harness = console.harness
+    boss = harness.token(team="alpha")
+    agent = ok(
+        harness,
+        boss,
+        "agent.register",
+        {"name": "release-captain-with-a-long-name", "agent_type": "codex"},
+    )
+    agent_id = agent["agent_id"]
+    ci_bot = harness.token(team="alpha", scopes=("handoff",), name="ci-bot")
+    ci_bot_id = harness.tokens.authenticate(ci_bot)[0].token_id
+    ok(harness, ci_bot, "store_handoff", {"title": "Nightly build", "document_md": HANDOFF})
+    task_id = ok(harness, boss, "task.create", {"name": "cut the release"})["id"]
+    ok(harness, agent["token"], "task.claim", {"task_id": task_id})
+    ok(
+        harness,
+        agent["token"],
+        "cost.report",
+        {"agent_id": agent_id, "model": "opus", "provider": "anthropic", "estimated_cost_usd": 1.5},
+    )
+    console.sign_in(boss)
+
+    page = console.client.get("/console/work").text
+
+    named = f'<span class="actor" title="{agent_id}">release-captain-with-a-long-name</span>'
+    claimed = page[page.index("<h3>claimed") : page.index("<h3>running")]
+    assert f'<td data-label="Holder">{named}</td>' in claimed  # the task's holder
+    assert f'<span class="bar-label">{named}</span>' in page  # its cost bar, label in full
+    assert (
+        f'<td data-label="By"><span class="actor" title="token:{ci_bot_id}">ci-bot</span></td>'
+        in page
+    )
+    assert ">agt_" not in page
+    assert ">token:" not in page

@@ -8,6 +8,7 @@ the memories table's stream delivers them. The search index is the embedded defa
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -175,7 +176,7 @@ def test_records_that_are_not_a_pending_memory_are_skipped(stream: Stream) -> No
 
 
 def test_a_record_the_curator_fails_on_is_reported_and_the_rest_are_curated(
-    stream: Stream, monkeypatch: pytest.MonkeyPatch
+    stream: Stream, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given two pending memories, and DynamoDB failing every read of the second one
     ok = _remember("alpha", "Release train", "Releases ship every second Tuesday.")
@@ -194,7 +195,8 @@ def test_a_record_the_curator_fails_on_is_reported_and_the_rest_are_curated(
     event = _event(stream.inserted(ok), failing)
 
     # When the stream delivers both inserts
-    response = _curate(event)
+    with caplog.at_level(logging.WARNING, logger="cairn"):
+        response = _curate(event)
 
     # Then only the failing record is reported (Lambda retries from it), and the other is filed
     sequence = failing["dynamodb"]["SequenceNumber"]
@@ -202,6 +204,9 @@ def test_a_record_the_curator_fails_on_is_reported_and_the_rest_are_curated(
     monkeypatch.setattr(DynamoMemoryStore, "get", real_get)
     assert _memories("alpha")[ok[1].id].status == "filed"
     assert _memories("beta")[broken[1].id].status == "pending"
+    # The failure's log line names the memory and the cause (its type: the text may quote it).
+    [failure] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert (failure.memory_id, failure.team, failure.error) == (broken[1].id, "beta", "ClientError")
 
 
 def test_a_redelivered_batch_changes_nothing(stream: Stream) -> None:

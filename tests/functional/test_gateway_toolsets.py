@@ -71,7 +71,7 @@ def test_a_toolset_url_lists_exactly_its_tools_and_all_lists_every_one(client: C
 
     assert set(client.names(admin, "memory+search")) == _selected("memory") | _selected("search")
     assert set(client.names(admin, "verbs")) == _selected("verbs")
-    assert len(client.names(admin, "all")) == 96
+    assert len(client.names(admin, "all")) == 97
     # No default toolsets on the token: /mcp serves all it may call.
     assert client.names(admin, None) == client.names(admin, "all")
 
@@ -80,7 +80,7 @@ def test_a_tokens_default_toolsets_are_what_bare_mcp_serves(client: Client) -> N
     token = client.token(toolsets=["core"])
 
     assert set(client.names(token, None)) == _selected("core")
-    assert len(client.names(token, "all")) == 96
+    assert len(client.names(token, "all")) == 97
 
 
 def test_a_narrow_token_at_a_wide_toolset_sees_only_what_its_scopes_allow(
@@ -138,7 +138,7 @@ def test_the_instructions_say_where_the_other_tools_are(client: Client) -> None:
     assert reply.body is not None
     text = reply.body["result"]["instructions"]
 
-    assert "/mcp/all (all 96)" in text
+    assert "/mcp/all (all 97)" in text
     assert "/mcp/workflows" in text
     assert "/mcp/core" not in text
     assert "recall" in text

@@ -257,7 +257,7 @@ def test_as_of_and_known_at_over_a_written_superseded_then_retracted_memory(
     assert set(everything) == {a["id"], b["id"]}
 
 
-def test_a_proposal_is_invisible_until_approved(stores: Harness) -> None:
+def test_a_proposal_is_out_of_recall_and_search_until_approved(stores: Harness) -> None:
     harness = stores
     author = harness.token(scopes=("memory",), agent_id="writer")
     reader = harness.token(scopes=("memory", "search"), agent_id="reader")
@@ -278,15 +278,16 @@ def test_a_proposal_is_invisible_until_approved(stores: Harness) -> None:
                 "results"
             ]
             or query_ids(harness, reader)
-            or query_ids(harness, reader, status=["proposed"])
-            or ok(harness, reader, "memory_get", {"id": proposal["id"]})["memory"]
         )
 
     assert not visible_to_reader()
     assert query_ids(harness, author) == []  # its author sees it only when asking for it
-    # Its author and reviewers can find it to decide on it.
-    assert query_ids(harness, author, status=["proposed"]) == [proposal["id"]]
-    assert query_ids(harness, reviewer, status=["proposed"]) == [proposal["id"]]
+    # Every reader of the team finds it when asking for proposals (the review queue lists
+    # them to all), reviewers to decide on it; it is never taken for an active memory.
+    for caller in (author, reader, reviewer):
+        assert query_ids(harness, caller, status=["proposed"]) == [proposal["id"]]
+    read = ok(harness, reader, "memory_get", {"id": proposal["id"]})["memory"]
+    assert read["status"] == "proposed"
 
     decided = ok(
         harness,
@@ -325,6 +326,10 @@ def test_a_rejected_proposal_stays_invisible(harness: Harness) -> None:
     assert ok(harness, author, "memory_search", {"query": "wifi password"})["results"] == []
     assert query_ids(harness, author) == []
     assert query_ids(harness, author, status=["rejected"]) == [proposal["id"]]
+    # Another reader of the team sees neither the rejected record nor its content.
+    reader = harness.token(scopes=("memory",), agent_id="reader")
+    assert query_ids(harness, reader, status=["rejected", "proposed"]) == []
+    assert ok(harness, reader, "memory_get", {"id": proposal["id"]})["memory"] is None
     again = ok(harness, reviewer, "memory_review", {"ids": [proposal["id"]], "decision": "approve"})
     assert again["results"][0]["decided"] is False
     assert again["results"][0]["status"] == "rejected"

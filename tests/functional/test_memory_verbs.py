@@ -226,3 +226,24 @@ def test_memories_from_both_surfaces_are_one_record(harness: Harness) -> None:
     assert _recall(harness, token, query="primary database postgres")[0]["title"] == "db"
     hits = harness.call(token, "memory_search", {"query": "session cache redis"})["results"]
     assert hits[0]["id"] == remembered
+
+
+def test_a_repeated_flag_with_the_same_reason_from_the_same_caller_counts_once(
+    harness: Harness,
+) -> None:
+    token = harness.token(team="alpha", agent_id="reviewer-bot")
+    other = harness.token(team="alpha", agent_id="second-bot")
+    wrong = _remember(harness, token, "Deploy day", "Deploys happen on Fridays.")
+    counts = [
+        harness.call(caller, "flag_memory", {"memory_id": wrong, "reason": reason})["flag_count"]
+        for caller, reason in [
+            (token, "moved to Tuesday"),
+            (token, "moved to Tuesday"),
+            (token, "  Moved to  tuesday "),
+            (token, "the freeze moved too"),
+            (other, "moved to Tuesday"),
+        ]
+    ]
+    assert counts == [1, 1, 1, 2, 3]
+    memory = harness.call(token, "memory_get", {"id": wrong})["memory"]
+    assert memory["content"] == "Deploys happen on Fridays."

@@ -334,3 +334,36 @@ def test_a_registration_that_loses_the_name_race_is_a_409_and_its_token_is_revok
     assert len(agent_tokens) == 2
     assert [r.agent_id for r in agent_tokens if tokens.is_active(r)] == [winner.agent_id]
     assert [item["sk"].split("#")[0] for item in _items(aws)].count("AGENT") == 1
+
+
+def test_names_resolve_agents_and_tokens_of_the_team_for_any_reader(harness: Harness) -> None:
+    registrar = harness.token(scopes=("agent.register",))
+    builder = _register(harness, registrar, name="builder")
+    retired = _register(harness, registrar, name="retired")
+    harness.call(retired["token"], "agent.deregister", {"agent_id": retired["agent_id"]})
+    ci_bot = harness.token(scopes=("memory",), name="ci-bot")
+    ci_bot_id = harness.tokens.authenticate(ci_bot)[0].token_id
+    reader = harness.token(scopes=("memory.read",))
+    asked = [
+        builder["agent_id"],
+        retired["agent_id"],
+        f"token:{ci_bot_id}",
+        "agent-7",  # an agent id bound to a token, never registered: it is its own name
+        "token:tok_unknown",
+    ]
+
+    result = harness.call(reader, "agent.names", {"ids": asked})
+
+    assert result["isError"] is False, result
+    assert result["structuredContent"]["names"] == {
+        builder["agent_id"]: "builder",
+        retired["agent_id"]: "retired",  # its work outlives it
+        f"token:{ci_bot_id}": "ci-bot",
+    }
+    # Another team learns nothing, and a token that reads nothing with actors in it may not ask.
+    beta = harness.call(harness.token(team="beta"), "agent.names", {"ids": asked})
+    assert beta["structuredContent"]["names"] == {}
+    status, error = _rpc_error(
+        harness, harness.token(scopes=("search",)), "agent.names", {"ids": asked}
+    )
+    assert error["code"] == -32002, (status, error)

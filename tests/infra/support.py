@@ -112,10 +112,13 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def synthesize(outdir: Path, **context: object) -> Synth:
-    """The app as `cdk synth` builds it: cdk.json's context (feature flags) plus `context`."""
+def synthesize(outdir: Path, region: str | None = None, **context: object) -> Synth:
+    """The app as `cdk synth` builds it: cdk.json's context (feature flags) plus `context`,
+    in `region` (None: environment-agnostic)."""
     base = json.loads((ROOT / "cdk.json").read_text())["context"]
-    app, stack = build_app({**base, "bundle": "false", **context}, outdir=str(outdir))
+    app, stack = build_app(
+        {**base, "bundle": "false", **context}, outdir=str(outdir), region=region
+    )
     app.synth()
     return Synth(stack=stack, template=Template.from_stack(stack), outdir=outdir)
 

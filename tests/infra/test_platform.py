@@ -186,6 +186,9 @@ def test_outputs_use_the_stable_names_of_the_names_module(synth: Synth) -> None:
     if synth.stack.oauth is None:  # only with -c oauth=true (the prod synth here)
         assert not oauth & set(outputs)
         expected -= oauth
+    if synth.stack.api.origin_url is None:  # only behind CloudFront (prod here)
+        assert names.Outputs.ORIGIN_URL not in outputs
+        expected.discard(names.Outputs.ORIGIN_URL)
     assert expected <= set(outputs)
 
 

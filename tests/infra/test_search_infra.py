@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk.assertions import Template
 
 import infra.search
 from infra.config import ConfigError, DeployConfig
@@ -22,6 +23,7 @@ from infra.search import (
     PROVIDER_HANDLER,
     TEMPLATE_ACTIONS,
     TEMPLATE_PERMISSIONS,
+    Search,
 )
 from shared.config.names import Env
 from shared.search.adapters.opensearch import index_template_body, serverless_violations
@@ -158,17 +160,26 @@ def test_the_dev_domain_is_one_small_encrypted_https_only_node(dev: Synth) -> No
     assert domain["DeletionPolicy"] == "Delete"  # dev cleans up after itself
 
 
-def test_the_dev_domain_publishes_its_slow_and_error_logs_to_its_own_log_groups(
-    dev: Synth,
-) -> None:
-    props = _only(dev, "AWS::OpenSearchService::Domain")["Properties"]
-    published = props["LogPublishingOptions"]
+def test_a_dev_domain_publishes_no_logs_and_adds_no_log_resource_policy(dev: Synth) -> None:
+    """A region holds 10 CloudWatch Logs resource policies; a publishing domain needs one, and
+    every developer has a stack: the 10th would fail."""
+    assert "LogPublishingOptions" not in _only(dev, "AWS::OpenSearchService::Domain")["Properties"]
+    assert dev.of_type("AWS::Logs::ResourcePolicy") == {}
+
+
+def test_a_staging_or_prod_domain_publishes_its_slow_and_error_logs_to_its_own_log_groups() -> None:
+    stack = checked_stack("StagingDomain")
+    Search(stack, "Search", config=DeployConfig(environment="staging", search="domain"))
+    template = Template.from_stack(stack).to_json()["Resources"]
+    (domain,) = (r for r in template.values() if r["Type"] == "AWS::OpenSearchService::Domain")
+    published = domain["Properties"]["LogPublishingOptions"]
     assert set(published) == {"ES_APPLICATION_LOGS", "SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS"}
     groups = {option["CloudWatchLogsLogGroupArn"]["Fn::GetAtt"][0] for option in published.values()}
     for group in groups:
-        assert dev.resources[group]["Type"] == "AWS::Logs::LogGroup"
-        assert dev.resources[group]["Properties"]["RetentionInDays"] == 14
-    policy = json.dumps(_only(dev, "AWS::Logs::ResourcePolicy")["Properties"])
+        assert template[group]["Type"] == "AWS::Logs::LogGroup"
+        assert template[group]["Properties"]["RetentionInDays"] == 14
+    (policy_resource,) = (r for r in template.values() if r["Type"] == "AWS::Logs::ResourcePolicy")
+    policy = json.dumps(policy_resource["Properties"])
     assert '\\"Service\\":\\"es.amazonaws.com\\"' in policy
     assert "aws:SourceAccount" in policy
     assert all(group in policy for group in groups)
@@ -211,19 +222,35 @@ def test_searching_functions_reach_the_domains_indexes_by_http_method_only(dev: 
 # ---------------------------------------------------------------- the collection (prod)
 
 
+def _rendered(value: Any) -> str:
+    """A template string with its tokens as words: a role's Arn `ROLE`, the stack id's
+    suffix (infra.naming) `SUFFIX`."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(_rendered(part) for part in parts)
+    if "Fn::GetAtt" in value:
+        return "ROLE"
+    assert "Fn::Select" in value, value
+    return "SUFFIX"
+
+
 def test_the_collection_is_a_vector_collection_encrypted_at_rest(prod: Synth) -> None:
     collection = _only(prod, "AWS::OpenSearchServerless::Collection")
-    name = collection["Properties"]["Name"]
+    name = _rendered(collection["Properties"]["Name"])
+    assert name == "cairn-prod-SUFFIX"  # retained: a new stack makes its own
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
     policies = {
         p["Properties"]["Type"]: p["Properties"]
         for p in prod.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
     }
-    encryption = json.loads(policies["encryption"]["Policy"])
+    assert {_rendered(p["Name"]) for p in policies.values()} == {name}
+    encryption = json.loads(_rendered(policies["encryption"]["Policy"]))
     assert encryption["Rules"] == [
         {"ResourceType": "collection", "Resource": [f"collection/{name}"]}
     ]
-    network = json.loads(policies["network"]["Policy"])
+    network = json.loads(_rendered(policies["network"]["Policy"]))
     assert all(r["ResourceType"] == "collection" for rule in network for r in rule["Rules"])
 
 
@@ -232,6 +259,13 @@ def test_prod_keeps_its_collection_with_standby_replicas_and_dev_saves_them(
 ) -> None:
     kept = _only(prod, "AWS::OpenSearchServerless::Collection")
     assert kept["DeletionPolicy"] == "Retain"
+    # ...with the policies that encrypt it, open its endpoint and name who may reach its data:
+    # without them a kept collection could be neither used nor deleted as it was.
+    for policy_type in (
+        "AWS::OpenSearchServerless::SecurityPolicy",
+        "AWS::OpenSearchServerless::AccessPolicy",
+    ):
+        assert {p["DeletionPolicy"] for p in prod.of_type(policy_type).values()} == {"Retain"}
     assert kept["UpdateReplacePolicy"] == "Retain"
     assert kept["Properties"]["StandbyReplicas"] == "ENABLED"
     dropped = _only(options, "AWS::OpenSearchServerless::Collection")
@@ -243,10 +277,8 @@ def test_the_data_access_policy_names_the_searchers_and_gives_the_provider_templ
     prod: Synth,
 ) -> None:
     document = _only(prod, "AWS::OpenSearchServerless::AccessPolicy")["Properties"]["Policy"]
-    functions, provider = json.loads(
-        "".join(part if isinstance(part, str) else "ROLE" for part in document["Fn::Join"][1])
-    )
-    roles = [p for p in document["Fn::Join"][1] if isinstance(p, dict)]
+    functions, provider = json.loads(_rendered(document))
+    roles = [p for p in document["Fn::Join"][1] if isinstance(p, dict) and "Fn::GetAtt" in p]
     role_ids = [r["Fn::GetAtt"][0] for r in roles]
     # The searchers first, then the provider, each named once.
     assert set(role_ids[: len(SEARCHERS)]) == _role_ids(prod, SEARCHERS)
@@ -257,7 +289,7 @@ def test_the_data_access_policy_names_the_searchers_and_gives_the_provider_templ
     assert provider["Rules"] == [
         {
             "ResourceType": "collection",
-            "Resource": [f"collection/{prod.stack.search.name}"],
+            "Resource": ["collection/cairn-prod-SUFFIX"],
             "Permission": list(TEMPLATE_PERMISSIONS),
         }
     ]  # no index rule: the provider can read or write no document

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -24,9 +25,25 @@ DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on, from this test worker's own block below the kernel's
+    ephemeral range (pytest-xdist's worker `gwN` takes block N): a port released here and bound
+    by a server a moment later is never handed to another worker's server, nor to an outgoing
+    connection, meanwhile."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    first = _PORTS_FROM + worker % 12 * _PORTS_PER_WORKER
+    while True:
+        port = random.randrange(first, first + _PORTS_PER_WORKER)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+
+
+# Linux hands out 32768-60999 for port 0 and outgoing connections; test servers stay below.
+_PORTS_FROM = 20000
+_PORTS_PER_WORKER = 1000
 
 
 @dataclass

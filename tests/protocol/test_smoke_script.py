@@ -49,3 +49,60 @@ def test_the_smoke_test_fails_when_the_deployment_refuses_the_token(server: Loca
     assert result.returncode == 1
     assert result.stderr.startswith("FAIL ")
     assert "smoke test passed" not in result.stdout
+
+
+def test_the_smoke_test_fails_when_the_origin_answers_without_cloudfronts_header(
+    server: LocalServer,
+) -> None:
+    """A local server has no origin guard: a call straight to it succeeds, which behind
+    CloudFront would mean the WAF can be walked around."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--url",
+            server.url,
+            "--token",
+            server.dev_token,
+            "--origin-url",
+            server.url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert "without CloudFront's origin header: the WAF can be bypassed" in result.stderr
+
+
+def test_an_origin_that_refuses_the_direct_call_passes() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    import anyio
+
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from smoke import origin_refused
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # the gateway's OriginGuard answer
+            self.send_response(403)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    origin = HTTPServer(("127.0.0.1", 0), Refusing)
+    serving = threading.Thread(target=origin.serve_forever, daemon=True)
+    serving.start()
+    try:
+        line = anyio.run(origin_refused, f"http://127.0.0.1:{origin.server_port}/v1", "cairn_sk_x")
+    finally:
+        origin.shutdown()
+    assert line.startswith("ok   origin refuses a call without CloudFront's header")
+    assert "/v1/mcp: 403" in line

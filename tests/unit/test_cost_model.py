@@ -85,6 +85,7 @@ def test_a_million_calls_cost_the_sum_of_their_line_items() -> None:
         "xray": 0.25,
         "logs": 0.5,
         "waf": 0.0,
+        "waf_logs": 0.0,
         "cloudfront": 0.0,
         "total": 3.9,
     }
@@ -199,9 +200,10 @@ def test_the_billed_call_adds_modelled_io_to_the_measured_cpu() -> None:
     )
 
     # Then the group is billed 2 + 2 x 5 = 12 ms; the gateway 3 + 5 + 10 (invoke) + 12 = 30 ms;
-    # logs: 300 at WARN + 2 x 100 platform + 50 access = 550 bytes.
+    # logs: 300 at WARN + 2 x 100 platform + 50 access = 550 bytes; the rate limiter's
+    # reservation writes at the default token limit (one per 6 calls, less the measured 0.001).
     assert call == CallProfile(
-        gateway_ms=30, group_ms=12, group_share=1.0, read_units=2, write_units=0, log_bytes=550
+        gateway_ms=30, group_ms=12, group_share=1.0, read_units=2, write_units=0.166, log_bytes=550
     )
 
 
@@ -243,7 +245,9 @@ def test_the_template_reader_finds_what_is_billed() -> None:
 
     assert deployment.api == "http"
     assert (deployment.gateway_memory_mb, deployment.group_memory_mb) == (1024, 512)
-    assert (deployment.xray_reservoir, deployment.xray_rate) == (0, 0.05)
+    # Behind an HTTP API the gateway starts the trace and Lambda samples at its fixed rate,
+    # whatever rule the template carries.
+    assert (deployment.xray_reservoir, deployment.xray_rate) == (1, 0.05)
     assert deployment.search == SearchCapacity(
         kind="domain", instances=(("t3.small.search", 1),), storage_gb=10
     )
@@ -273,15 +277,103 @@ def test_the_price_sheet_carries_its_date_region_and_every_price_the_model_reads
     assert prices["cloudfront"]["https_requests_per_million"] > 0
 
 
-def _function(name: str, memory: int, logging: dict[str, str]) -> dict[str, Any]:
+def _function(
+    name: str, memory: int, logging: dict[str, str], tracing: str = "Active"
+) -> dict[str, Any]:
     return {
         "Type": "AWS::Lambda::Function",
         "Properties": {
             "Handler": f"functions.{name}.handler.handler",
             "MemorySize": memory,
             "LoggingConfig": logging,
+            "TracingConfig": {"Mode": tracing},
         },
     }
+
+
+def _template(gateway_tracing: str, *extra: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "Resources": {
+            "Gw": _function("gateway", 1024, {}, gateway_tracing),
+            "Mem": _function("memory", 512, {}),
+            "Domain": {
+                "Type": "AWS::OpenSearchService::Domain",
+                "Properties": {"ClusterConfig": {"InstanceType": "t3.small.search"}},
+            },
+            **dict(extra),
+        }
+    }
+
+
+_HTTP_API = ("Api", {"Type": "AWS::ApiGatewayV2::Api", "Properties": {"ProtocolType": "HTTP"}})
+_RULE = (
+    "Rule",
+    {
+        "Type": "AWS::XRay::SamplingRule",
+        "Properties": {"SamplingRule": {"ReservoirSize": 0, "FixedRate": 0.05}},
+    },
+)
+
+
+def test_xray_sampling_is_the_rest_stages_rule_lambdas_fixed_rate_or_none() -> None:
+    rest = deployment_from_template(
+        "prod", _template("Active", ("Api", {"Type": "AWS::ApiGateway::RestApi"}), _RULE)
+    )
+    assert (rest.xray_reservoir, rest.xray_rate) == (0, 0.05)
+    active = deployment_from_template("dev", _template("Active", _HTTP_API, _RULE))
+    assert (active.xray_reservoir, active.xray_rate) == (1, 0.05)
+    # At 1 call/s Lambda's reservoir traces every call: $5 per million.
+    call = CallProfile(0, 0, 0, 0, 0, 0)
+    assert cost_per_million(call, active, PRICES, calls_per_second=1)["xray"] == 5.0
+    passing = deployment_from_template("dev", _template("PassThrough", _HTTP_API))
+    assert (passing.xray_reservoir, passing.xray_rate) == (0, 0.0)
+
+
+def test_waf_logs_cost_per_call_only_without_a_filter_dropping_allowed_requests() -> None:
+    acl = ("Acl", {"Type": "AWS::WAFv2::WebACL", "Properties": {"Rules": [{}]}})
+
+    def logging(filtered: bool) -> tuple[str, dict[str, Any]]:
+        props: dict[str, Any] = {"LoggingFilter": {"DefaultBehavior": "DROP"}} if filtered else {}
+        return ("Log", {"Type": "AWS::WAFv2::LoggingConfiguration", "Properties": props})
+
+    prices = {**PRICES, "assumptions": {**PRICES["assumptions"], "waf_log_bytes_per_request": 1074}}
+    call = CallProfile(0, 0, 0, 0, 0, 0)
+    everything = deployment_from_template(
+        "prod", _template("Active", _HTTP_API, acl, logging(False))
+    )
+    # 1M records of 1,074 bytes = 1 GiB (to a rounding) at $0.5.
+    assert cost_per_million(call, everything, prices, calls_per_second=10)["waf_logs"] == (
+        pytest.approx(0.5, abs=0.001)
+    )
+    blocked = deployment_from_template("prod", _template("Active", _HTTP_API, acl, logging(True)))
+    assert cost_per_million(call, blocked, prices, calls_per_second=10)["waf_logs"] == 0.0
+
+
+def test_the_billed_call_pays_the_rate_limiters_writes_at_the_default_token_limit() -> None:
+    from shared.auth.cache import slice_size
+    from shared.auth.models import DEFAULT_RATE_LIMIT_PER_MINUTE
+    from shared.bench.cost import MEASURED_RATE_LIMIT_PER_MINUTE, RATES, VARIANTS
+
+    measured = Measured(
+        operation="memory_get",
+        gateway_cpu_ms=1,
+        group_cpu_ms=1,
+        invokes_group=True,
+        dynamodb_calls_gateway=0,
+        dynamodb_calls_group=0,
+        read_units=0,
+        write_units=0,
+        log_bytes={"INFO": 0, "WARN": 0},
+    )
+    call = profile([measured], _deployment(), PRICES, mix={"memory_get": 1.0})
+    # One reservation write per slice (1 % of 600/min: 6 requests), less what the measured
+    # 100k/min token already paid.
+    expected = 1 / slice_size(DEFAULT_RATE_LIMIT_PER_MINUTE) - 1 / slice_size(
+        MEASURED_RATE_LIMIT_PER_MINUTE
+    )
+    assert call.write_units == pytest.approx(expected, abs=0.001)
+    assert RATES == (1.0, 10.0)
+    assert {"staging", "staging_domain"} <= set(VARIANTS)
 
 
 def test_a_mix_of_one_operation_prices_that_operation_alone() -> None:

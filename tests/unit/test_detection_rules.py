@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.bench.curation import Pair, fit, load_pairs, scores
-from shared.memory.detection import Thresholds, finding_id, judge, signals
+from shared.memory.detection import Thresholds, finding_id, judge, same_words, signals
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,37 @@ def test_fitting_uses_only_the_pairs_it_is_given() -> None:
     fitted, mean_f1 = fit(pairs, [0.7])
     assert fitted.conflict <= 0.7
     assert mean_f1 == 0.5  # conflict F1 1.0, no duplicate labelled (F1 0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("restart-check", "Restart check"),
+        (
+            "Use the restartcheck script after a rollback.",
+            "Use the restart_check script after a rollback.",
+        ),
+        ("The deploy window is 09:00-17:00 UTC.", "The Deploy-Window is 09:00 - 17:00 utc"),
+        ("Log level in production is WARN.", "log-level in production is warn."),
+    ],
+)
+def test_texts_differing_only_in_case_punctuation_or_separators_are_duplicates(
+    a: str, b: str
+) -> None:
+    # Whatever the cosine and even about the same topic: never a conflict.
+    for cosine in (0.3, 0.8, 0.99):
+        assert judge(a, b, cosine, same_topic=True).kind == "duplicate"
+    assert same_words(a, b)
+
+
+def test_a_changed_word_or_number_is_not_a_spelling_variant() -> None:
+    assert not same_words("The cache TTL is 300 seconds.", "The cache TTL is 30 seconds.")
+    assert not same_words("Deploys are frozen on Fridays.", "Deploys are not frozen on Fridays.")
+    assert judge("Cache TTL is 300 s.", "Cache-TTL is 30 s.", 0.95, True).kind == "conflict"
+
+
+def test_the_held_out_pairs_include_spelling_variants() -> None:
+    variants = [p for p in load_pairs() if p.variant == "spelling"]
+    assert len(variants) >= 10
+    assert {p.split for p in variants} == {"test"}
+    assert {p.label for p in variants} == {"duplicate"}

@@ -46,6 +46,9 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         {"shared.sessions", "shared.workflows"},
         {"shared.sync"},
         {"shared.app"},
+        # Export, import and erasure of a team: every store and the search index at once,
+        # built on the root's services; the local server's admin API and the CLI run it.
+        {"shared.portability"},
         {"shared.local", "functions"},
         {"shared.cli", "infra"},
         {"shared.bench"},

@@ -220,5 +220,29 @@ class ListAgentsOutput(BaseModel):
     agents: list[Agent]
 
 
+MAX_NAMED_IDS = 500
+
+
+class AgentNamesInput(_Input):
+    ids: list[str] = Field(
+        min_length=1,
+        max_length=MAX_NAMED_IDS,
+        description="Actor ids as tools return them (created_by, claimed_by, by, agent keys): "
+        "an agent id (agt_…) or token:tok_….",
+    )
+
+    @field_validator("ids")
+    @classmethod
+    def _ids(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not value.strip() or len(value) > 200:
+                raise ValueError(f"each id must be 1-200 characters (got {value[:40]!r})")
+        return _unique(values)
+
+
+class AgentNamesOutput(BaseModel):
+    names: dict[str, str]
+
+
 class SuccessOutput(BaseModel):
     success: bool = True

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Protocol
 
-from shared.auth.models import IssuedToken, Revocation, TokenRequest
+from shared.auth.models import IssuedToken, Revocation, TokenRecord, TokenRequest
 from shared.auth.principal import Principal
 from shared.orchestrator.agents.models import AgentRecord
 
@@ -69,6 +69,10 @@ class AgentTokens(Protocol):
         ...
 
     def revoke(self, token_id: str) -> Revocation: ...
+
+    def list_team(self, team: str) -> list[TokenRecord]:
+        """Every token of the team, revoked ones included (for their names)."""
+        ...
 
 
 class UnknownAgent(Exception):

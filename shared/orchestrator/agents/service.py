@@ -152,6 +152,22 @@ class AgentService:
         agents = [a.public() for a in self._store.iter_team(principal.team) if a.is_active]
         return sorted(agents, key=lambda a: (a.name, a.agent_id))
 
+    def names(self, principal: Principal, ids: list[str]) -> dict[str, str]:
+        """What people call the actors `ids` (as tools record them: an agent id, or
+        `token:<token id>` for a token bound to no agent): a registered agent's name
+        (deregistered ones too: their work outlives them), else the token's name. Two reads
+        of the team, whatever the number of ids; ids of no agent or token are left out."""
+        wanted = set(ids)
+        agents = {a.agent_id: a.name for a in self._store.iter_team(principal.team)}
+        names = {i: agents[i] for i in wanted if i in agents}
+        tokens = {i.removeprefix("token:") for i in wanted if i.startswith("token:")}
+        if tokens:
+            for token in self._tokens.list_team(principal.team):
+                if token.token_id in tokens:
+                    bound = agents.get(token.agent_id or "")
+                    names[f"token:{token.token_id}"] = bound or token.name
+        return names
+
     def deregister(self, principal: Principal, *, agent_id: str) -> None:
         """Retire the agent: status `deregistered`, its name freed, its token revoked.
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from shared.orchestrator.agents.models import (
     AgentIdInput,
+    AgentNamesInput,
+    AgentNamesOutput,
     CapabilitiesInput,
     HeartbeatInput,
     ListAgentsInput,
@@ -100,6 +102,33 @@ def agent_capabilities(ctx: ToolContext[Orchestrator], args: CapabilitiesInput) 
 )
 def agent_list(ctx: ToolContext[Orchestrator], args: ListAgentsInput) -> ListAgentsOutput:
     return ListAgentsOutput(agents=ctx.service.agents.list_agents(ctx.principal))
+
+
+# Whoever may read a record that names its actors may read what those actors are called.
+NAMES_SCOPES = (
+    READ_SCOPE,
+    "memory.read",
+    "task.read",
+    "cost.read",
+    "workflow.read",
+    "handoff",
+    "event.read",
+    "artifact.read",
+)
+
+
+@GROUP.tool(
+    name="agent.names",
+    title="Names of agents and tokens",
+    description=(
+        "Names for actor ids (created_by, claimed_by, by, agent keys), in one call: a "
+        "registered agent's name, else the token's name; unknown ids are left out."
+    ),
+    scopes=NAMES_SCOPES,
+    annotations=READ_ONLY,
+)
+def agent_names(ctx: ToolContext[Orchestrator], args: AgentNamesInput) -> AgentNamesOutput:
+    return AgentNamesOutput(names=ctx.service.agents.names(ctx.principal, args.ids))
 
 
 @GROUP.tool(

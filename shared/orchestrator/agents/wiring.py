@@ -8,17 +8,18 @@ from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.orchestrator.agents.ports import AgentStore
 from shared.orchestrator.agents.service import AgentService
+from shared.storage.backends import Adapters
+
+AGENT_STORE = Adapters[AgentStore].named(
+    sqlite="shared.orchestrator.agents.sqlite:SqliteAgentStore",
+    dynamodb="shared.orchestrator.agents.adapters:DynamoAgentStore",
+    table=names.TABLE_COORDINATION,
+)
 
 
 def build_agent_store() -> AgentStore:
     """The agents of the configured storage: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.orchestrator.agents.sqlite import SqliteAgentStore
-
-        return SqliteAgentStore(runtime.database())
-    from shared.orchestrator.agents.adapters import DynamoAgentStore
-
-    return DynamoAgentStore(runtime.table(names.TABLE_COORDINATION))
+    return runtime.backend().build(AGENT_STORE)
 
 
 def build_agent_service() -> AgentService:

@@ -8,17 +8,18 @@ from shared.config import names
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, ArtifactRecords
 from shared.orchestrator.artifacts.service import ArtifactService
 from shared.orchestrator.tasks.wiring import build_task_store
+from shared.storage.backends import Adapters
+
+ARTIFACT_RECORDS = Adapters[ArtifactRecords].named(
+    sqlite="shared.orchestrator.artifacts.sqlite:SqliteArtifactRecords",
+    dynamodb="shared.orchestrator.artifacts.adapters:DynamoArtifactRecords",
+    table=names.TABLE_COORDINATION,
+)
 
 
 def build_artifact_records() -> ArtifactRecords:
     """The artifact records of the configured storage: SQLite in the data folder, or DynamoDB."""
-    if runtime.settings().storage == "sqlite":
-        from shared.orchestrator.artifacts.sqlite import SqliteArtifactRecords
-
-        return SqliteArtifactRecords(runtime.database())
-    from shared.orchestrator.artifacts.adapters import DynamoArtifactRecords
-
-    return DynamoArtifactRecords(runtime.table(names.TABLE_COORDINATION))
+    return runtime.backend().build(ARTIFACT_RECORDS)
 
 
 def build_artifact_blobs() -> ArtifactBlobs:

@@ -8,16 +8,17 @@ from shared.config import names
 from shared.domain_events.wiring import build_domain_events
 from shared.orchestrator.costs.ports import CostLedger
 from shared.orchestrator.costs.service import CostService
+from shared.storage.backends import Adapters
+
+COST_LEDGER = Adapters[CostLedger].named(
+    sqlite="shared.orchestrator.costs.adapters.sqlite:SqliteCostLedger",
+    dynamodb="shared.orchestrator.costs.adapters.dynamodb:DynamoCostLedger",
+    table=names.TABLE_COORDINATION,
+)
 
 
 def build_cost_ledger() -> CostLedger:
-    if runtime.settings().storage == "sqlite":
-        from shared.orchestrator.costs.adapters.sqlite import SqliteCostLedger
-
-        return SqliteCostLedger(runtime.database())
-    from shared.orchestrator.costs.adapters.dynamodb import DynamoCostLedger
-
-    return DynamoCostLedger(runtime.table(names.TABLE_COORDINATION))
+    return runtime.backend().build(COST_LEDGER)
 
 
 def build_cost_service() -> CostService:

@@ -7,16 +7,17 @@ from shared import runtime
 from shared.config import names
 from shared.orchestrator.events.ports import EventLog
 from shared.orchestrator.events.service import EventService
+from shared.storage.backends import Adapters
+
+EVENT_LOG = Adapters[EventLog].named(
+    sqlite="shared.orchestrator.events.adapters.sqlite:SqliteEventLog",
+    dynamodb="shared.orchestrator.events.adapters.dynamodb:DynamoEventLog",
+    table=names.TABLE_COORDINATION,
+)
 
 
 def build_event_log() -> EventLog:
-    if runtime.settings().storage == "sqlite":
-        from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
-
-        return SqliteEventLog(runtime.database())
-    from shared.orchestrator.events.adapters.dynamodb import DynamoEventLog
-
-    return DynamoEventLog(runtime.table(names.TABLE_COORDINATION))
+    return runtime.backend().build(EVENT_LOG)
 
 
 def build_event_service() -> EventService:

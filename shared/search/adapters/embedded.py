@@ -370,6 +370,18 @@ class EmbeddedIndex:
                 self._delete(conn, team, entity_id)
             self._invalidate({team})
 
+    def delete_team(self, team: str) -> int:
+        """Remove every chunk of `team` and drop its FTS table (a team's erasure)."""
+        with self._write_lock:
+            with self._transaction() as conn:
+                removed: int = conn.execute("DELETE FROM chunks WHERE team = ?", (team,)).rowcount
+                table = fts_table(team)
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            self._fts_tables.discard(table)
+            self._created_fts.discard(table)
+            self._invalidate({team})
+        return removed
+
     def _delete(self, conn: sqlite3.Connection, team: str, entity_id: str) -> None:
         rowids = [
             r[0]

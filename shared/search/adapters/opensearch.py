@@ -332,6 +332,16 @@ class OpenSearchIndex:
             self._known.add(name)
             return created
 
+    def delete_team(self, team: str) -> int:
+        """Delete `team`'s index (each team has its own); how many chunks it held."""
+        name = self.index_name(team)
+        self._known.discard(name)
+        if not self._client.indices.exists(index=name):
+            return 0
+        held = int(self._client.count(index=name).get("count", 0))
+        self._client.indices.delete(index=name)
+        return held
+
     def _create_if_missing(self, name: str) -> bool:
         if self._client.indices.exists(index=name):
             return False

@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from shared.auth.principal import Principal
+from shared.knowledge.extractive import node_sentences
 from shared.knowledge.ports import ModelUnavailable
+from shared.knowledge.service import ASK_MIN_RELEVANCE
 from tests.functional.knowledge.conftest import Knowledge
 from tests.functional.knowledge.corpus import NOW_MS, PROJECTS, QUESTIONS
 from tests.jsonrpc import tools_call
@@ -327,3 +330,86 @@ def test_labelled_questions_find_their_sessions(loaded: tuple[Knowledge, str]) -
         hits += any(marker.lower() in n["embed_text"].lower() for n in found)
     # The hashing embedder is a bag of words: the bench measures MiniLM's recall.
     assert hits >= len(QUESTIONS) * 0.8
+
+
+def _quoted(answer: str) -> list[tuple[str, int]]:
+    body = answer.split("\n\nSources:\n", 1)[0]
+    lines = [line[2:] for line in body.splitlines() if line.startswith("- ")]
+    return [(s, int(n.rstrip("]"))) for s, _, n in (line.rpartition(" [") for line in lines)]
+
+
+def _source_scores(answer: str) -> list[int]:
+    sources = answer.split("\n\nSources:\n", 1)[1]
+    return [
+        int(line.split("[", 1)[1].split("%", 1)[0]) for line in sources.splitlines() if "%]" in line
+    ]
+
+
+def test_ask_answers_with_whole_sentences_of_a_relevant_source(
+    loaded: tuple[Knowledge, str],
+) -> None:
+    knowledge, corpus = loaded
+    knowledge.model[0] = None  # no model: the extractive answer
+    question = "how did we fix the invoice rounding bug"
+    answer = knowledge.ok(corpus, "ask", {"question": question})
+    principal = Principal(team="alpha", token_id="t", token_name="t", scopes=frozenset({"admin"}))
+    sources = knowledge.service.ask_sources(principal, question=question)
+    quoted = _quoted(answer)
+    assert quoted
+    for sentence, number in quoted:
+        node, _ = sources[number - 1]
+        assert sentence in node_sentences(node), sentence
+    first, number = quoted[0]
+    assert "rounding" in sources[number - 1][0].embed_text  # the scenario's marker
+    assert "rounding" in first.lower()
+
+
+def test_ask_drops_sources_below_the_relevance_cut_off(loaded: tuple[Knowledge, str]) -> None:
+    knowledge, corpus = loaded
+    knowledge.model[0] = None  # no model: the extractive answer
+    question = "how did we fix the invoice rounding bug"
+    ranked = knowledge.ok(corpus, "search_hybrid", {"query": question})
+    assert any(r["score"] < ASK_MIN_RELEVANCE for r in ranked)  # the engine keeps weak ones
+    answer = knowledge.ok(corpus, "ask", {"question": question})
+    shown = _source_scores(answer)
+    assert shown
+    assert min(shown) >= round(ASK_MIN_RELEVANCE * 100)
+    assert len(shown) < len(ranked)
+
+
+def test_get_context_shows_each_node_and_summary_once(loaded: tuple[Knowledge, str]) -> None:
+    knowledge, corpus = loaded
+    block = knowledge.ok(corpus, "get_context", {"query": "failing invoice tests", "limit": 10})
+    headings = [line for line in block.splitlines() if line.startswith("## [")]
+    summaries = [h.split("] ", 1)[1].rsplit(" (score: ", 1)[0] for h in headings]
+    assert len(summaries) == len(set(summaries))
+    uuids = [u for u in block.split("`") if u.startswith("kn_")]
+    assert len(uuids) == len(set(uuids))
+    for summary in summaries:
+        assert block.count(summary) == 1, summary
+    assert "- **Same session again:** " in block  # the corpus repeats its sessions
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical", "recent"])
+def test_every_ranked_knowledge_tool_lists_scores_best_first(
+    loaded: tuple[Knowledge, str], mode: str
+) -> None:
+    knowledge, corpus = loaded
+    knowledge.model[0] = None  # no model: the extractive answer
+    for query, _ in QUESTIONS[:12]:
+        hybrid = knowledge.ok(corpus, "search_hybrid", {"query": query, "mode": mode})
+        scores = [r["score"] for r in hybrid]
+        assert scores == sorted(scores, reverse=True), (mode, query, scores)
+        if mode == "recent":
+            assert len(set(scores)) > 1  # a recency, not 1.0 for everything
+            continue
+        if mode != "hybrid":
+            plain = knowledge.ok(corpus, "search_knowledge", {"query": query, "mode": mode})
+            scores = [r["score"] for r in plain]
+            assert scores == sorted(scores, reverse=True), (mode, query, scores)
+        if mode == "hybrid":
+            shown = _source_scores(knowledge.ok(corpus, "ask", {"question": query}))
+            assert shown == sorted(shown, reverse=True), (query, shown)
+            block = knowledge.ok(corpus, "get_context", {"query": query})
+            context = [float(x.split(")", 1)[0]) for x in block.split("(score: ")[1:]]
+            assert context == sorted(context, reverse=True), (query, context)

@@ -269,10 +269,10 @@ def test_an_extractive_answer_quotes_no_sentence_twice(knowledge: Knowledge) -> 
         for i, command in enumerate(commands)
     ]
     knowledge.ingest(token, events)
-    answer = knowledge.ok(token, "ask", {"question": "what failed in the refund ledger work?"})
+    answer = knowledge.ok(token, "ask", {"question": "what failed in the refund ledger?"})
     body = answer.split("\n\nSources:\n", 1)[0]
     quoted = [line[2:].rsplit(" [", 1)[0] for line in body.splitlines() if line.startswith("- ")]
-    assert quoted
+    assert quoted, answer
     repeated = [(a, b) for a in quoted for b in quoted if a is not b and a in b]
     assert repeated == []
 

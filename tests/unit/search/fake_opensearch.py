@@ -193,6 +193,16 @@ class _Indices:
             self._client.indices_by_name[name] = _parse_index_body(body)
         return {"acknowledged": True, "shards_acknowledged": True, "index": name}
 
+    def delete(self, **kwargs: Any) -> dict[str, Any]:
+        _only(kwargs, {"index"}, "indices.delete()")
+        with self._client.lock:
+            self._client.calls.append(("indices.delete", kwargs))
+            if self._client.indices_by_name.pop(kwargs["index"], None) is None:
+                raise _BadRequest(
+                    404, "index_not_found_exception", f"no such index [{kwargs['index']}]"
+                ).transport_error()
+        return {"acknowledged": True}
+
 
 def _parse_index_body(body: dict[str, Any]) -> _Index:
     _only(body, {"settings", "mappings"}, "index body")
@@ -241,6 +251,12 @@ class FakeOpenSearch:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.indices = _Indices(self)
         self._next_id = 0
+
+    def count(self, **kwargs: Any) -> dict[str, Any]:
+        _only(kwargs, {"index"}, "count()")
+        with self.lock:
+            self.calls.append(("count", kwargs))
+            return {"count": len(self.indices_by_name[kwargs["index"]].docs)}
 
     # ------------------------------------------------------------------ writes
 

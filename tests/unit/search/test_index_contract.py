@@ -291,6 +291,24 @@ def test_entity_ids_lists_documents_not_memories(index: SearchIndex) -> None:
     assert index.entity_ids("alpha", "obsidian") == {"d2"}
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_delete_team_erases_that_team_only(index: SearchIndex, mode: SearchMode) -> None:
+    put(
+        index,
+        doc("alpha", "d1", "shared words here", 0),
+        doc("alpha", "d1", "shared words there", 1),
+        doc("alpha", "mem_1", "shared memory", result_type="memory", source="memory"),
+        doc("beta", "d2", "shared words here"),
+    )
+    assert index.delete_team("alpha") == 3
+    assert ask(index, "shared words", "alpha", mode) == []
+    assert index.entity_ids("alpha") == set()
+    assert ask(index, "shared words", "beta", mode) == ["d2"]
+    assert index.delete_team("alpha") == 0  # nothing left: not an error
+    put(index, doc("alpha", "d3", "shared words again"))  # the team can start over
+    assert ask(index, "shared words", "alpha", mode) == ["d3"]
+
+
 def test_a_query_without_usable_words_still_ranks_by_vector(index: SearchIndex) -> None:
     put(index, doc("alpha", "d1", "the and of"))
     assert ask(index, "the of", mode="bm25") == []

@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from shared.search.adapters.embedded import EmbeddedIndex
 from shared.search.embedding.minilm import BertEncoder, default_model_dir
-from shared.search.models import DocumentInput
+from shared.search.models import DocumentInput, IndexQuery, SearchFilters
 from shared.search.rerank.bedrock import BedrockReranker, RerankError, model_arn
 from shared.search.rerank.cross_encoder import CrossEncoderReranker
 from shared.search.rerank.stage import RerankConfig, rerank_groups
@@ -65,11 +65,22 @@ def _ids(service: SearchService, **kw: object) -> list[str]:
     return [g.entity_id for g in page.groups]
 
 
+def _fused_ids(service: SearchService, limit: int) -> list[str]:
+    """The engine's own (fused) order: `SearchService.search` without a reranker orders a
+    page by score, which is not what the rerank stage starts from."""
+    vector = [float(x) for x in service.embedder.embed(["apple"])[0]]
+    filters = SearchFilters(team="t", now=service._clock(), types=frozenset({"entity"}))
+    page = service.index.query(
+        IndexQuery(text="apple", vector=vector, filters=filters, limit=limit)
+    )
+    return [g.entity_id for g in page.groups]
+
+
 def test_the_fused_top_k_is_reordered_and_the_rest_keeps_the_fused_order(tmp_path: Path) -> None:
     reranker = LengthReranker()
     service = _service(tmp_path, reranker, depth=5)
     service.upsert_documents("t", _docs(12))
-    fused = _ids(service, limit=12, rerank=False)
+    fused = _fused_ids(service, limit=12)
     reranked = _ids(service, limit=12)
     assert sorted(reranked[:5]) == sorted(fused[:5])
     assert reranked[5:] == fused[5:]

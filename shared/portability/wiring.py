@@ -1,0 +1,155 @@
+"""Builds the portability service on the configured backend (the one place that picks its
+parts): the stores' `TeamData`, the search index, the local folders and the token cache."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from shared import runtime
+from shared.config.tables import ALL_TABLES
+from shared.portability.service import Portability, TeamFolders
+from shared.storage.backends import Adapters, TableLookup
+from shared.storage.team_data import TeamData
+
+if TYPE_CHECKING:
+    from shared.storage.sqlite import Database
+
+
+def _sqlite_team_data(database: Database) -> TeamData:
+    from shared.storage.team_data_sqlite import SqliteTeamData
+
+    ensure_every_store(database)
+    return SqliteTeamData(database)
+
+
+def _dynamo_team_data(tables: TableLookup) -> TeamData:
+    from shared.storage.team_data_dynamo import DynamoTeamData
+
+    return DynamoTeamData({spec.logical_id: tables(spec.logical_id) for spec in ALL_TABLES})
+
+
+TEAM_DATA = Adapters(sqlite=_sqlite_team_data, dynamodb=_dynamo_team_data)
+
+
+def build_team_data() -> TeamData:
+    """Every store's team data on the process's backend."""
+    return runtime.backend().build(TEAM_DATA)
+
+
+def ensure_every_store(database: Database) -> None:
+    """Apply every store's schema, so an import into a fresh data folder finds each table
+    (stores otherwise create theirs at first use)."""
+    import importlib
+
+    for module in SQLITE_STORE_MODULES:
+        database.migrate(importlib.import_module(module).MIGRATIONS)
+
+
+# Every module declaring a SQLite store's `MIGRATIONS` (tests/unit/portability checks the list
+# is complete).
+SQLITE_STORE_MODULES = (
+    "shared.auth.adapters.sqlite",
+    "shared.domain_events.adapters.sqlite_log_rows",
+    "shared.handoffs.adapters.sqlite",
+    "shared.knowledge.adapters.sqlite",
+    "shared.memory.adapters.sqlite",
+    "shared.orchestrator.agents.sqlite",
+    "shared.orchestrator.artifacts.sqlite",
+    "shared.orchestrator.costs.adapters.sqlite",
+    "shared.orchestrator.tasks.adapters.sqlite",
+    "shared.search.adapters.sqlite_documents",
+    "shared.sessions.adapters.sqlite",
+    "shared.sync.adapters.sqlite",
+    "shared.workflows.adapters.sqlite",
+)
+
+
+def _reindex(team: str) -> dict[str, int]:
+    """Put the team's documents, memories and knowledge nodes back in the search index (after
+    an import): every type the index holds (`shared.search.models.INDEXED_TYPES`)."""
+    import sys
+
+    from shared.app.sync_service import build_sync_service
+    from shared.knowledge.adapters.search_index import SearchNodeIndex
+    from shared.knowledge.wiring import build_stores
+    from shared.search.wiring import build_search_service
+
+    search = build_search_service()
+    chunks = search.rebuild(team)
+    counts = {"document_chunks": chunks, **build_sync_service().runs.reindex_memories(team)}
+    nodes = SearchNodeIndex(search)
+    batch: list[Any] = []
+    indexed = 0
+    for node in build_stores().recent_nodes(team, cap=sys.maxsize):
+        batch.append(node)
+        if len(batch) == NODE_BATCH:
+            nodes.index(team, batch)
+            indexed, batch = indexed + len(batch), []
+    if batch:
+        nodes.index(team, batch)
+        indexed += len(batch)
+    counts["knowledge_nodes_indexed"] = indexed
+    return counts
+
+
+NODE_BATCH = 256
+
+
+def _erase_index(team: str) -> int:
+    from shared.search.wiring import build_search_service
+
+    return build_search_service().index.delete_team(team)
+
+
+def _forget_tokens(team: str) -> None:
+    from shared.auth.cache import PROCESS
+
+    PROCESS.evict(team=team)
+
+
+def _erase_in_aws(team: str) -> dict[str, int]:
+    """What AWS keeps of a team outside the tables: its artifact bytes and inbox files in the
+    artifacts bucket (every version), and its sync schedule in EventBridge Scheduler. Locally
+    these are folders and a row, erased already."""
+    settings = runtime.settings()
+    if settings.is_local:
+        return {}
+    import boto3
+
+    from shared.config import names
+    from shared.storage.s3 import delete_prefix
+
+    counts: dict[str, int] = {}
+    s3 = boto3.client("s3", region_name=settings.region)
+    for kind, prefix in (
+        ("artifact_files", names.BUCKET_PREFIX_ARTIFACTS),
+        ("inbox_files", names.BUCKET_PREFIX_INBOX),
+    ):
+        if held := delete_prefix(s3, settings.artifacts_bucket, f"{prefix}/{team}/"):
+            counts[kind] = held
+    if settings.sync_schedule_group:
+        from shared.sync.wiring import build_schedule_book
+
+        if build_schedule_book().delete(team):
+            counts["sync_schedules"] = 1
+    return counts
+
+
+def build_portability(*, with_index: bool = True) -> Portability:
+    """The process's portability service (`with_index=False`: leave the search index alone,
+    for tests of the stores alone)."""
+    settings = runtime.settings()
+    local = settings.is_local and settings.data_dir is not None
+    folders = (
+        TeamFolders(settings.data_dir / "artifacts", settings.data_dir / "inbox")
+        if local and settings.data_dir is not None
+        else TeamFolders()
+    )
+    return Portability(
+        build_team_data(),
+        folders=folders,
+        erase_index=_erase_index if with_index else None,
+        reindex=_reindex if with_index else None,
+        forget_tokens=_forget_tokens,
+        erase_elsewhere=_erase_in_aws,
+    )
