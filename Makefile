@@ -76,7 +76,7 @@ destroy: bootstrap ## delete the stack (CAIRN_ENV=dev|staging; prod also needs C
 	  echo "refusing to destroy prod: pass CAIRN_DESTROY_PROD=cairn-prod" >&2; exit 1; fi
 	$(CDK) destroy --all --force $(CDK_ARGS)
 
-bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, git connector sync files/s, and the tests marked bench (each benchmark's tiny run)
+bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, tool-call latency, indexing speed, storage at 1k-100k, conflict/duplicate detection, workflow step overhead, seed 003 knowledge (ingest, search_hybrid latency, recall@10), AWS cost per 1M calls and idle per month, DynamoDB calls per warm tool call, each function's cold import vs boto3 and bundle size, what connecting costs per toolset URL, git connector sync files/s, 30 minutes of mixed load on a local server (open files, RSS, errors), and the tests marked bench (each benchmark's tiny run)
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --split test --recall-depths 20,30,50 --cold
 	$(RUN) cairn bench retrieval --data $(BENCH_DATA) --rerank-cost 10,20,30
 	$(RUN) cairn bench gateway
@@ -92,6 +92,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench context
 	$(RUN) cairn bench portability
 	$(RUN) cairn bench connectors
+	$(RUN) cairn bench soak --minutes 30
 	CAIRN_FUZZ_CASES=5000 $(RUN) pytest -q -s -p no:cacheprovider tests/protocol/test_fuzz.py
 	$(RUN) pytest -q -p no:cacheprovider -m bench
 

@@ -150,6 +150,7 @@ BENCHMARKS: dict[str, str] = {
     "context": "bytes and ~tokens of initialize + tools/list per toolset URL (docs/toolsets.md)",
     "portability": "export and import records/s and peak memory of a team of 10k/100k records",
     "connectors": "files/s of a git connector's sync: first, unchanged commit, a tenth edited",
+    "soak": "a local server under 30 minutes of mixed load: open files, RSS, errors each minute",
 }
 
 

@@ -588,13 +588,17 @@ class Detector:
 # times in all, after these pauses, before it is given up with an error naming the memory.
 DETECTION_ATTEMPTS: Final = 3
 DETECTION_RETRY_PAUSES: Final = (0.2, 1.0)
+# How long a stop waits for the memory in progress: the server's whole stop must fit in 10 s.
+DETECTION_STOP_SECONDS: Final = 3.0
 
 
 class BackgroundDetection:
     """`CurationQueue` for local mode: detection runs on a worker thread, off the request
     path (the local counterpart of the stream-fed curator). `drain` waits until it caught up;
-    `stop` finishes what was submitted, then ends the thread. A failed detection is logged with
-    the memory's id and the exception, and tried again (`DETECTION_ATTEMPTS` in all)."""
+    `stop` lets the memory in progress finish, abandons the rest (with a line saying how many:
+    a stop is bounded, not as long as the backlog), then ends the thread. A failed detection is
+    logged with the memory's id and the exception, and tried again (`DETECTION_ATTEMPTS` in
+    all)."""
 
     _STOP: Final = ("", "")
 
@@ -624,16 +628,33 @@ class BackgroundDetection:
         """Block until every submitted memory has been examined."""
         self._queue.join()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Examine what was submitted, then end the worker (before the stores close)."""
+    def stop(self, timeout: float = DETECTION_STOP_SECONDS) -> None:
+        """Finish the memory in progress, abandon the rest, then end the worker (before the
+        stores close)."""
         with self._guard:
             self._stopped = True
             thread = self._thread
             if thread is None or not thread.is_alive():
                 return
+            abandoned = 0
+            while True:
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                self._queue.task_done()
+                abandoned += 1
             self._queue.put(self._STOP)
-        self._stopping.set()  # no more pauses between attempts: one last try each
+        self._stopping.set()  # no more pauses between attempts: one last try
+        if abandoned:
+            logger.warning(
+                f"stopping: {abandoned} memory(ies) queued for duplicate and conflict detection "
+                "left unexamined",
+                extra={"abandoned": abandoned},
+            )
         thread.join(timeout)
+        if thread.is_alive():
+            logger.error(f"the detection worker did not end within {timeout:g} s of the stop")
 
     def _run(self) -> None:
         while True:

@@ -99,6 +99,7 @@ def test_a_256_mib_declared_body_is_refused_with_413_before_it_is_read(
     status, _ = _exchange(server.port, _declared(path, content_type), _parts(64))
     assert status == 413
     assert _rss_kib(server.process.pid) - before < 32 * 1024
+    assert _rss_kib(server.process.pid) < 300 * 1024  # the bar: under 300 MB
 
 
 @pytest.mark.protocol
