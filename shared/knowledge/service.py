@@ -433,10 +433,22 @@ class KnowledgeService:
         min_relevance: float = ASK_MIN_RELEVANCE,
     ) -> list[tuple[KnowledgeNode, float]]:
         """The sources `ask` answers from, numbered as its `Sources:` block numbers them: the
-        hybrid ranking, best score first, without those below `min_relevance`."""
+        hybrid ranking, best score first, without those below `min_relevance`, and a session
+        repeated word for word once."""
         wanted = self._filters(since, project, source, branch)
-        ranked = self._ranked(principal.team, question, "hybrid", clamp_limit(limit), wanted)
-        return [(node, score) for node, score in ranked if score >= min_relevance]
+        blocks = self._ask_blocks(principal.team, question, limit, min_relevance, wanted)
+        return [(node, score) for node, score, _ in blocks]
+
+    def _ask_blocks(
+        self,
+        team: str,
+        question: str,
+        limit: int,
+        min_relevance: float,
+        wanted: Filters,
+    ) -> list[tuple[KnowledgeNode, float, list[KnowledgeNode]]]:
+        ranked = self._ranked(team, question, "hybrid", clamp_limit(limit), wanted)
+        return _folded([(node, score) for node, score in ranked if score >= min_relevance])
 
     def ask(
         self,
@@ -450,18 +462,12 @@ class KnowledgeService:
         branch: str = "",
     ) -> str:
         """The answer, then a `Sources:` block; an `Error: …` string when the model fails."""
-        pairs = self.ask_sources(
-            principal,
-            question=question,
-            limit=limit,
-            project=project,
-            since=since,
-            source=source,
-            branch=branch,
-        )
-        if not pairs:
+        wanted = self._filters(since, project, source, branch)
+        blocks = self._ask_blocks(principal.team, question, limit, ASK_MIN_RELEVANCE, wanted)
+        if not blocks:
             return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
-        sources = _sources_block(pairs)
+        pairs = [(node, score) for node, score, _ in blocks]
+        sources = _sources_block(blocks)
         model = self._model()
         if model is None:
             return f"{extractive_answer(question, pairs)}\n\n{sources}"
@@ -554,13 +560,16 @@ class KnowledgeService:
         return counted
 
 
-def _sources_block(pairs: Iterable[tuple[KnowledgeNode, float]]) -> str:
+def _sources_block(blocks: Iterable[tuple[KnowledgeNode, float, list[KnowledgeNode]]]) -> str:
     lines = ["Sources:"]
-    for number, (node, score) in enumerate(pairs, start=1):
+    for number, (node, score, repeats) in enumerate(blocks, start=1):
         summary = node.summary if len(node.summary) <= 120 else node.summary[:119] + "…"
         branch = f" ({node.git_branch})" if node.git_branch else ""
         lines.append(f"{number}. [{round(score * 100)}%] {summary}")
         lines.append(f"   {node.cwd or '-'}{branch} — {_day(node.captured_at)}")
+        if repeats:
+            days = ", ".join(_day(r.captured_at) for r in repeats)
+            lines.append(f"   the same session again: {days}")
     return "\n".join(lines)
 
 

@@ -390,6 +390,19 @@ def test_get_context_shows_each_node_and_summary_once(loaded: tuple[Knowledge, s
     assert "- **Same session again:** " in block  # the corpus repeats its sessions
 
 
+def test_ask_lists_a_session_repeated_word_for_word_as_one_source(
+    loaded: tuple[Knowledge, str],
+) -> None:
+    knowledge, corpus = loaded
+    knowledge.model[0] = None
+    answer = knowledge.ok(corpus, "ask", {"question": "how did we fix the invoice rounding bug"})
+    sources = answer.split("\n\nSources:\n", 1)[1].splitlines()
+    summaries = [line.split("%] ", 1)[1] for line in sources if "%] " in line]
+    assert summaries
+    assert len(summaries) == len(set(summaries)), sources
+    assert any(line.strip().startswith("the same session again: ") for line in sources)
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical", "recent"])
 def test_every_ranked_knowledge_tool_lists_scores_best_first(
     loaded: tuple[Knowledge, str], mode: str
