@@ -7,8 +7,9 @@ UV ?= $(shell scripts/find-uv)
 RUN = $(UV) run --frozen
 BENCH_DATA ?= ../shared/bench/scifact
 export UV_PYTHON_DOWNLOADS := never
-# `make test` spreads the suite over the machine's cores (pytest-xdist); TEST_WORKERS=0 runs it
-# in one process.
+# `make test` spreads the suite over the machine's cores (pytest-xdist), a file at a time: a
+# file's tests run in order on one worker, its module fixtures built once. TEST_WORKERS=0 runs
+# it in one process.
 TEST_WORKERS ?= auto
 
 .PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy destroy bench bench-gateway bench-store node clean
@@ -37,7 +38,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra (benchmarks: make bench)
 	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
-	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The unit tests, the storage contract suites on SQLite only (their moto half is `moto`-marked).
 test-fast: .venv/.bootstrapped ## unit tests and the storage contracts on SQLite: no server, no moto, no browser

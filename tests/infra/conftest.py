@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.infra.support import PROD_EXTRAS, Synth, WorkflowsOnly, synthesize, workflows_only
-
-_HERE = Path(__file__).parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The infra tests run on one worker (`--dist loadgroup`): the synthesized apps are built
-    once per session, and a second worker would synthesize them again."""
-    for item in items:
-        if item.path.is_relative_to(_HERE):
-            item.add_marker(pytest.mark.xdist_group("infra"))
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from shared.app.groups import tool_specs
 from shared.app.toolsets import TOOLSETS
 from tests.protocol.conftest import LocalServer
 
@@ -101,7 +102,7 @@ def test_a_token_created_with_toolsets_gets_them_at_bare_mcp_and_the_rest_at_all
                 return {tool.name for tool in (await client.list_tools()).tools}
 
     assert anyio.run(listed, "") == _tools("handoffs")
-    assert len(anyio.run(listed, "/all")) == 96
+    assert len(anyio.run(listed, "/all")) == len(tool_specs())
     refused = server.cli(
         "tokens",
         "create",
