@@ -78,8 +78,8 @@ def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     glibc gives each thread that meets a busy arena one of its own, up to 8 per core, and
     keeps the freed memory of each. Under 30 minutes of mixed load (`cairn bench soak`) RSS
     grew 2.4 MB a minute while Python's own heap stayed flat under tracemalloc: the growth is
-    native. With 2 arenas two 9-10 minute runs grew +5.8 % and +14.1 % after the warm-up;
-    whether that holds over 30 minutes is not measured yet (docs/benchmarks.md#soak-local).
+    native. With 2 arenas the same 30 minutes grew +10.3 % after the warm-up and levelled off
+    from minute 9 (docs/benchmarks.md#soak-local).
     """
     if not sys.platform.startswith("linux") or os.environ.get("MALLOC_ARENA_MAX"):
         return False
