@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.bench.wire import answers, json_headers, tool_call
+from shared.bench.wire import answers, json_headers, tool_call, unthrottled_token
 
 HANDOFF = (
     "## Start & intent\nx\n## Journey\nx\n## Current state\nx\n## What’s left\nx\n"
@@ -76,32 +76,7 @@ class _Server:
         else:
             self.process.kill()
             raise RuntimeError("cairn serve did not start within 90 s")
-        # The dev token's per-minute limit would throttle the benchmark itself: measure with a
-        # token created, as a user would, through the CLI with the highest allowed limit.
-        created = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "shared.cli",
-                "tokens",
-                "create",
-                "--team",
-                "local",
-                "--name",
-                "bench",
-                "--scopes",
-                "admin",
-                "--rate-limit",
-                "100000",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-        self.token = created.stdout.strip()
+        self.token = unthrottled_token(env, "bench")
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGINT)

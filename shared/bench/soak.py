@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.bench.wire import answers, json_headers, tool_call
+from shared.bench.wire import answers, json_headers, tool_call, unthrottled_token
 
 # Open files may move by a few between samples (a keep-alive connection closed and reopened, a
 # WAL file checkpointed); a leak moves them by hundreds.
@@ -122,32 +122,7 @@ class SoakServer:
                 self.process.kill()
                 raise RuntimeError(f"cairn serve did not start: {self.log.read_text()[-2000:]}")
             time.sleep(0.2)
-        # The dev token's per-minute limit would throttle the load itself: a token created as a
-        # user would, with the highest allowed limit.
-        created = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "shared.cli",
-                "tokens",
-                "create",
-                "--team",
-                "local",
-                "--name",
-                "soak",
-                "--scopes",
-                "admin",
-                "--rate-limit",
-                "100000",
-            ],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-        self.token = created.stdout.strip()
+        self.token = unthrottled_token(self.env, "soak")
 
     @property
     def url(self) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -37,3 +40,20 @@ def answers(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def unthrottled_token(env: Mapping[str, str], name: str) -> str:
+    """A new admin token of team `local` with the highest allowed rate limit, created through
+    the CLI as a user would, against the server `env` points at: the dev token's per-minute
+    limit would throttle the benchmark's own load."""
+    command = ["tokens", "create", "--team", "local", "--name", name, "--scopes", "admin"]
+    created = subprocess.run(  # noqa: S603 - our own CLI, no shell
+        [sys.executable, "-m", "shared.cli", *command, "--rate-limit", "100000"],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    return created.stdout.strip()

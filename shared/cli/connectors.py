@@ -107,18 +107,12 @@ class ConnectorAdminError(Exception):
 
 
 def _server() -> Any:
-    from shared.local.discovery import TargetNotFound, find_local_server, looked_at
+    from shared.local.discovery import TargetNotFound, running_local_server
 
     try:
-        server = find_local_server()
+        return running_local_server("connectors live in its data folder")
     except TargetNotFound as exc:
         raise ConnectorAdminError(str(exc)) from exc
-    if server is None:
-        raise ConnectorAdminError(
-            f"no cairn server is running here (looked at {looked_at()}); start it with "
-            "`./cairn serve` (or `make serve`): connectors live in its data folder"
-        )
-    return server
 
 
 class _LocalConnectors:

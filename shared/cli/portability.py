@@ -89,18 +89,12 @@ def _stderr(message: str) -> None:
 
 
 def _server() -> LocalServer:
-    from shared.local.discovery import TargetNotFound, find_local_server, looked_at
+    from shared.local.discovery import TargetNotFound, running_local_server
 
     try:
-        server = find_local_server()
+        return running_local_server("these commands run through it")
     except TargetNotFound as exc:
         raise CommandFailed(str(exc)) from exc
-    if server is None:
-        raise CommandFailed(
-            f"no cairn server is running here (looked at {looked_at()}): start it with "
-            "`./cairn serve` (or `make serve`); these commands run through it"
-        )
-    return server
 
 
 def _request(server: LocalServer, method: str, path: str, body: object = None) -> Any:
@@ -185,6 +179,7 @@ def _bar(what: str, total: int | None) -> Any:
 def import_file(path: str, team: str | None, stack: str | None = None) -> dict[str, Any]:
     from shared.connectors.local_files import Progress
     from shared.local.indexing import ProgressDisplay
+    from shared.local.progress import ProgressFailed, read_progress
 
     if stack:
         from shared.portability.format import FormatError
@@ -209,16 +204,13 @@ def import_file(path: str, team: str | None, stack: str | None = None) -> dict[s
     display = ProgressDisplay()
     try:
         with _open(server, request) as answer:
-            for raw in answer:
-                event = json.loads(raw)
-                if "stats" in event:
-                    stats: dict[str, Any] = event["stats"]
-                    return stats
-                if "error" in event:
-                    raise CommandFailed(event["error"])
-                display(Progress(event["stage"], event["done"], event["total"]))
+            stats = read_progress(answer, display)
+    except ProgressFailed as exc:
+        raise CommandFailed(str(exc)) from exc
     finally:
         display.close()
+    if stats is not None:
+        return stats
     raise CommandFailed(f"the server on port {server.port} stopped before the import finished")
 
 

@@ -193,6 +193,18 @@ def find_local_server(data_dir: Path | None = None) -> LocalServer | None:
     return None
 
 
+def running_local_server(what_needs_it: str) -> LocalServer:
+    """The running local server, or `TargetNotFound` saying where it was looked for, how to
+    start one, and `what_needs_it` (why the command cannot go on without it)."""
+    server = find_local_server()
+    if server is None:
+        raise TargetNotFound(
+            f"no cairn server is running here (looked at {looked_at()}): start it with "
+            f"`./cairn serve` (or `make serve`); {what_needs_it}"
+        )
+    return server
+
+
 def looked_at(data_dir: Path | None = None) -> str:
     """Where `find_local_server` looked, in words, for error messages."""
     data_dir = data_dir or default_data_dir()

@@ -8,7 +8,6 @@ the same progress: a bar per stage on a terminal, plain lines otherwise (`Progre
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import urllib.error
@@ -20,7 +19,7 @@ from shared.connectors.local_files import Progress, ProgressCallback
 from shared.local.discovery import LocalServer, TargetNotFound, find_local_server
 from shared.local.folder_lock import FolderInUse
 from shared.local.layout import NDJSON, default_data_dir
-from shared.local.progress import failure_detail
+from shared.local.progress import ProgressFailed, failure_detail, read_progress
 from shared.local.runtime import IndexRequest, LocalRuntime
 
 _STAGE_UNITS = {"files": "files", "embedding": "chunks", "cleanup": "documents"}
@@ -87,16 +86,13 @@ def _through_server(
     http_request.add_header("Accept", NDJSON)
     try:
         with urllib.request.urlopen(http_request, timeout=3600) as response:  # noqa: S310
-            for raw in response:
-                event = json.loads(raw)
-                if "stats" in event:
-                    stats: dict[str, Any] = event["stats"]
-                    return stats
-                if "error" in event:
-                    raise IndexingFailed(event["error"])
-                progress(Progress(event["stage"], event["done"], event["total"]))
+            stats = read_progress(response, progress)
     except urllib.error.HTTPError as exc:
         raise IndexingFailed(server.reason(exc)) from exc
+    except ProgressFailed as exc:
+        raise IndexingFailed(str(exc)) from exc
+    if stats is not None:
+        return stats
     raise IndexingFailed(f"the server on port {server.port} stopped before indexing finished")
 
 

@@ -1,13 +1,13 @@
-"""`cairn index`'s progress stream: the NDJSON lines the local server writes while it indexes
-(`stream_progress`) and the words of a failure (`failure_detail`), which the command reads
-(`shared.local.indexing`)."""
+"""The progress stream of a long admin command (`cairn index`, `cairn import`): the NDJSON
+lines the local server writes while it works (`stream_progress`), the words of a failure
+(`failure_detail`), and the command's side that reads them (`read_progress`)."""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the connector is imported when the server first indexes, not at start
@@ -40,3 +40,23 @@ def stream_progress(run: Callable[[ProgressCallback], dict[str, int]]) -> Iterat
     threading.Thread(target=work, name="cairn-index", daemon=True).start()
     while (event := events.get()) is not None:
         yield (json.dumps(event) + "\n").encode()
+
+
+class ProgressFailed(Exception):
+    """The stream's `{"error": ...}` line: the work failed on the server (the message says how)."""
+
+
+def read_progress(lines: Iterable[bytes], report: ProgressCallback) -> dict[str, Any] | None:
+    """The reading side of `stream_progress`: each progress line to `report`, then the stats;
+    `ProgressFailed` on an error line; None when the stream ends before either."""
+    from shared.connectors.local_files import Progress
+
+    for raw in lines:
+        event = json.loads(raw)
+        if "stats" in event:
+            stats: dict[str, Any] = event["stats"]
+            return stats
+        if "error" in event:
+            raise ProgressFailed(event["error"])
+        report(Progress(event["stage"], event["done"], event["total"]))
+    return None

@@ -202,6 +202,25 @@ def coverage(stems: Sequence[str], *texts: str) -> float:
     return found / len(stems)
 
 
+def _fused_order(
+    bm25: Sequence[K],
+    vector: Sequence[tuple[K, float]],
+    mode: SearchMode,
+    config: FusionConfig,
+    tie_key: Callable[[K], str],
+) -> tuple[list[tuple[K, float]], dict[K, float], float]:
+    """The RRF order of both rankings, each chunk's cosine, and the cosine given a chunk the
+    vector ranking did not return (the lowest it did: that chunk's is at most that)."""
+    bm25_weight, vector_weight = config.weights(mode)
+    fused = rrf(
+        [(list(bm25), bm25_weight), ([key for key, _ in vector], vector_weight)],
+        k=config.k,
+        tie_key=tie_key,
+    )
+    cosine_of = dict(vector)
+    return fused, cosine_of, min(cosine_of.values()) if cosine_of else 0.0
+
+
 def fuse(
     bm25: Sequence[K],
     vector: Sequence[tuple[K, float]],
@@ -220,14 +239,7 @@ def fuse(
     of the query's meaning or words is in them) are dropped. The single modes (used
     by the benchmark) keep every candidate.
     """
-    bm25_weight, vector_weight = config.weights(mode)
-    fused = rrf(
-        [(list(bm25), bm25_weight), ([key for key, _ in vector], vector_weight)],
-        k=config.k,
-        tie_key=tie_key,
-    )
-    cosine_of = dict(vector)
-    floor = min(cosine_of.values()) if cosine_of else 0.0
+    fused, cosine_of, floor = _fused_order(bm25, vector, mode, config, tie_key)
     calibration = config.calibration
     scored: list[tuple[K, float]] = []
     for key, _ in fused:
@@ -261,14 +273,7 @@ def fuse_page(
     cosine alone does not pass the line, and the scores are computed for the page's chunks
     alone. `before_scoring` is told the page's chunks first (to read them in one go).
     """
-    bm25_weight, vector_weight = config.weights(mode)
-    fused = rrf(
-        [(list(bm25), bm25_weight), ([key for key, _ in vector], vector_weight)],
-        k=config.k,
-        tie_key=tie_key,
-    )
-    cosine_of = dict(vector)
-    floor = min(cosine_of.values()) if cosine_of else 0.0
+    fused, cosine_of, floor = _fused_order(bm25, vector, mode, config, tie_key)
     calibration = config.calibration
     in_bm25 = set(bm25)
     known: dict[K, float] = {}

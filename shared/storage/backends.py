@@ -11,10 +11,10 @@ the side it stands for. No wiring asks which backend it is on.
 
 from __future__ import annotations
 
-import pkgutil
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -42,12 +42,19 @@ class Adapters(Generic[T]):
         the SQLite side, nor a local server the DynamoDB one)."""
 
         def on_database(database: Database) -> T:
-            return cast(T, pkgutil.resolve_name(sqlite)(database))
+            return cast(T, _load(sqlite)(database))
 
         def on_tables(tables: TableLookup) -> T:
-            return cast(T, pkgutil.resolve_name(dynamodb)(tables(table)))
+            return cast(T, _load(dynamodb)(tables(table)))
 
         return cls(sqlite=on_database, dynamodb=on_tables, references=(sqlite, dynamodb))
+
+
+def _load(reference: str) -> Any:
+    """The class `"module:Class"` names (importlib is loaded in every process already; pkgutil's
+    resolver would cost each Lambda function's start a module more)."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 class Backend(Protocol):
