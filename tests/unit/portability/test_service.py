@@ -81,13 +81,16 @@ def test_artifact_bytes_travel_with_the_team_and_go_with_it(
     assert portability.import_file(tmp_path / "a.jsonl").written == 0
 
 
-def test_a_file_of_the_other_backend_is_refused_naming_both(
+def test_a_format_1_file_of_dynamodb_items_is_refused_naming_both(
     portability: Portability, tmp_path: Path
 ) -> None:
     path = tmp_path / "d.jsonl"
     lines = list(portability.export("alpha"))
-    path.write_text(lines[0].replace('"backend":"sqlite"', '"backend":"dynamodb"') + lines[1])
-    with pytest.raises(FormatError, match=r"exported from the dynamodb store; .* sqlite"):
+    first = lines[0].replace('"backend":"sqlite"', '"backend":"dynamodb"')
+    path.write_text(first.replace('"format_version":2', '"format_version":1') + lines[1])
+    with pytest.raises(
+        FormatError, match=r"exported from the dynamodb store in format 1; .*sqlite"
+    ):
         portability.import_file(path)
 
 
