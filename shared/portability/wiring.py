@@ -123,8 +123,8 @@ def _forget_tokens(team: str) -> None:
 
 def _erase_in_aws(team: str) -> dict[str, int]:
     """What AWS keeps of a team outside the tables: its artifact bytes and inbox files in the
-    artifacts bucket (every version), and its sync schedule in EventBridge Scheduler.
-    Locally these are folders and a row, erased already."""
+    artifacts bucket (every version), and its sync schedule and workflow schedules in
+    EventBridge Scheduler. Locally these are folders and rows, erased already."""
     settings = runtime.settings()
     if settings.is_local:
         return {}
@@ -146,6 +146,28 @@ def _erase_in_aws(team: str) -> dict[str, int]:
 
         if build_schedule_book().delete(team):
             counts["sync_schedules"] = 1
+    if settings.workflow_schedule_group:
+        from shared.workflows.adapters.scheduler import EventBridgeSchedules
+
+        workflow_schedules = EventBridgeSchedules(
+            boto3.client("scheduler", region_name=settings.region),
+            group=settings.workflow_schedule_group,
+            role_arn=settings.workflow_scheduler_role_arn or "",
+            target_arn=lambda: "",  # removal names no target
+        )
+        if removed := workflow_schedules.remove_team(team):
+            counts["workflow_schedules"] = removed
+    return counts
+
+
+def _erase_elsewhere(team: str) -> dict[str, int]:
+    """What a team leaves outside the stores, on either backend: its GitHub webhook secret
+    (the data folder's secrets file, or the stack's secret), and in AWS `_erase_in_aws`."""
+    from shared.knowledge.wiring import forget_webhook_secret
+
+    counts = _erase_in_aws(team)
+    if forget_webhook_secret(team):
+        counts["webhook_secrets"] = 1
     return counts
 
 
@@ -204,6 +226,6 @@ def build_portability(*, with_index: bool = True) -> Portability:
         erase_index=_erase_index if with_index else None,
         reindex=_reindex if with_index else None,
         forget_tokens=_forget_tokens,
-        erase_elsewhere=_erase_in_aws,
+        erase_elsewhere=_erase_elsewhere,
         artifact_bytes=artifact_bytes,
     )

@@ -14,6 +14,7 @@ from shared import runtime
 from shared.config.settings import Settings
 from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
+from shared.knowledge.wiring import WEBHOOK_SECRETS_FILE, webhook_secret
 from shared.portability.format import FormatError
 from shared.portability.service import Portability
 from shared.portability.wiring import build_portability
@@ -97,3 +98,18 @@ def test_a_format_1_file_of_dynamodb_items_is_refused_naming_both(
 def test_a_team_name_that_leaves_its_folder_is_refused(portability: Portability) -> None:
     with pytest.raises(ValueError, match="unusable team name"):
         portability.delete_team("..")
+
+
+def test_team_delete_drops_its_entry_in_the_webhook_secrets_file(
+    portability: Portability, tmp_path: Path
+) -> None:
+    secrets = tmp_path / WEBHOOK_SECRETS_FILE
+    secrets.write_text(
+        json.dumps({"alpha": "a", "beta": "b", "pull": {"alpha": {"token": "t", "repos": []}}})
+    )
+
+    assert portability.delete_team("alpha") == {"webhook_secrets": 1}
+
+    assert json.loads(secrets.read_text()) == {"beta": "b", "pull": {}}
+    assert webhook_secret("beta") == "b"
+    assert portability.delete_team("alpha") == {}
