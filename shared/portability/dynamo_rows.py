@@ -10,7 +10,8 @@ builders where they have one, so an imported item is the one the store writes.
 Items that only index another (a key alias, a workflow's name, a knowledge session's newest
 node) are derived: left out of the export and rebuilt on import from the record they index.
 An item kind this module does not know stops the export, naming it: nothing is left out
-silently (`tests/unit/portability/test_across_backends.py` checks every table and item kind).
+silently (`tests/unit/portability/test_every_kind_translates.py` checks every table and item
+kind; `test_across_backends.py` moves a team both ways through the tools).
 """
 
 from __future__ import annotations
@@ -779,9 +780,11 @@ class DynamoRows:
                 "kind": SCHEDULE_TABLE,
                 "row": {
                     "expression": view.expression,
-                    # Scheduler keeps neither: the time of the export stands for both.
+                    # Scheduler keeps no creation time: the export's stands for it.
                     "created_at": datetime.now(UTC).isoformat(),
-                    "last_fired_at": None,
+                    "last_fired_at": view.last_fired_at.isoformat()
+                    if view.last_fired_at is not None
+                    else None,
                 },
             }
 
@@ -804,19 +807,20 @@ class DynamoRows:
     def import_records(
         self, team: str, records: Sequence[Record], exported_team: str | None = None
     ) -> int:
+        for record in records:  # every record checked before any is written
+            self.check_record(record)
         legacy = [r for r in records if "item" in r]
         written = self._items.import_records(team, legacy, exported_team) if legacy else 0
-        for record in records:
-            kind = record.get("kind")
-            if "item" in record or kind == TOKEN_KIND:
-                continue
-            row = record["row"]
-            if kind == SCHEDULE_TABLE:
-                written += self._put_schedule(team, str(row["expression"]))
-                continue
-            puts = puts_of(str(kind), team, row)
-            # The row counts as written when its own item was (the rest index it).
-            wrote = [self._put(put) for put in puts]
+        rows = [r for r in records if "row" in r and r["kind"] != TOKEN_KIND]
+        schedules = [r["row"] for r in rows if r["kind"] == SCHEDULE_TABLE]
+        puts = [puts_of(r["kind"], team, r["row"]) for r in rows if r["kind"] != SCHEDULE_TABLE]
+        for row in schedules:
+            written += self._put_schedule(team, str(row["expression"]))
+        for record_puts in puts:
+            # The row counts as written when its own item was (the rest index it). Each put
+            # is tried even when the record is there: a run cut between a record and its
+            # index items is completed by the next.
+            wrote = [self._put(put) for put in record_puts]
             written += int(wrote[0])
         return written
 
