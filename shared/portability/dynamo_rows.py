@@ -63,6 +63,8 @@ from shared.storage.times import sortable
 from shared.storage.values import from_dynamo, to_dynamo
 from shared.sync.models import SyncRun
 from shared.workflows.adapters.dynamodb import _execution_item
+from shared.workflows.adapters.dynamodb import _record as _workflow_item_json
+from shared.workflows.adapters.sqlite import _json as _workflow_json
 from shared.workflows.models import Execution, Workflow
 
 if TYPE_CHECKING:
@@ -387,7 +389,7 @@ def _workflow_row(item: Item) -> Row:
         "name": workflow.name,
         "created_at": sortable(workflow.created_at),
         "updated_at": sortable(workflow.updated_at),
-        "record": workflow.model_dump_json(),
+        "record": _workflow_json(workflow),
     }
 
 
@@ -399,7 +401,7 @@ def _workflow_items(team: str, row: Row) -> list[Put]:
         "team": team,
         "name": workflow.name,
         "updated_at": sortable(workflow.updated_at),
-        "record": workflow.model_dump_json(),
+        "record": _workflow_item_json(workflow),
     }
     name = {**_key(team, "WFNAME#" + workflow.name), "workflow_id": workflow.id}
     return [Put(names.TABLE_COORDINATION, item), Put(names.TABLE_COORDINATION, name)]
@@ -412,7 +414,7 @@ def _execution_row(item: Item) -> Row:
         "workflow_id": execution.workflow_id,
         "status": execution.status,
         "revision": execution.revision,
-        "record": execution.model_dump_json(),
+        "record": _workflow_json(execution),
     }
 
 
