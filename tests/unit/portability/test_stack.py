@@ -19,6 +19,8 @@ from shared.config.tables import ALL_TABLES, physical_name
 from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
 from shared.knowledge.wiring import ENV_WEBHOOK_SECRET_ARN
+from shared.portability.format import end_line, header, line
+from shared.storage.team_data_dynamo import DynamoTeamData
 from shared.workflows.adapters.scheduler import EventBridgeSchedules
 from tests.fake_aws import fake_aws
 from tests.unit.storage.test_handoff_store_contract import handoff
@@ -172,3 +174,28 @@ def test_a_stack_export_carries_artifact_bytes_from_the_bucket_and_import_puts_t
     body = s3.get_object(Bucket=BUCKET, Key="artifacts/acme/art_1")["Body"].read()
     assert body == b"\x00\x01acme's bytes"
     assert portability.import_file(path).written == 0
+
+
+@pytest.mark.moto
+def test_a_format_1_file_of_dynamodb_items_still_imports_into_a_stack(
+    stack: StackOutputs, tmp_path: Path
+) -> None:
+    portability = on_stack("cairn-test", stack, with_index=False)
+    build_handoff_store().create("acme", handoff(1))
+    tables = {
+        spec.logical_id: boto3.resource("dynamodb").Table(physical_name(spec))
+        for spec in ALL_TABLES
+    }
+    items = list(DynamoTeamData(tables).export_team("acme"))  # what format 1 wrote
+    path = tmp_path / "v1.jsonl"
+    path.write_text(
+        "".join(
+            [line({**header("acme", "dynamodb"), "format_version": 1})]
+            + [line(record) for record in items]
+            + [end_line(len(items))]
+        )
+    )
+    portability.delete_team("acme")
+
+    assert portability.import_file(path).written == 1
+    assert open_handoffs("acme") == ["hof_0001"]
