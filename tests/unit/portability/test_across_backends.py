@@ -11,9 +11,8 @@ an artifact's `storage` names where its bytes are on this backend (a folder path
 target exports the team again: its records are the source's, column for column (tokens aside:
 they are never imported).
 
-Moto stands in for DynamoDB, S3 and EventBridge Scheduler. Slow (two backends seeded through
-the gateway, moto's DynamoDB at tens of milliseconds a call): `make bench`. The fast checks
-that every table and item kind has its translation are `test_every_kind_translates`.
+Moto stands in for DynamoDB, S3 and EventBridge Scheduler. The checks that every table and item
+kind has its translation are `test_every_kind_translates`.
 """
 
 from __future__ import annotations
@@ -280,13 +279,11 @@ def assert_same(before: dict[str, Any], after: dict[str, Any]) -> None:
         assert seeded in text, seeded
 
 
-@pytest.mark.bench
 @pytest.mark.moto
 def test_sqlite_to_dynamodb(tmp_path: Path) -> None:
     assert_same(*move("sqlite", "dynamodb", tmp_path))
 
 
-@pytest.mark.bench
 @pytest.mark.moto
 def test_dynamodb_to_sqlite(tmp_path: Path) -> None:
     assert_same(*move("dynamodb", "sqlite", tmp_path))
