@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shared.portability.format import ExportReader, FormatError, end_line, header, line
+from shared.storage.sqlite import from_json, to_json
 from shared.storage.team_data import TOKEN_KIND, BadRecord, Record, TeamData
 
 ARTIFACT_BYTES_KIND = "artifact_bytes"
+# The artifact store's table: its records name where their bytes are (`storage`).
+ARTIFACTS_KIND = "artifacts"
 IMPORT_BATCH = 500
 # Team names are path parts in the local folders: never one that leaves its folder.
 _UNSAFE = ("", ".", "..")
@@ -90,6 +93,10 @@ class ArtifactBytes(Protocol):
         """Store `body` unless the artifact's bytes are there already; whether it wrote."""
         ...
 
+    def location(self, team: str, artifact_id: str) -> str:
+        """Where the artifact store of this backend keeps those bytes (an artifact's `storage`)."""
+        ...
+
 
 class FolderArtifactBytes:
     """Artifact bytes in `<root>/<team>/<artifact id>` (local mode)."""
@@ -107,6 +114,9 @@ class FolderArtifactBytes:
 
     def get(self, team: str, artifact_id: str) -> bytes:
         return (self._root / team / _checked_name(artifact_id, "artifact id")).read_bytes()
+
+    def location(self, team: str, artifact_id: str) -> str:
+        return str(self._root / team / _checked_name(artifact_id, "artifact id"))
 
     def put(self, team: str, artifact_id: str, body: bytes) -> bool:
         folder = _team_folder(self._root, team)
@@ -218,7 +228,7 @@ class Portability:
             if kind == ARTIFACT_BYTES_KIND:
                 report.written += self._put_artifact(target, record)
             else:
-                batch.append(record)
+                batch.append(self._stored_here(target, record))
             done += 1
             if len(batch) >= IMPORT_BATCH:
                 report.written += self._data.import_records(target, batch, exported)
@@ -231,6 +241,19 @@ class Portability:
         if self._reindex is not None:
             report.reindexed = self._reindex(target)
         return report
+
+    def _stored_here(self, team: str, record: Record) -> Record:
+        """An artifact's record naming where this backend keeps its bytes: the file's `storage`
+        is where the exporting store kept them (another folder, team or bucket)."""
+        if record["kind"] != ARTIFACTS_KIND or self._bytes is None:
+            return record
+        row = dict(record["row"])
+        fields = from_json(row["record"])
+        if not isinstance(fields, dict) or fields.get("storage") is None:
+            return record
+        fields["storage"] = self._bytes.location(team, str(row["id"]))
+        row["record"] = to_json(fields)
+        return {**record, "row": row}
 
     def _put_artifact(self, team: str, record: Record) -> int:
         if self._bytes is None:

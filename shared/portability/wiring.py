@@ -194,6 +194,9 @@ class BucketArtifactBytes:
     def get(self, team: str, artifact_id: str) -> bytes:
         return self._blobs.get(team, artifact_id)
 
+    def location(self, team: str, artifact_id: str) -> str:
+        return self._blobs.location(team, artifact_id)
+
     def put(self, team: str, artifact_id: str, body: bytes) -> bool:
         from shared.orchestrator.artifacts.ports import BlobExists
 

@@ -9,7 +9,8 @@ seeded id; the answers before and after the move must be equal, with two things 
 an artifact's `storage` names where its bytes are on this backend (a folder path locally, an
 `s3://` address in AWS), so it differs by design; and scores rounded (`normalised`). Then the
 target exports the team again: its records are the source's, column for column (tokens aside:
-they are never imported).
+they are never imported), but for an artifact's `storage`, which the import points at where the
+target keeps the bytes.
 
 Moto stands in for DynamoDB, S3 and EventBridge Scheduler. The checks that every table and item
 kind has its translation are `test_every_kind_translates`.
@@ -245,6 +246,8 @@ def records(path: Path) -> list[dict[str, Any]]:
                 row[column] = json.loads(row[column])
         if record["kind"] == "sync_schedules":
             row.pop("created_at")  # Scheduler keeps none: an export from it writes its own time
+        if record["kind"] == "artifacts":
+            row["record"].pop("storage")  # where this backend keeps the bytes: `stored_at`
         found.append(record)
     return sorted(found, key=lambda r: json.dumps(r, sort_keys=True))
 
@@ -266,7 +269,20 @@ def move(source: str, target: str, tmp_path: Path) -> tuple[dict[str, Any], dict
     moved = records(exported)
     assert {record["kind"] for record in moved} >= SEEDED_KINDS
     assert records(again) == moved
+    here = "s3://" if target == "dynamodb" else str(tmp_path / target)
+    assert stored_at(again)
+    assert all(where.startswith(here) for where in stored_at(again))
     return before, after
+
+
+def stored_at(path: Path) -> list[str]:
+    """Where the file's artifact records say their bytes are."""
+    found = []
+    for text in path.read_text().splitlines()[1:-1]:
+        record = json.loads(text)
+        if record["kind"] == "artifacts":
+            found.append(json.loads(record["row"]["record"])["storage"])
+    return found
 
 
 def assert_same(before: dict[str, Any], after: dict[str, Any]) -> None:
