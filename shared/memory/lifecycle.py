@@ -12,9 +12,8 @@ lifecycle without knowing it.
 from __future__ import annotations
 
 import re
-import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -33,6 +32,8 @@ from shared.memory.models import (
     MemoryEvent,
     MemoryKind,
     MemorySource,
+    new_memory,
+    new_memory_id,
 )
 from shared.memory.ports import (
     CurationQueue,
@@ -49,10 +50,6 @@ T = TypeVar("T")
 # How far down the hybrid ranking memory_query reads before filtering.
 QUERY_DEPTH = 200
 _WORD = re.compile(r"\w+")
-
-
-def new_memory_id() -> str:
-    return "mem_" + secrets.token_hex(12)
 
 
 def view_at(memory: Memory, known_at: datetime) -> Memory | None:
@@ -146,34 +143,32 @@ class Lifecycle:
         action: EventAction,
         *,
         content: str,
-        subject: str | None,
         kind: MemoryKind,
-        title: str | None,
-        tags: list[str],
-        sources: list[MemorySource],
-        confidence: float | None,
-        valid_from: datetime | None,
-        valid_to: datetime | None,
-        metadata: dict[str, Any],
+        subject: str | None = None,
+        title: str | None = None,
+        tags: Sequence[str] = (),
+        sources: Sequence[MemorySource] = (),
+        confidence: float | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Memory:
         now = self.now()
         valid_from, valid_to = _aware(valid_from), _aware(valid_to)
         _check_window(valid_from or now, valid_to)
-        return Memory(
-            id=new_memory_id(),
+        return new_memory(
+            principal.actor,
+            now,
             title=title.strip() if title else None,
             content=content,
             subject=subject.strip() if subject else None,
             kind=kind,
-            tags=list(dict.fromkeys(tags)),
-            sources=sources,
+            tags=list(tags),
+            sources=list(sources),
             confidence=confidence,
             valid_from=valid_from,
             valid_to=valid_to,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
+            metadata=dict(metadata or {}),
             status=status,
             history=[
                 MemoryEvent(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
@@ -21,6 +20,7 @@ from shared.memory.models import (
     Memory,
     MemoryFlag,
     MemorySearchHit,
+    new_memory,
 )
 from shared.memory.ports import (
     CurationQueue,
@@ -56,10 +56,6 @@ def _require_json(content: str) -> None:
             """JSON text, e.g. '{"theme": "dark"}' or '"plain text"'""",
             field="content",
         ) from exc
-
-
-def new_memory_id() -> str:
-    return "mem_" + secrets.token_hex(12)
 
 
 @dataclass(eq=False)
@@ -150,16 +146,14 @@ class MemoryService:
                 self.index.index(team, memory)
                 self._detect(team, memory)
                 return memory
-            memory = Memory(
-                id=new_memory_id(),
+            memory = new_memory(
+                principal.actor,
+                now,
                 key=key,
                 content=content,
-                tags=list(dict.fromkeys(tags)),
+                tags=tags,
                 metadata=metadata,
-                created_at=now,
-                updated_at=now,
                 expires_at=expires_at,
-                created_by=principal.actor,
             )
             try:
                 self.store.create(team, memory)
@@ -204,15 +198,7 @@ class MemoryService:
             memory = self._live(team, stored.get(memory_id))
             if memory is None or not memory.active:
                 continue
-            hits.append(
-                MemorySearchHit(
-                    id=memory.id,
-                    key=memory.key,
-                    content=memory.content,
-                    tags=memory.tags,
-                    score=score,
-                )
-            )
+            hits.append(MemorySearchHit.model_validate({**dict(memory), "score": score}))
             if len(hits) == limit:
                 break
         return hits
@@ -229,16 +215,14 @@ class MemoryService:
     ) -> Memory:
         """Store a memory as `pending` and hand it to the curator (dedupe, merge, link)."""
         now = self.now()
-        memory = Memory(
-            id=new_memory_id(),
+        memory = new_memory(
+            principal.actor,
+            now,
             title=title.strip(),
             content=body,
-            tags=list(dict.fromkeys(tags)),
+            tags=tags,
             applies_to=list(dict.fromkeys(applies_to)),
             confidence=confidence,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
             status="pending",
         )
         self.store.create(principal.team, memory)
@@ -331,14 +315,12 @@ class MemoryService:
         """A new engram; `Conflict` (409) when the wallet already has one under `key`."""
         _require_json(content)
         now = self.now()
-        memory = Memory(
-            id=new_memory_id(),
+        memory = new_memory(
+            principal.actor,
+            now,
             key=key,
             content=content,
-            tags=list(dict.fromkeys(tags)),
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
+            tags=tags,
             wallet_address=wallet_address,
             engram_type=engram_type,
             is_public=is_public,
