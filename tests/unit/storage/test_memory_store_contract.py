@@ -204,17 +204,11 @@ def test_concurrent_flags_are_all_kept(backend: Backend, store: MemoryStore) -> 
     if not backend.is_sqlite:
         pytest.skip("moto's updates are not atomic across threads (DynamoDB's are)")
     store.create("alpha", memory(1))
-    barrier = threading.Barrier(8)
 
-    def race(agent: str) -> None:
-        barrier.wait()
+    def flag_it(agent: str) -> None:
         store.add_flag("alpha", "mem_0001", flag(agent))
 
-    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(flag_it, [f"agent-{n}" for n in range(8)])
     stored = store.get("alpha", "mem_0001")
     assert stored is not None
     assert sorted(f.agent_id for f in stored.flags) == [f"agent-{n}" for n in range(8)]
