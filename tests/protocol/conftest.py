@@ -10,14 +10,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 import httpx
 import pytest
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.jsonrpc import tools_call
 
@@ -189,3 +192,27 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     running = start_server(tmp_path_factory.mktemp("cairn-data"))
     yield running
     stop_server(running)
+
+
+T = TypeVar("T")
+
+
+def with_sdk_client(
+    server: LocalServer,
+    work: Callable[[Client], Awaitable[T]],
+    *,
+    token: str | None = None,
+    mode: str = "auto",
+) -> T:
+    """Connect the MCP SDK's client to `server` in `mode` with `token` (the dev token unless
+    given) and run `work` with it."""
+
+    async def main() -> T:
+        bearer = token or server.dev_token
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
+        async with http:
+            transport = streamable_http_client(server.url, http_client=http)
+            async with Client(transport, mode=mode) as client:
+                return await work(client)
+
+    return anyio.run(main)
