@@ -1,5 +1,5 @@
-"""The embedded index returns the pinned pages of a fixed corpus, whichever BM25 plan the
-team's size chooses: one OR statement (small teams) or the level-by-level walk (large)."""
+"""The embedded index returns the pinned pages of a fixed corpus, whichever BM25 plan runs:
+the postings scored in numpy (the default) or FTS5's own bm25() statement (the fallback)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedIndex:
     return built
 
 
-@pytest.mark.parametrize("levels_from_rows", [embedded.LEVELS_FROM_ROWS, 0], ids=["one", "levels"])
+@pytest.mark.parametrize("score_postings", [True, False], ids=["postings", "statement"])
 def test_pages_are_the_pinned_ones(
-    index: EmbeddedIndex, levels_from_rows: int, monkeypatch: pytest.MonkeyPatch
+    index: EmbeddedIndex, score_postings: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(embedded, "LEVELS_FROM_ROWS", levels_from_rows)
+    monkeypatch.setattr(embedded, "SCORE_POSTINGS", score_postings)
     pinned = json.loads(GOLDEN.read_text())
     pages = [page_of(index, query) for query in queries()]
     assert len(pages) == len(pinned)
