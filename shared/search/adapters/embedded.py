@@ -101,9 +101,9 @@ PRUNE_FROM_ROWS = 2_000
 # order (tests/unit/search/test_embedded_bm25_postings.py); False forces the one-statement
 # plan, which stays the fallback for a word FTS5 reads as several tokens.
 SCORE_POSTINGS = True
-# Postings kept per team, in entries (a row holding a word): this many per chunk (12 bytes
-# each: 1/8 of the memory the team's vectors take), least recently asked words dropped first.
-_POSTINGS_PER_ROW = 16
+# Postings kept per team, in entries (a row holding a word): this many per chunk (8 bytes
+# each: 1/6 of the memory the team's vectors take), least recently asked words dropped first.
+_POSTINGS_PER_ROW = 32
 _MIN_POSTINGS = 1 << 16
 # Query words whose FTS5 tokens are remembered (the map is cleared when full).
 _TOKEN_MEMO = 50_000
@@ -214,10 +214,11 @@ def _quote(term: str) -> str:
 class _Postings:
     """The rows holding one token in title or text: their positions in the team's row order
     and the token's weighted count in each (the f bm25() sums: title_weight per title hit,
-    text_weight per text hit, in FTS5's order)."""
+    text_weight per text hit, in FTS5's order). Held small: int32 positions, and float32
+    counts where float32 holds them exactly (whole-number weights: always), else float64."""
 
-    positions: npt.NDArray[np.intp]
-    frequencies: npt.NDArray[np.float64]
+    positions: npt.NDArray[np.int32]
+    frequencies: npt.NDArray[np.float32] | npt.NDArray[np.float64]
 
 
 @dataclass
@@ -639,8 +640,8 @@ class EmbeddedIndex:
         term an IDF of ~0 (log((N - n + 0.5) / (n + 0.5)) <= 0 is clamped to 1e-6), so it
         cannot change the order of documents that match another term, yet scoring its huge
         posting list dominates query time. Frequencies count rows holding the term in the
-        title or text (the columns BM25 weighs); below `PRUNE_FROM_ROWS` rows, or for a
-        one-word query, none are counted (the map is empty). Counts are the team's own (its
+        title or text (the columns BM25 weighs); below `PRUNE_FROM_ROWS` rows none are
+        counted (the map is empty). Counts are the team's own (its
         table), cached until the team's next write.
         """
         terms = query_terms(text)
@@ -655,7 +656,7 @@ class EmbeddedIndex:
             with self._cache_lock:
                 if self._writes.get(team, 0) == writes:
                     self._rows[team] = rows
-        if rows < PRUNE_FROM_ROWS or len(terms) < 2:
+        if rows < PRUNE_FROM_ROWS:
             return terms, {}, rows
         frequencies: dict[str, int] = {}
         for term in terms:
@@ -691,11 +692,15 @@ class EmbeddedIndex:
         table = fts_table(f.team)
         if not self._has_fts(table):
             return []  # the team has never indexed anything
-        terms, _, _ = self._terms(f.team, table, query.text)
+        terms, frequencies, rows = self._terms(f.team, table, query.text)
         if not terms:
             return []
         team = self._team_vectors(f.team)
-        found = self._bm25_scored(team, table, terms, f, depth) if SCORE_POSTINGS else None
+        # Words in half the team's rows or more are left only when every word is (then each
+        # has bm25()'s floor IDF): their postings are most of the index, slower to read than
+        # FTS5 takes to score them, so that rare kind of query keeps to FTS5's statement.
+        rare = all(2 * frequencies.get(t, 0) < rows for t in terms)
+        found = self._bm25_scored(team, table, terms, f, depth) if SCORE_POSTINGS and rare else None
         if found is None:
             # Expired rows are filtered below, so fetch that many more to still fill `depth`.
             expired = int((team.expires <= f.now).sum()) if team.min_expiry <= f.now else 0
@@ -766,7 +771,8 @@ class EmbeddedIndex:
             postings = self._postings(stats, team, table, token)
             if postings is None:
                 return None
-            at, frequency = postings.positions, postings.frequencies
+            # In double, as bm25() computes (a float32 operand would round every step).
+            at, frequency = postings.positions, postings.frequencies.astype(np.float64)
             idf = _bm25_idf(stats.rows, len(at))
             scores[at] += idf * ((frequency * k1_plus_1) / (frequency + stats.length_norms[at]))
             matched[at] = True
@@ -894,7 +900,7 @@ class EmbeddedIndex:
         except sqlite3.OperationalError:
             return None
         if not packed:
-            postings = _Postings(np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
+            postings = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
             with self._cache_lock:
                 stats.postings[token] = postings
             return postings
@@ -909,11 +915,13 @@ class EmbeddedIndex:
         at = team.row_positions(rowids)
         # The team's own row set is the security boundary: a row outside it never passes.
         inside = at >= 0
+        frequencies = _weighted_count(
+            in_title[inside], in_text[inside], self.config.title_weight, self.config.text_weight
+        )
+        small = frequencies.astype(np.float32)
         postings = _Postings(
-            at[inside],
-            _weighted_count(
-                in_title[inside], in_text[inside], self.config.title_weight, self.config.text_weight
-            ),
+            at[inside].astype(np.int32),
+            small if np.array_equal(small, frequencies) else frequencies,
         )
         with self._cache_lock:
             if token not in stats.postings:
