@@ -105,6 +105,9 @@ SCORE_POSTINGS = True
 # each: 1/6 of the memory the team's vectors take), least recently asked words dropped first.
 _POSTINGS_PER_ROW = 32
 _MIN_POSTINGS = 1 << 16
+# Rows a hybrid query reads at once for the cut-off's evidence (`query`): about what a page
+# of 20 asks, most of the time, against the 300 BM25 rows it could ask.
+_READ_AHEAD = 64
 # Query words whose FTS5 tokens are remembered (the map is cleared when full).
 _TOKEN_MEMO = 50_000
 # A word that could be (or stem to) a scope column token: "s"/"r" and 24 hex characters.
@@ -978,15 +981,24 @@ class EmbeddedIndex:
         entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
         # Rows are read once, whole: their words give the coverage (computed only where
-        # fusion asks for it) and they make the page. A hybrid query may ask the coverage of
-        # any BM25 row (the cut-off), so those are read up front; the single modes need it
-        # only for the page's scores, so only the page is read, once it is known.
-        records = self._records([rowid for rowid, _ in bm25]) if query.mode == "hybrid" else {}
+        # fusion asks for it) and they make the page. A hybrid query asks the coverage of BM25
+        # rows for the cut-off, roughly in BM25 order and only as far as the page needs, so a
+        # row is read with the next BM25 rows not read yet, `_READ_AHEAD` in one statement;
+        # the single modes need it only for the page's scores, read once the page is known.
+        bm25_rows = [rowid for rowid, _ in bm25]
+        bm25_rank = {rowid: i for i, rowid in enumerate(bm25_rows)}
+        records: dict[int, tuple[Any, ...]] = {}
+        read: set[int] = set()
 
-        def read_missing(rowids: list[int]) -> None:
-            records.update(self._records([rowid for rowid in rowids if rowid not in records]))
+        def read_rows(rowids: list[int]) -> None:
+            wanted = [rowid for rowid in dict.fromkeys(rowids) if rowid not in read]
+            read.update(wanted)
+            records.update(self._records(wanted))
 
         def coverage_of(rowid: int) -> float:
+            if rowid not in read:
+                after = bm25_rank.get(rowid, len(bm25_rows)) + 1
+                read_rows([rowid, *bm25_rows[after : after + _READ_AHEAD - 1]])
             record = records.get(rowid)
             if record is None:
                 return 0.0
@@ -1004,7 +1016,7 @@ class EmbeddedIndex:
             query.limit,
             query.chunks_per_entity,
             tie_key=lambda rowid: f"{rowid:020d}",
-            before_scoring=read_missing,
+            before_scoring=read_rows,
         )
         wanted = [rowid for _, hits in page for rowid, _ in hits]
         docs = {rowid: _doc(records[rowid]) for rowid in wanted if rowid in records}

@@ -31,3 +31,22 @@ def test_pages_are_the_pinned_ones(
     assert len(pages) == len(pinned)
     for number, (page, expected) in enumerate(zip(pages, pinned, strict=True)):
         assert page == expected, number
+
+
+def test_a_hybrid_page_reads_only_the_rows_its_cut_off_asks(
+    index: EmbeddedIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cut-off asks the words of BM25 rows only as far as the page needs: they are read
+    # 64 at a time in BM25 order, not all 300 up front; the pages stay the pinned ones above.
+    read: list[int] = []
+    records = index._records
+
+    def counted(rowids: list[int]) -> dict[int, tuple[object, ...]]:
+        read.extend(rowids)
+        return records(rowids)
+
+    monkeypatch.setattr(index, "_records", counted)
+    hybrid = [q for q in queries() if q.mode == "hybrid" and q.limit <= 15]
+    for query in hybrid:
+        page_of(index, query)
+    assert len(read) < 0.5 * 300 * len(hybrid)
