@@ -798,12 +798,15 @@ class EmbeddedIndex:
             if team.terms is not None or team.terms_unusable:
                 return team.terms
             conn = self._reader()
-            sizes = conn.execute(
-                f"SELECT id, sz FROM {table}_docsize ORDER BY id"  # noqa: S608
-            ).fetchall()
-            totals = conn.execute(
-                f"SELECT block FROM {table}_data WHERE id = 1"  # noqa: S608
-            ).fetchone()
+            try:
+                sizes = conn.execute(
+                    f"SELECT id, sz FROM {table}_docsize ORDER BY id"  # noqa: S608
+                ).fetchall()
+                totals = conn.execute(
+                    f"SELECT block FROM {table}_data WHERE id = 1"  # noqa: S608
+                ).fetchone()
+            except sqlite3.OperationalError:
+                return None  # the table was dropped meanwhile (the team erased): not cached
             ids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
             # Three columns (scope, title, text): a row's D is the sum of its three sizes.
             per_row = _varints(b"".join(r[1] for r in sizes))
