@@ -270,8 +270,10 @@ def fuse_page(
     The coverage of every candidate is the costly part of fusing (a scan of its text per
     query word), yet it decides only two things: whether a hybrid candidate has evidence,
     and the score of a chunk on the page. So the cut-off asks it only of a candidate whose
-    cosine alone does not pass the line, and the scores are computed for the page's chunks
-    alone. `before_scoring` is told the page's chunks first (to read them in one go).
+    cosine alone does not pass the line and which can still change the page (past the
+    page's last entity and the one after it, only chunks of the page's entities can), and
+    the scores are computed for the page's chunks alone. `before_scoring` is told the
+    page's chunks first (to read them in one go).
     """
     fused, cosine_of, floor = _fused_order(bm25, vector, mode, config, tie_key)
     calibration = config.calibration
@@ -286,7 +288,20 @@ def fuse_page(
         return known[key]
 
     groups: dict[str, list[K]] = {}
+    place: dict[str, int] = {}
+    end = offset + limit
     for key, _ in fused:
+        entity = entity_of(key)
+        members = groups.get(entity)
+        # Only a chunk that can change the page is weighed (and its coverage asked): one of a
+        # new entity while the page and whether more follow are unsettled, or one of an
+        # entity on the page that still has room. A chunk of an entity before the page, or
+        # of one after it, changes neither.
+        if members is None:
+            if len(groups) > end:
+                continue
+        elif len(members) >= per_entity or not offset <= place[entity] < end:
+            continue
         cosine = cosine_of.get(key, floor)
         # Coverage (0–1, weighted ≥ 0) only adds to the evidence: a cosine on or above the
         # line passes whatever the words, so only one below it needs them.
@@ -296,9 +311,10 @@ def fuse_page(
             and not calibration.has_evidence(cosine, words(key))
         ):
             continue
-        members = groups.setdefault(entity_of(key), [])
-        if len(members) < per_entity:
-            members.append(key)
+        if members is None:
+            place[entity] = len(groups)
+            members = groups[entity] = []
+        members.append(key)
     entities = list(groups.items())
     if before_scoring is not None:
         before_scoring([key for _, members in entities[offset : offset + limit] for key in members])

@@ -17,6 +17,7 @@ import math
 import re
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -84,26 +85,37 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_entity ON chunks (team, entity_id, chunk_index);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# FTS5's tokenizer for the teams' tables; the query words are read through the same one
+# (`_fts_tokens`), so a word's postings are looked up under the token FTS5 would match.
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _FTS_SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5 ("
-    "scope, title, text, tokenize = 'porter unicode61 remove_diacritics 2')"
+    f"scope, title, text, tokenize = '{_TOKENIZE}')"
 )
 # Below this many chunks in the index, BM25 keeps every query term (pruning only saves time
 # at scale, and on a tiny index every term is "common").
 PRUNE_FROM_ROWS = 2_000
-# From this many chunks in a team's index, BM25 visits the query's terms level by level
-# (`_bm25_by_levels`); below it one OR statement is cheaper. Each level's statements pay
-# FTS5's per-statement cost again (bm25() counts every phrase's matching rows to get its
-# IDF), which the rows it saves scoring repay only on long posting lists: at SciFact's
-# 5,841 chunks the levels cost 38 ms of CPU a query against 11 ms for the one statement,
-# at 100k synthetic chunks the levels win (docs/benchmarks.md). Both give the same rows in
-# the same order (tests/unit/search/test_embedded_bm25_levels.py).
-LEVELS_FROM_ROWS = 20_000
+# BM25 is scored in numpy from the words' postings (`_bm25_scored`) rather than by FTS5's
+# bm25() over every matching row (~4 µs a row: 48 ms of CPU for a 100k-chunk query, 2 ms in
+# numpy once its words are cached). Same scores to the bit, so the same rows in the same
+# order (tests/unit/search/test_embedded_bm25_postings.py); False forces the one-statement
+# plan, which stays the fallback for a word FTS5 reads as several tokens.
+SCORE_POSTINGS = True
+# Postings kept per team, in entries (a row holding a word): this many per chunk (8 bytes
+# each: 1/6 of the memory the team's vectors take), least recently asked words dropped first.
+_POSTINGS_PER_ROW = 32
+_MIN_POSTINGS = 1 << 16
+# Rows a hybrid query reads at once for the cut-off's evidence (`query`): about what a page
+# of 20 asks, most of the time, against the 300 BM25 rows it could ask.
+_READ_AHEAD = 64
+# Query words whose FTS5 tokens are remembered (the map is cleared when full).
+_TOKEN_MEMO = 50_000
 # A word that could be (or stem to) a scope column token: "s"/"r" and 24 hex characters.
 _SCOPE_SHAPED = re.compile(r"[sr][0-9a-f]{20,}")
 # FTS5's bm25() (fts5_aux.c): each query phrase adds idf · f·(k1 + 1) / (f + k1·(1 - b + b·D/avgdl))
-# for its weighted frequency f in a row of length D: always below idf · (k1 + 1).
+# for its weighted frequency f in a row of D tokens (all columns), avgdl the table's mean D.
 _BM25_K1 = 1.2
+_BM25_B = 0.75
 
 
 def _bm25_idf(rows: int, df: int) -> float:
@@ -112,11 +124,10 @@ def _bm25_idf(rows: int, df: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-# The threads that run parts of a query beside the caller's thread (the vector leg, half of
-# a BM25 level): one pool for the process, every index sharing it, created at the first query
-# that uses it. A part never waits on another part, so a full pool only queues (no deadlock).
-# Four threads: two queries' parts at once; each part is milliseconds of SQLite or numpy,
-# both of which release the GIL.
+# The threads that run the vector leg of a hybrid query beside the caller's thread: one pool
+# for the process, every index sharing it, created at the first query that uses it. A leg
+# never waits on another, so a full pool only queues (no deadlock). Four threads: four
+# queries' legs at once; each is milliseconds of numpy, which releases the GIL.
 _QUERY_LEG_THREADS = 4
 _query_leg_pool: ThreadPoolExecutor | None = None
 _query_leg_pool_lock = threading.Lock()
@@ -130,6 +141,43 @@ def _query_legs() -> ThreadPoolExecutor:
                 max_workers=_QUERY_LEG_THREADS, thread_name_prefix="cairn-query-leg"
             )
         return _query_leg_pool
+
+
+def _varints(blob: bytes) -> npt.NDArray[np.int64]:
+    """The SQLite varints packed in `blob`, as FTS5 writes row sizes and totals (values below
+    2^56: a varint of nine bytes, which FTS5 never writes for a token count, is not read)."""
+    import numpy as np
+
+    data = np.frombuffer(blob, dtype=np.uint8)
+    ends = np.flatnonzero(data < 0x80)
+    starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64)
+    lengths = ends - starts + 1
+    values = np.zeros(len(ends), dtype=np.int64)
+    for k in range(int(lengths.max()) if len(lengths) else 0):
+        longer = lengths > k
+        values[longer] = values[longer] * 128 + (data[starts[longer] + k] & 0x7F)
+    return values
+
+
+def _weighted_count(
+    in_title: npt.NDArray[np.int64],
+    in_text: npt.NDArray[np.int64],
+    title_weight: float,
+    text_weight: float,
+) -> npt.NDArray[np.float64]:
+    """bm25()'s f for rows holding a token `in_title` times in the title and `in_text` in the
+    text: FTS5 adds each instance's column weight in turn, title ones first. For whole-number
+    weights (the defaults) the products are those sums exactly; other weights are added in
+    FTS5's order, so their rounding is its too."""
+    import numpy as np
+
+    if float(title_weight).is_integer() and float(text_weight).is_integer():
+        return title_weight * in_title.astype(np.float64) + text_weight * in_text
+    f = np.zeros(len(in_title), dtype=np.float64)
+    for count, weight in ((in_title, title_weight), (in_text, text_weight)):
+        for k in range(int(count.max()) if len(count) else 0):
+            f[count > k] += weight
+    return f
 
 
 def _key(prefix: str, value: str) -> str:
@@ -165,6 +213,34 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+@dataclass(frozen=True)
+class _Postings:
+    """The rows holding one token in title or text: their positions in the team's row order
+    and the token's weighted count in each (the f bm25() sums: title_weight per title hit,
+    text_weight per text hit, in FTS5's order). Held small: int32 positions, and float32
+    counts where float32 holds them exactly (whole-number weights: always), else float64."""
+
+    positions: npt.NDArray[np.int32]
+    frequencies: npt.NDArray[np.float32] | npt.NDArray[np.float64]
+
+
+@dataclass
+class _TeamTerms:
+    """What FTS5's bm25() reads of a team's table, held to score BM25 in numpy (`_bm25_scored`).
+
+    `rows` is the table's row count (the IDF's N) and `length_norms` each row's
+    k1·(1 - b + b·D/avgdl), in the team's row order, both read from FTS5's own shadow tables
+    (`%_docsize`, the averages record) as of the team's last write. The postings of the
+    tokens asked since are cached here, up to `budget` entries, least recently asked dropped.
+    """
+
+    rows: int
+    length_norms: npt.NDArray[np.float64]
+    budget: int
+    postings: OrderedDict[str, _Postings] = field(default_factory=OrderedDict)
+    held: int = 0
+
+
 @dataclass
 class _TeamVectors:
     """A team's rows in memory, in rowid order: vectors and what the filters test.
@@ -184,6 +260,25 @@ class _TeamVectors:
     expires: npt.NDArray[np.float64]
     min_expiry: float
     position: dict[int, int]
+    # Read on the first BM25 query; `terms_unusable`: the shadow tables did not add up (then
+    # BM25 keeps to FTS5's own statement).
+    terms: _TeamTerms | None = None
+    terms_unusable: bool = False
+
+    def row_positions(self, rowids: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+        """Where each of `rowids` (ascending) sits in the team's rows; -1 if not the team's."""
+        import numpy as np
+
+        n = len(self.rowids)
+        if n == 0:
+            return np.full(len(rowids), -1, dtype=np.intp)
+        if int(self.rowids[-1]) - int(self.rowids[0]) == n - 1:
+            # The team's rows are one run of rowids (a team that has the index to itself).
+            at = (rowids - self.rowids[0]).astype(np.intp)
+            return np.where((at >= 0) & (at < n), at, -1)
+        at = np.searchsorted(self.rowids, rowids).astype(np.intp)
+        found = (at < n) & (self.rowids[np.minimum(at, n - 1)] == rowids)
+        return np.where(found, at, -1)
 
     def live(self, filters: SearchFilters) -> npt.NDArray[np.bool_] | None:
         """The rows `filters` keep (source, result type, not expired); None: every row."""
@@ -233,6 +328,8 @@ class EmbeddedIndex:
         # Per team: document frequencies of query terms and the row count, valid until that
         # team's next write (another team's writes never touch them).
         self._df: dict[tuple[str, str], int] = {}
+        # Query words → the FTS5 token they match (None: not one token), any team.
+        self._token_of: dict[str, str | None] = {}
         self._rows: dict[str, int] = {}
         # Bumped by each write of a team: a count read before a write commits is stored only
         # if no write was invalidated meanwhile (else it would outlive the invalidation).
@@ -321,6 +418,9 @@ class EmbeddedIndex:
         conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # The scratch tables of BM25's postings reads (`_fts_tokens`, `_postings`) live in the
+        # connection's temp schema: in memory, not a temp file held open per connection.
+        conn.execute("PRAGMA temp_store=MEMORY")
         return conn
 
     def _reader(self) -> sqlite3.Connection:
@@ -543,8 +643,8 @@ class EmbeddedIndex:
         term an IDF of ~0 (log((N - n + 0.5) / (n + 0.5)) <= 0 is clamped to 1e-6), so it
         cannot change the order of documents that match another term, yet scoring its huge
         posting list dominates query time. Frequencies count rows holding the term in the
-        title or text (the columns BM25 weighs); below `PRUNE_FROM_ROWS` rows, or for a
-        one-word query, none are counted (the map is empty). Counts are the team's own (its
+        title or text (the columns BM25 weighs); below `PRUNE_FROM_ROWS` rows none are
+        counted (the map is empty). Counts are the team's own (its
         table), cached until the team's next write.
         """
         terms = query_terms(text)
@@ -559,7 +659,7 @@ class EmbeddedIndex:
             with self._cache_lock:
                 if self._writes.get(team, 0) == writes:
                     self._rows[team] = rows
-        if rows < PRUNE_FROM_ROWS or len(terms) < 2:
+        if rows < PRUNE_FROM_ROWS:
             return terms, {}, rows
         frequencies: dict[str, int] = {}
         for term in terms:
@@ -589,6 +689,8 @@ class EmbeddedIndex:
         return kept or terms, frequencies, rows
 
     def _bm25(self, query: IndexQuery, depth: int) -> list[tuple[int, str]]:
+        """The best `depth` live rows of one OR query over the query's terms, by FTS5's bm25()
+        (then rowid): scored in numpy from the terms' postings, or by FTS5's own statement."""
         f = query.filters
         table = fts_table(f.team)
         if not self._has_fts(table):
@@ -596,19 +698,18 @@ class EmbeddedIndex:
         terms, frequencies, rows = self._terms(f.team, table, query.text)
         if not terms:
             return []
-        scope = scope_match(f)
         team = self._team_vectors(f.team)
-        # Expired rows are filtered below, so fetch that many more to still fill `depth`.
-        expired = int((team.expires <= f.now).sum()) if team.min_expiry <= f.now else 0
-        limit = depth + expired
-        if (
-            rows >= LEVELS_FROM_ROWS
-            and len(terms) > 1
-            and all(2 * frequencies.get(t, rows) < rows for t in terms)
-        ):
-            found = self._bm25_by_levels(table, terms, frequencies, rows, scope, limit)
-        else:
-            found = self._bm25_rows(table, " OR ".join(_quote(t) for t in terms), scope, limit)
+        # Words in half the team's rows or more are left only when every word is (then each
+        # has bm25()'s floor IDF): their postings are most of the index, slower to read than
+        # FTS5 takes to score them, so that rare kind of query keeps to FTS5's statement.
+        rare = all(2 * frequencies.get(t, 0) < rows for t in terms)
+        found = self._bm25_scored(team, table, terms, f, depth) if SCORE_POSTINGS and rare else None
+        if found is None:
+            # Expired rows are filtered below, so fetch that many more to still fill `depth`.
+            expired = int((team.expires <= f.now).sum()) if team.min_expiry <= f.now else 0
+            found = self._bm25_rows(
+                table, " OR ".join(_quote(t) for t in terms), scope_match(f), depth + expired
+            )
         ranked: list[tuple[int, str]] = []
         for _, rowid in found:
             # The team's own row set is the security boundary: a row outside it never passes.
@@ -637,62 +738,205 @@ class EmbeddedIndex:
         )
         return [(float(score), int(rowid)) for score, rowid in rows]
 
-    def _bm25_by_levels(
+    def _bm25_scored(
         self,
+        team: _TeamVectors,
         table: str,
         terms: list[str],
-        frequencies: dict[str, int],
-        rows: int,
-        scope: str,
-        limit: int,
-    ) -> list[tuple[float, int]]:
-        """The same `limit` rows, in the same order, as one OR query over `terms` — scoring
-        far fewer rows (an exact top-k in the manner of MaxScore).
+        filters: SearchFilters,
+        depth: int,
+    ) -> list[tuple[float, int]] | None:
+        """What `_bm25_rows` gives for `"t1" OR "t2" …` and the filters (its live rows),
+        scored in numpy: (bm25, rowid), bm25() ascending, then rowid.
 
-        FTS5 calls bm25() on every row the OR query matches (~4 µs a row: 75 of the 80 ms of
-        a 20,000-row match at 100k chunks), though only the best `limit` are kept. A phrase
-        adds at most idf · (k1 + 1) to a row's score, whatever its frequency or the row's
-        length. So terms are visited rarest first; level j asks for the best rows holding term j,
-        scored on it and on every later (more common) term: `t AND (later)` and
-        `t NOT (later)`, each phrase once, so a row's score is the OR query's. A row holding no
-        term visited so far scores at most the sum of the later terms' bounds: once the
-        `limit`-th best score found beats that sum, no unseen row can enter, and the
-        common terms' long posting lists are never scored.
-
-        A row of level j that also holds an earlier term is scored without it (too low);
-        that is harmless: it either came back from the earlier level with its whole score
-        (the higher one is kept), or that level had `limit` rows above it, which still
-        outrank it here.
+        FTS5 calls bm25() on every row the OR query matches (~4 µs a row) and counts each
+        phrase's rows again for its IDF in every statement. Here each term's postings (read
+        once from FTS5's index, then cached until the team's next write) are scored with
+        bm25()'s own arithmetic, in its order (phrase by phrase, in double precision, with
+        the same libm log): the scores are FTS5's to the bit, so the order, ties broken by
+        rowid, is too. The scope phrases add nothing to bm25() (their column weighs 0) and
+        the filters' rows are the team's own masks. None: a term FTS5 would read as a
+        phrase of several tokens (or none), or shadow tables that do not add up: the caller
+        asks FTS5 itself.
         """
-        order = sorted(range(len(terms)), key=lambda i: (frequencies[terms[i]], i))
-        phrases = [_quote(terms[i]) for i in order]
-        bounds = [(_BM25_K1 + 1.0) * _bm25_idf(rows, frequencies[terms[i]]) for i in order]
-        best: dict[int, float] = {}
-        top: list[tuple[float, int]] = []
-        for j, phrase in enumerate(phrases):
-            later = " OR ".join(phrases[j + 1 :])
-            expressions = (
-                [f"{phrase} AND ({later})", f"{phrase} NOT ({later})"] if later else [phrase]
+        import numpy as np
+
+        if depth <= 0 or len(team.rowids) == 0:
+            return []  # nothing to rank (a team whose rows were all deleted)
+        stats = self._team_terms(team, table)
+        tokens = self._fts_tokens(terms)
+        if stats is None or tokens is None:
+            return None
+        scores = np.zeros(len(team.rowids), dtype=np.float64)
+        matched = np.zeros(len(team.rowids), dtype=np.bool_)
+        k1_plus_1 = _BM25_K1 + 1.0
+        for token in tokens:
+            postings = self._postings(stats, team, table, token)
+            if postings is None:
+                return None
+            # In double, as bm25() computes (a float32 operand would round every step).
+            at, frequency = postings.positions, postings.frequencies.astype(np.float64)
+            idf = _bm25_idf(stats.rows, len(at))
+            scores[at] += idf * ((frequency * k1_plus_1) / (frequency + stats.length_norms[at]))
+            matched[at] = True
+        live = team.live(filters)
+        if live is not None:
+            matched &= live
+        found = np.flatnonzero(matched)
+        if len(found) > depth:
+            # The depth-th best score, and every row tying it (rowid decides among them).
+            cut = np.partition(-scores[found], depth - 1)[depth - 1]
+            found = found[-scores[found] <= cut]
+        best = found[np.lexsort((team.rowids[found], -scores[found]))][:depth]
+        return [(-float(scores[i]), int(team.rowids[i])) for i in best]
+
+    def _team_terms(self, team: _TeamVectors, table: str) -> _TeamTerms | None:
+        """The team's BM25 statistics (read once per team generation), None if unusable."""
+        import numpy as np
+
+        with self._cache_lock:
+            if team.terms is not None or team.terms_unusable:
+                return team.terms
+            conn = self._reader()
+            try:
+                sizes = conn.execute(
+                    f"SELECT id, sz FROM {table}_docsize ORDER BY id"  # noqa: S608
+                ).fetchall()
+                totals = conn.execute(
+                    f"SELECT block FROM {table}_data WHERE id = 1"  # noqa: S608
+                ).fetchone()
+            except sqlite3.OperationalError:
+                return None  # the table was dropped meanwhile (the team erased): not cached
+            ids = np.fromiter((r[0] for r in sizes), dtype=np.int64, count=len(sizes))
+            # Three columns (scope, title, text): a row's D is the sum of its three sizes.
+            per_row = _varints(b"".join(r[1] for r in sizes))
+            averages = _varints(bytes(totals[0])) if totals is not None else None
+            if (
+                averages is None
+                or len(averages) != 4
+                or len(per_row) != 3 * len(ids)
+                or int(averages[0]) != len(ids)
+                or int(averages[1:].sum()) != int(per_row.sum())
+                or len(ids) != len(team.rowids)
+                or not np.array_equal(team.rowids, ids)
+            ):
+                # Not what FTS5 writes for this table, or rows that changed between the reads:
+                # FTS5's own statement stays right whatever its storage looks like.
+                team.terms_unusable = True
+                return None
+            lengths = per_row.reshape(len(ids), 3).sum(axis=1).astype(np.float64)
+            rows = int(averages[0])
+            # bm25()'s avgdl and each row's k1·(1 - b + b·D/avgdl), as fts5_aux.c computes them.
+            avgdl = float(int(averages[1:].sum())) / float(rows)
+            norms = _BM25_K1 * ((1 - _BM25_B) + _BM25_B * lengths / avgdl)
+            team.terms = _TeamTerms(
+                rows=rows,
+                length_norms=norms,
+                budget=max(_MIN_POSTINGS, _POSTINGS_PER_ROW * rows),
             )
-            # The two halves of a level are independent reads: the second runs on a pool
-            # thread (its own connection; FTS5 releases the GIL) while this one runs the first.
-            second = (
-                _query_legs().submit(self._bm25_rows, table, expressions[1], scope, limit)
-                if len(expressions) == 2
-                else None
+            return team.terms
+
+    def _fts_tokens(self, terms: list[str]) -> list[str] | None:
+        """The FTS5 token each query term is matched as, through the tables' own tokenizer
+        (a scratch FTS5 table in the connection's temp schema); None if a term is not one
+        token (FTS5 would match it as a phrase)."""
+        with self._cache_lock:
+            known = {t: self._token_of[t] for t in terms if t in self._token_of}
+        unknown = [t for t in terms if t not in known]
+        if unknown:
+            conn = self._reader()
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.cairn_words "
+                f"USING fts5 (word, tokenize = '{_TOKENIZE}')"
             )
-            found = self._bm25_rows(table, expressions[0], scope, limit)
-            if second is not None:
-                found += second.result()
-            for score, rowid in found:
-                if rowid not in best or score < best[rowid]:
-                    best[rowid] = score
-            top = sorted((score, rowid) for rowid, score in best.items())[:limit]
-            unseen_at_most = sum(bounds[j + 1 :])
-            # Strictly above: an unseen row scoring exactly the bound could win on rowid.
-            if len(top) == limit and -top[-1][0] > unseen_at_most * (1.0 + 1e-9):
-                break
-        return top
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.cairn_words_vocabulary "
+                "USING fts5vocab(temp, cairn_words, 'instance')"
+            )
+            try:
+                conn.executemany(
+                    "INSERT INTO temp.cairn_words (rowid, word) VALUES (?, ?)",
+                    list(enumerate(unknown)),
+                )
+                found: dict[int, list[str]] = {}
+                for doc, term in conn.execute("SELECT doc, term FROM temp.cairn_words_vocabulary"):
+                    found.setdefault(int(doc), []).append(str(term))
+            finally:
+                conn.execute("DELETE FROM temp.cairn_words")
+            for i, term in enumerate(unknown):
+                pieces = found.get(i, [])
+                known[term] = pieces[0] if len(pieces) == 1 else None
+            with self._cache_lock:
+                if len(self._token_of) > _TOKEN_MEMO:
+                    self._token_of.clear()
+                self._token_of.update((t, known[t]) for t in unknown)
+        tokens = [known[t] for t in terms]
+        return None if None in tokens else [t for t in tokens if t is not None]
+
+    def _postings(
+        self, stats: _TeamTerms, team: _TeamVectors, table: str, token: str
+    ) -> _Postings | None:
+        """The rows of the team holding `token` in title or text (cached per team generation);
+        None if they cannot be read exactly (the table dropped meanwhile, a token shaped like
+        a scope token)."""
+        import numpy as np
+
+        with self._cache_lock:
+            cached = stats.postings.get(token)
+            if cached is not None:
+                stats.postings.move_to_end(token)
+                return cached
+        if _SCOPE_SHAPED.fullmatch(token):
+            return None  # it could be in the scope column, which the read below does not skip
+        conn = self._reader()
+        vocabulary = f"temp.{table}_instances"
+        try:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} "
+                f"USING fts5vocab(main, {table}, 'instance')"
+            )
+            # Every instance of the token, in one string: its row, doubled, plus one in the
+            # title (the vocabulary lists them by row, then column and offset: FTS5's order).
+            # One number per instance is the cheapest read (a second column costs half again).
+            (packed,) = conn.execute(
+                f"SELECT group_concat(doc * 2 + (col = 'title')) FROM {vocabulary} "  # noqa: S608
+                "WHERE term = ?",
+                (token,),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        if not packed:
+            postings = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+            with self._cache_lock:
+                stats.postings[token] = postings
+            return postings
+        instances = np.fromstring(packed, dtype=np.int64, sep=",")
+        rowids = instances >> 1
+        if len(rowids) > 1 and bool((rowids[1:] < rowids[:-1]).any()):
+            return None  # not in row order, unlike every FTS5 so far: count it the slow way
+        starts = np.flatnonzero(np.concatenate(([True], rowids[1:] != rowids[:-1])))
+        in_title = np.add.reduceat(instances & 1, starts)
+        in_text = np.diff(np.append(starts, len(rowids))) - in_title
+        rowids = rowids[starts]
+        at = team.row_positions(rowids)
+        # The team's own row set is the security boundary: a row outside it never passes.
+        inside = at >= 0
+        frequencies = _weighted_count(
+            in_title[inside], in_text[inside], self.config.title_weight, self.config.text_weight
+        )
+        small = frequencies.astype(np.float32)
+        postings = _Postings(
+            at[inside].astype(np.int32),
+            small if np.array_equal(small, frequencies) else frequencies,
+        )
+        with self._cache_lock:
+            if token not in stats.postings:
+                stats.postings[token] = postings
+                stats.held += len(postings.positions)
+                while stats.held > stats.budget and len(stats.postings) > 1:
+                    _, dropped = stats.postings.popitem(last=False)
+                    stats.held -= len(dropped.positions)
+        return postings
 
     def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str, float]]:
         import numpy as np
@@ -740,15 +984,24 @@ class EmbeddedIndex:
         entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
         # Rows are read once, whole: their words give the coverage (computed only where
-        # fusion asks for it) and they make the page. A hybrid query may ask the coverage of
-        # any BM25 row (the cut-off), so those are read up front; the single modes need it
-        # only for the page's scores, so only the page is read, once it is known.
-        records = self._records([rowid for rowid, _ in bm25]) if query.mode == "hybrid" else {}
+        # fusion asks for it) and they make the page. A hybrid query asks the coverage of BM25
+        # rows for the cut-off, roughly in BM25 order and only as far as the page needs, so a
+        # row is read with the next BM25 rows not read yet, `_READ_AHEAD` in one statement;
+        # the single modes need it only for the page's scores, read once the page is known.
+        bm25_rows = [rowid for rowid, _ in bm25]
+        bm25_rank = {rowid: i for i, rowid in enumerate(bm25_rows)}
+        records: dict[int, tuple[Any, ...]] = {}
+        read: set[int] = set()
 
-        def read_missing(rowids: list[int]) -> None:
-            records.update(self._records([rowid for rowid in rowids if rowid not in records]))
+        def read_rows(rowids: list[int]) -> None:
+            wanted = [rowid for rowid in dict.fromkeys(rowids) if rowid not in read]
+            read.update(wanted)
+            records.update(self._records(wanted))
 
         def coverage_of(rowid: int) -> float:
+            if rowid not in read:
+                after = bm25_rank.get(rowid, len(bm25_rows)) + 1
+                read_rows([rowid, *bm25_rows[after : after + _READ_AHEAD - 1]])
             record = records.get(rowid)
             if record is None:
                 return 0.0
@@ -766,7 +1019,7 @@ class EmbeddedIndex:
             query.limit,
             query.chunks_per_entity,
             tie_key=lambda rowid: f"{rowid:020d}",
-            before_scoring=read_missing,
+            before_scoring=read_rows,
         )
         wanted = [rowid for _, hits in page for rowid, _ in hits]
         docs = {rowid: _doc(records[rowid]) for rowid in wanted if rowid in records}

@@ -62,3 +62,28 @@ def test_fuse_page_is_group_by_entity_of_fuse(mode: SearchMode) -> None:
             asked_less += len(set(asked)) < len(bm25)
     assert compared == 450
     assert asked_less > 100  # coverage is indeed asked of fewer rows than fuse computes
+
+
+def test_past_the_page_only_its_entities_chunks_are_weighed() -> None:
+    # 300 BM25 chunks of 150 entities, every cosine under the cut-off line: each candidate's
+    # evidence is its coverage. Once the page's 10 entities and an 11th are found, only a
+    # chunk of a page entity with room can change the page, so few coverages are asked.
+    config = FusionConfig()
+    bm25 = list(range(300))
+    vector = [(key, 0.05) for key in range(300, 0, -1)]
+    asked: list[int] = []
+
+    def coverage(key: int) -> float:
+        asked.append(key)
+        return 1.0
+
+    def entity_of(key: int) -> str:
+        return f"e{key % 150}"  # an entity's second chunk comes 150 places later
+
+    page = fuse_page(bm25, vector, coverage, "hybrid", config, entity_of, 0, 10)
+    expected = group_by_entity(
+        fuse(bm25, vector, dict.fromkeys(bm25, 1.0), "hybrid", config), entity_of, 0, 10
+    )
+    assert page == expected
+    page_chunks = {key for _, hits in page[0] for key, _ in hits}
+    assert len(set(asked) - page_chunks) <= 1  # the 11th entity's chunk, which shows more follow
