@@ -73,17 +73,25 @@ class RunLauncher(Protocol):
 
 
 class ScheduleBook(Protocol):
-    """A team's one sync schedule: EventBridge Scheduler in AWS, the database locally (where
-    the local server's scheduler fires it)."""
+    """A team's sync schedules, the team-wide one and one per connector (`source`):
+    EventBridge Scheduler in AWS, the database locally (where the local server's scheduler
+    fires them)."""
 
-    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
-        """Create or replace `team`'s schedule."""
+    def put(
+        self, team: str, schedule_expression: str, source: str | None = None
+    ) -> SyncScheduleView:
+        """Create or replace `team`'s schedule (its connector `source`'s, if given)."""
         ...
 
-    def get(self, team: str) -> SyncScheduleView | None: ...
+    def get(self, team: str, source: str | None = None) -> SyncScheduleView | None: ...
 
-    def delete(self, team: str) -> bool:
-        """Remove `team`'s schedule; False when it had none."""
+    def delete(self, team: str, source: str | None = None) -> bool:
+        """Remove `team`'s schedule (its connector `source`'s, if given); False when it had
+        none."""
+        ...
+
+    def team_schedules(self, team: str) -> list[SyncScheduleView]:
+        """Every schedule of `team`: the team-wide one first, then its connectors' by source."""
         ...
 
 

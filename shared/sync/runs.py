@@ -105,7 +105,7 @@ class RunExecutor:
         state: SyncState,
         search: SearchService,
         memories: MemoryStore,
-        connectors: Callable[[str], dict[str, int]],
+        connectors: Callable[[str, str | None], dict[str, int]],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._state = state
@@ -164,7 +164,7 @@ class RunExecutor:
         reporter = _Progress(self, team, run, interrupted)
         if run.kind in ("sync", "scheduled"):
             reporter.phase("connectors", None)
-            reporter.add(self._connectors(team))
+            reporter.add(self._connectors(team, run.source))
         if run.kind in ("embeddings_build", "scheduled"):
             reporter.phase("documents", None)
             chunks = self._search.rebuild(team, run.source, progress=reporter.step)

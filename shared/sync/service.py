@@ -72,6 +72,7 @@ LARGE_TEAM_ITEMS = 200
 RUN_WAIT_SECONDS = 18.0
 # How many recent runs sync_status lists.
 STATUS_RUNS = 5
+_TEAM_SCHEDULE = "omit it for the team's own schedule"
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -209,16 +210,9 @@ class SyncService:
         """Run the team's connectors (all, or `source`) and prune expired memories; on a large
         team (with `background`), start a background run instead and answer with it."""
         team = principal.team
-        if source is not None and source != INBOX_SOURCE and self._registered(team, source) is None:
-            known = [INBOX_SOURCE, *(r.name for r in self._registered_all(team))]
-            raise InvalidArgument(
-                f"`source` must be one of the team's connectors: {', '.join(known)} (got "
-                f"{source!r}); pick one of them, or omit it to sync every connector (add one "
-                "with `cairn connectors add`)",
-                field="source",
-            )
+        self._check_source(team, source, "omit it to sync every connector")
         if background and self.is_large(team):
-            started = self._start(principal, "sync", source=None, lock=lock)
+            started = self._start(principal, "sync", source=source, lock=lock)
             if started is None:
                 return SyncOutput(skipped=True, reason="lock")
             return _sync_answer(self._await(team, started))
@@ -233,10 +227,11 @@ class SyncService:
                 self._state.release_lock(team, holder)
         return SyncOutput(connectors=results, memory_pruned=pruned)
 
-    def connector_counts(self, team: str) -> dict[str, int]:
-        """A background run's connector step: every connector and the memory pruning (the
-        run holds the lock, or was asked to run without it), as counts."""
-        results = self._run_connectors(team, None)
+    def connector_counts(self, team: str, source: str | None = None) -> dict[str, int]:
+        """A background run's connector step: every connector (or the one `source` names)
+        and the memory pruning (the run holds the lock, or was asked to run without it), as
+        counts."""
+        results = self._run_connectors(team, source)
         return {
             "entities_seen": sum(r.stats.entities_seen for r in results),
             "chunks_written": sum(r.stats.chunks_written for r in results),
@@ -276,9 +271,12 @@ class SyncService:
 
     def connector_remove(self, team: str, name: str, *, keep_documents: bool = False) -> int:
         """Forget `team`'s connector `name` and (unless `keep_documents`) tombstone its
-        documents; returns how many. `NotFound` naming `name` when there is none."""
+        documents; returns how many. `NotFound` naming `name` when there is none. Its
+        schedule goes with it."""
         if not self._connector_store().remove(team, name):
             raise NotFound(f"team {team!r} has no connector {name!r}", field="name")
+        if self._schedules is not None:
+            self._schedules().delete(team, name)
         if keep_documents:
             return 0
         removed = 0
@@ -400,20 +398,23 @@ class SyncService:
             run = view(record, self._now())
         return run
 
-    def start_scheduled(self, team: str, schedule: str) -> SyncRunView | None:
-        """A schedule fired (the local scheduler): queue a `scheduled` run of `team` under the
-        sync lock; None while another sync holds it."""
+    def start_scheduled(
+        self, team: str, schedule: str, source: str | None = None
+    ) -> SyncRunView | None:
+        """A schedule fired (the local scheduler): queue a `scheduled` run of `team` (of its
+        connector `source` alone, for a connector's schedule) under the sync lock; None while
+        another sync holds it."""
         principal = Principal(
             team=team,
             token_id=f"schedule:{schedule}",
             token_name=schedule,
             scopes=frozenset({"sync"}),
         )
-        started = self._start(principal, "scheduled", source=None, lock=True)
+        started = self._start(principal, "scheduled", source=source, lock=True)
         if started is None:  # recorded, as the runner in AWS records it
             now = self._now()
             skipped = new_run(
-                "scheduled", source=None, requested_by=principal.actor, now=now, holds_lock=False
+                "scheduled", source=source, requested_by=principal.actor, now=now, holds_lock=False
             ).model_copy(
                 update={
                     "state": "skipped",
@@ -459,9 +460,15 @@ class SyncService:
         return self._schedules()
 
     def schedule_set(
-        self, principal: Principal, *, every: str | None, cron: str | None
+        self,
+        principal: Principal,
+        *,
+        every: str | None,
+        cron: str | None,
+        source: str | None = None,
     ) -> SyncScheduleView:
-        """Create or replace the caller's team's sync schedule (its own only)."""
+        """Create or replace the caller's team's sync schedule (its own only), or the one of
+        its connector `source`."""
         field = "cron" if cron is not None else "every"
         try:
             schedule_expression = expression(every=every, cron=cron)
@@ -475,13 +482,38 @@ class SyncService:
         except ScheduleError as exc:
             message = str(exc).replace("--every", "`every`").replace("--cron", "`cron`")
             raise InvalidArgument(message, field=field) from exc
-        return self._book().put(principal.team, schedule_expression)
+        self._check_source(principal.team, source, _TEAM_SCHEDULE)
+        return self._book().put(principal.team, schedule_expression, source)
 
-    def schedule_get(self, principal: Principal) -> SyncScheduleView | None:
-        return self._book().get(principal.team)
+    def schedule_get(
+        self, principal: Principal, source: str | None = None
+    ) -> tuple[SyncScheduleView | None, list[SyncScheduleView] | None]:
+        """The team's schedule (or its connector `source`'s) and, without `source`, its
+        connectors' schedules beside it."""
+        if source is not None:
+            self._check_source(principal.team, source, _TEAM_SCHEDULE)
+            return self._book().get(principal.team, source), None
+        every = self._book().team_schedules(principal.team)
+        whole = next((s for s in every if s.source is None), None)
+        return whole, [s for s in every if s.source is not None]
 
-    def schedule_delete(self, principal: Principal) -> bool:
-        return self._book().delete(principal.team)
+    def schedule_delete(self, principal: Principal, source: str | None = None) -> bool:
+        if source is not None:
+            self._check_source(principal.team, source, _TEAM_SCHEDULE)
+        return self._book().delete(principal.team, source)
+
+    def _check_source(self, team: str, source: str | None, omitted: str) -> None:
+        """`source`, when given, must be one of the team's connectors (`omitted`: what
+        leaving it out does, for the message)."""
+        if source is None or source == INBOX_SOURCE or self._registered(team, source):
+            return
+        known = [INBOX_SOURCE, *(r.name for r in self._registered_all(team))]
+        raise InvalidArgument(
+            f"`source` must be one of the team's connectors: {', '.join(known)} (got "
+            f"{source!r}); pick one of them, or {omitted} (add one with `cairn connectors "
+            "add`)",
+            field="source",
+        )
 
     def _run_inbox(self, team: str) -> ConnectorResult:
         started = self._now()

@@ -44,7 +44,25 @@ MIGRATIONS = (
             " last_fired_at TEXT)",
         ),
     ),
+    Migration(
+        "sync",
+        3,
+        (
+            # A schedule per connector beside the team-wide one (`source` ''): the key becomes
+            # (team, source). The default lets an export made before this import as it was.
+            "CREATE TABLE sync_schedules_by_source ("
+            " team TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', expression TEXT NOT NULL,"
+            " created_at TEXT NOT NULL, last_fired_at TEXT, PRIMARY KEY (team, source))",
+            "INSERT INTO sync_schedules_by_source"
+            " (team, source, expression, created_at, last_fired_at)"
+            " SELECT team, '', expression, created_at, last_fired_at FROM sync_schedules",
+            "DROP TABLE sync_schedules",
+            "ALTER TABLE sync_schedules_by_source RENAME TO sync_schedules",
+        ),
+    ),
 )
+# The team-wide schedule's `source` in the table (a key column cannot hold NULL uniquely).
+_WHOLE_TEAM = ""
 
 _TAKE_LOCK = (
     "INSERT INTO sync_locks (team, holder, lease_expires) VALUES (?, ?, ?)"
@@ -150,66 +168,88 @@ class SqliteSyncState:
 
 class SqliteScheduleBook:
     """`ScheduleBook` on the embedded database, and what the local scheduler reads: every
-    team's schedule and when it last fired."""
+    schedule and when it last fired."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
         db.migrate(MIGRATIONS)
 
-    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
+    def put(
+        self, team: str, schedule_expression: str, source: str | None = None
+    ) -> SyncScheduleView:
         now = datetime.now(UTC).isoformat()
         with self._db.write() as tx:
             # A replaced schedule starts counting afresh from now (as Scheduler's update does).
             tx.execute(
-                "INSERT INTO sync_schedules (team, expression, created_at, last_fired_at)"
-                " VALUES (?, ?, ?, NULL) ON CONFLICT (team) DO UPDATE SET"
+                "INSERT INTO sync_schedules (team, source, expression, created_at, last_fired_at)"
+                " VALUES (?, ?, ?, ?, NULL) ON CONFLICT (team, source) DO UPDATE SET"
                 " expression = excluded.expression, created_at = excluded.created_at,"
                 " last_fired_at = NULL",
-                (team, schedule_expression, now),
+                (team, source or _WHOLE_TEAM, schedule_expression, now),
             )
         return SyncScheduleView(
-            team=team, schedule=schedule_name(team), expression=schedule_expression, state="ENABLED"
+            team=team,
+            schedule=schedule_name(team, source),
+            expression=schedule_expression,
+            state="ENABLED",
+            source=source,
         )
 
-    def get(self, team: str) -> SyncScheduleView | None:
+    def get(self, team: str, source: str | None = None) -> SyncScheduleView | None:
         row = (
             self._db.connection()
-            .execute("SELECT * FROM sync_schedules WHERE team = ?", (team,))
+            .execute(
+                "SELECT * FROM sync_schedules WHERE team = ? AND source = ?",
+                (team, source or _WHOLE_TEAM),
+            )
             .fetchone()
         )
         return None if row is None else _schedule_view(row)
 
-    def delete(self, team: str) -> bool:
+    def delete(self, team: str, source: str | None = None) -> bool:
         with self._db.write() as tx:
-            gone = tx.execute("DELETE FROM sync_schedules WHERE team = ?", (team,)).rowcount
+            gone = tx.execute(
+                "DELETE FROM sync_schedules WHERE team = ? AND source = ?",
+                (team, source or _WHOLE_TEAM),
+            ).rowcount
         return gone == 1
 
+    def team_schedules(self, team: str) -> list[SyncScheduleView]:
+        rows = self._db.connection().execute(
+            "SELECT * FROM sync_schedules WHERE team = ? ORDER BY source", (team,)
+        )
+        return [_schedule_view(row) for row in rows.fetchall()]
+
     def all(self) -> list[tuple[SyncScheduleView, datetime]]:
-        """Every team's schedule with the time its period counts from (last fired, else
-        created)."""
-        rows = self._db.connection().execute("SELECT * FROM sync_schedules ORDER BY team")
+        """Every schedule with the time its period counts from (last fired, else created)."""
+        rows = self._db.connection().execute("SELECT * FROM sync_schedules ORDER BY team, source")
         return [
             (_schedule_view(row), datetime.fromisoformat(row["last_fired_at"] or row["created_at"]))
             for row in rows.fetchall()
         ]
 
-    def mark_fired(self, team: str, expression: str, at: datetime) -> bool:
-        """Record that `team`'s schedule fired at `at`; False when it was replaced or deleted
-        meanwhile (then it must not fire)."""
+    def mark_fired(
+        self, team: str, expression: str, at: datetime, source: str | None = None
+    ) -> bool:
+        """Record that `team`'s schedule (its connector `source`'s) fired at `at`; False when
+        it was replaced or deleted meanwhile (then it must not fire)."""
         with self._db.write() as tx:
             changed = tx.execute(
-                "UPDATE sync_schedules SET last_fired_at = ? WHERE team = ? AND expression = ?",
-                (at.isoformat(), team, expression),
+                "UPDATE sync_schedules SET last_fired_at = ?"
+                " WHERE team = ? AND source = ? AND expression = ?",
+                (at.isoformat(), team, source or _WHOLE_TEAM, expression),
             ).rowcount
         return changed == 1
 
 
 def _schedule_view(row: Any) -> SyncScheduleView:
     fired = row["last_fired_at"]
+    source = row["source"] or None
     return SyncScheduleView(
         team=row["team"],
-        schedule=schedule_name(row["team"]),
+        schedule=schedule_name(row["team"], source),
         expression=row["expression"],
         state="ENABLED",
         last_fired_at=datetime.fromisoformat(fired) if fired else None,
+        source=source,
     )

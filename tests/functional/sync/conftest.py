@@ -23,6 +23,7 @@ from shared.sync.adapters.inbox import FolderInbox
 from shared.sync.adapters.sqlite import SqliteSyncState
 from shared.sync.adapters.sqlite_connectors import SqliteConnectorStore
 from shared.sync.service import SyncService
+from tests.functional.test_sync_schedules import in_aws, local  # noqa: F401  (fixtures)
 from tests.unit.search.support import HashingEmbedder
 
 
