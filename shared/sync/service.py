@@ -183,7 +183,7 @@ class SyncService:
         self._connectors = connectors
         self._source_context = source_context
         self._connector_sync = (
-            ConnectorSync(search, connectors, source_context, self._now)
+            ConnectorSync(search, connectors, source_context, self._now, state)
             if connectors is not None and source_context is not None
             else None
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 from shared.storage.sqlite import Database, Migration
 from shared.sync.models import SyncRun, SyncScheduleView
+from shared.sync.ports import SYNC_LOCK
 from shared.sync.schedules import schedule_name
 
 MIGRATIONS = (
@@ -60,13 +61,28 @@ MIGRATIONS = (
             "ALTER TABLE sync_schedules_by_source RENAME TO sync_schedules",
         ),
     ),
+    Migration(
+        "sync",
+        4,
+        (
+            # Locks by name: the team's `sync` lock and each connector's; the key becomes
+            # (team, name), and a held sync lock stays held.
+            "CREATE TABLE sync_locks_by_name ("
+            " team TEXT NOT NULL, name TEXT NOT NULL DEFAULT 'sync', holder TEXT NOT NULL,"
+            " lease_expires INTEGER NOT NULL, PRIMARY KEY (team, name))",
+            "INSERT INTO sync_locks_by_name (team, name, holder, lease_expires)"
+            " SELECT team, 'sync', holder, lease_expires FROM sync_locks",
+            "DROP TABLE sync_locks",
+            "ALTER TABLE sync_locks_by_name RENAME TO sync_locks",
+        ),
+    ),
 )
 # The team-wide schedule's `source` in the table (a key column cannot hold NULL uniquely).
 _WHOLE_TEAM = ""
 
 _TAKE_LOCK = (
-    "INSERT INTO sync_locks (team, holder, lease_expires) VALUES (?, ?, ?)"
-    " ON CONFLICT (team) DO UPDATE SET holder = excluded.holder,"
+    "INSERT INTO sync_locks (team, name, holder, lease_expires) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (team, name) DO UPDATE SET holder = excluded.holder,"
     " lease_expires = excluded.lease_expires WHERE sync_locks.lease_expires < ?"
 )
 _MIGRATE_LOCK = "INSERT OR IGNORE INTO sync_locks (team, holder, lease_expires) VALUES (?, ?, ?)"
@@ -83,25 +99,35 @@ class SqliteSyncState:
         self._db = db
         db.migrate(MIGRATIONS)
 
-    def acquire_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+    def acquire_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
         moment = int(now.timestamp())
         with self._db.write() as tx:
-            taken = tx.execute(_TAKE_LOCK, (team, holder, moment + lease_seconds, moment)).rowcount
+            taken = tx.execute(
+                _TAKE_LOCK, (team, name, holder, moment + lease_seconds, moment)
+            ).rowcount
         return taken == 1
 
-    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+    def renew_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
         moment = int(now.timestamp())
         with self._db.write() as tx:
             renewed = tx.execute(
-                "UPDATE sync_locks SET lease_expires = ? WHERE team = ? AND holder = ?",
-                (moment + lease_seconds, team, holder),
+                "UPDATE sync_locks SET lease_expires = ? WHERE team = ? AND name = ?"
+                " AND holder = ?",
+                (moment + lease_seconds, team, name, holder),
             ).rowcount
         return renewed == 1
 
-    def release_lock(self, team: str, holder: str) -> None:
+    def release_lock(self, team: str, holder: str, *, name: str = SYNC_LOCK) -> None:
         with self._db.write() as tx:
             # Never release a lock taken over meanwhile: only the holder's row goes.
-            tx.execute("DELETE FROM sync_locks WHERE team = ? AND holder = ?", (team, holder))
+            tx.execute(
+                "DELETE FROM sync_locks WHERE team = ? AND name = ? AND holder = ?",
+                (team, name, holder),
+            )
 
     def record_sync(self, team: str, source: str, finished_at: datetime) -> None:
         with self._db.write() as tx:

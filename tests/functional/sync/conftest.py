@@ -3,11 +3,14 @@ embedder), and git repositories made with dulwich (no git binary needed)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from shared import runtime
@@ -27,11 +30,33 @@ from tests.functional.test_sync_schedules import in_aws, local  # noqa: F401  (f
 from tests.unit.search.support import HashingEmbedder
 
 
+class PausableEmbedder(HashingEmbedder):
+    """The hashing embedder, which can hold a sync in the middle of its indexing: after
+    `pause()`, the next `embed` sets `entered` and waits for `resume`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.resume = threading.Event()
+        self._paused = False
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if self._paused:
+            self._paused = False
+            self.entered.set()
+            assert self.resume.wait(30), "the test never resumed the sync"
+        return super().embed(texts)
+
+
 @dataclass
 class Connectors:
     sync: SyncService
     search: SearchService
     data_dir: Path
+    embedder: PausableEmbedder
 
     def principal(self, team: str = "local") -> Principal:
         return Principal(team=team, token_id="tok", token_name="t", scopes=frozenset({"sync"}))
@@ -68,7 +93,7 @@ def connectors(tmp_path: Path) -> Iterator[Connectors]:
     runtime.configure(
         Settings(environment="local", storage="sqlite", token_pepper="p" * 32, data_dir=data_dir)
     )
-    embedder = HashingEmbedder()
+    embedder = PausableEmbedder()
     search = SearchService(
         SqliteDocumentStore(runtime.database()),
         EmbeddedIndex(data_dir / "index", embedder.dimensions),
@@ -83,7 +108,7 @@ def connectors(tmp_path: Path) -> Iterator[Connectors]:
         connectors=SqliteConnectorStore(runtime.database()),
         source_context=SourceContext(cache_dir=data_dir / "connectors", local=True),
     )
-    yield Connectors(sync, search, data_dir)
+    yield Connectors(sync, search, data_dir, embedder)
     runtime.configure(Settings())
 
 
