@@ -28,6 +28,7 @@ from shared.connectors.models import (
     ConnectorError,
     ConnectorRecord,
     ConnectorStatus,
+    GitSettings,
     parse_settings,
 )
 from shared.search.models import DocumentInput
@@ -286,6 +287,12 @@ def register_connector(
             f"`kind` {canonical} reads a folder of the server's machine: local mode only "
             "(in AWS, use git or s3)",
             field="kind",
+        )
+    if isinstance(settings, GitSettings) and settings.url.startswith("ssh:") and not local:
+        raise InvalidArgument(
+            "`url`: an ssh:// URL runs this machine's ssh client, which the Lambda runtime "
+            "lacks: local mode only (in AWS, use https:// with token_secret_arn)",
+            field="url",
         )
     if canonical == "web" and config.get("allow_private") and not local:
         raise InvalidArgument(
