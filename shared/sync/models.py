@@ -93,7 +93,8 @@ class ConnectorStatus(BaseModel):
     last_error: str | None = Field(default=None, exclude_if=_is_none)
 
 
-RunKind = Literal["sync", "embeddings_build", "scheduled"]
+# `remove_connector`: a deployed stack's `cairn connectors remove` (the runner reaches the index).
+RunKind = Literal["sync", "embeddings_build", "scheduled", "remove_connector"]
 RunState = Literal["queued", "running", "succeeded", "failed", "skipped"]
 OPEN_RUN_STATES: frozenset[str] = frozenset({"queued", "running"})
 

@@ -54,7 +54,14 @@ from shared.sync.ports import (
     ScheduleBook,
     SyncState,
 )
-from shared.sync.runs import LOCK_LEASE_SECONDS, RunExecutor, lock_holder, new_run, view
+from shared.sync.runs import (
+    LOCK_LEASE_SECONDS,
+    RunExecutor,
+    lock_holder,
+    new_run,
+    start_run,
+    view,
+)
 from shared.sync.schedules import ScheduleError, expression
 from shared.tools.errors import InvalidArgument, NotFound, ToolError
 
@@ -189,7 +196,12 @@ class SyncService:
         )
         # The work of a background run; also what the sync runner function executes.
         self.runs = RunExecutor(
-            state, search, memory_store, self.connector_counts, lambda: self._clock()
+            state,
+            search,
+            memory_store,
+            self.connector_counts,
+            lambda: self._clock(),
+            remove_connector=self._remove_connector_run,
         )
 
     def _now(self) -> datetime:
@@ -277,13 +289,23 @@ class SyncService:
             raise NotFound(f"team {team!r} has no connector {name!r}", field="name")
         if self._schedules is not None:
             self._schedules().delete(team, name)
-        if keep_documents:
-            return 0
+        return 0 if keep_documents else self._tombstone_source(team, name)
+
+    def _tombstone_source(self, team: str, source: str) -> int:
         removed = 0
-        for entity in list(self._search.documents.iter_entities(team, name)):
+        for entity in list(self._search.documents.iter_entities(team, source)):
             if self._search.delete_document(team, entity.id):
                 removed += 1
         return removed
+
+    def _remove_connector_run(self, team: str, name: str) -> dict[str, int]:
+        """A `remove_connector` run (a deployed stack's `cairn connectors remove`, which
+        cannot reach the index itself): the connector, its schedule and its documents. A
+        connector already gone still has its documents taken out."""
+        try:
+            return {"documents_removed": self.connector_remove(team, name)}
+        except NotFound:
+            return {"documents_removed": self._tombstone_source(team, name)}
 
     def _connector_store(self) -> ConnectorStore:
         if self._connectors is None:
@@ -366,14 +388,9 @@ class SyncService:
             team, lock_holder(run.run_id), now, LOCK_LEASE_SECONDS
         ):
             return None
-        self._state.put_run(team, run)
         try:
-            self._launcher().launch(team, run.run_id)
+            start_run(self._state, self._launcher, team, run, self._now)
         except Exception as exc:
-            failed = run.model_copy(
-                update={"state": "failed", "finished_at": self._now(), "error": str(exc)[:500]}
-            )
-            self._state.put_run(team, failed)
             if lock:
                 self._state.release_lock(team, lock_holder(run.run_id))
             raise RunnerUnavailable(

@@ -157,3 +157,10 @@ class GitRepo:
 
     def close(self) -> None:
         self.repo.close()
+
+
+def guide_repo(path: Path, text: str = "The lighthouse keeper logs the tides.") -> GitRepo:
+    """A repository of one committed file, `guide.md`, whose text is `text`."""
+    repo = GitRepo(path)
+    repo.write({"guide.md": f"# Guide\n\n{text}\n"})
+    return repo

@@ -9,13 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.functional.sync.conftest import Connectors, GitRepo
-
-
-def _repo(path: Path, text: str) -> GitRepo:
-    repo = GitRepo(path)
-    repo.write({"guide.md": f"# Guide\n\n{text}\n"})
-    return repo
+from tests.functional.sync.conftest import Connectors, guide_repo
 
 
 def _sync_run(connectors: Connectors, source: str) -> dict[str, Any]:
@@ -28,8 +22,8 @@ def _sync_run(connectors: Connectors, source: str) -> dict[str, Any]:
 def test_a_second_run_of_a_connector_waits_for_none_and_skips_while_the_first_runs(
     connectors: Connectors, tmp_path: Path
 ) -> None:
-    docs = _repo(tmp_path / "docs", "The lighthouse keeper logs the tides.")
-    notes = _repo(tmp_path / "notes", "The beekeeper counts the hives.")
+    docs = guide_repo(tmp_path / "docs")
+    notes = guide_repo(tmp_path / "notes", "The beekeeper counts the hives.")
     connectors.sync.connector_add("local", name="docs", kind="git", config={"url": docs.url})
     connectors.sync.connector_add("local", name="notes", kind="git", config={"url": notes.url})
     connectors.embedder.pause()  # the first run stops inside its indexing, its lock held

@@ -22,20 +22,14 @@ from shared.sync.runs import ThreadRunLauncher
 from shared.sync.schedules import ScheduleError, schedule_name
 from shared.sync.wiring import build_local_schedules
 from tests.functional.conftest import Harness, no_error
-from tests.functional.sync.conftest import GitRepo
+from tests.functional.sync.conftest import guide_repo
 from tests.functional.test_sync_schedules import GROUP
-
-
-def _repo(path: Path, text: str) -> GitRepo:
-    repo = GitRepo(path)
-    repo.write({"guide.md": f"# Guide\n\n{text}\n"})
-    return repo
 
 
 def test_a_team_keeps_one_schedule_per_connector_beside_its_own_on_scheduler(
     in_aws: Harness, tmp_path: Path
 ) -> None:
-    repo = _repo(tmp_path / "repo", "The lighthouse keeper logs the tides.")
+    repo = guide_repo(tmp_path / "repo")
     service = build_sync_service()
     service.connector_add("alpha", name="docs", kind="git", config={"url": repo.url})
     service.connector_add("beta", name="docs", kind="git", config={"url": repo.url})
@@ -109,7 +103,7 @@ def _run(event: dict[str, Any]) -> dict[str, Any]:
 def test_the_runner_syncs_only_the_connector_its_schedule_names(
     in_aws: Harness, bucket: str, tmp_path: Path
 ) -> None:
-    repo = _repo(tmp_path / "repo", "The lighthouse keeper logs the tides.")
+    repo = guide_repo(tmp_path / "repo")
     build_sync_service().connector_add("alpha", name="docs", kind="git", config={"url": repo.url})
     alpha = in_aws.token(team="alpha")
     no_error(in_aws.call(alpha, "inbox_put", {"content": "the ferry leaves at nine"}))
@@ -139,8 +133,8 @@ def test_the_runner_syncs_only_the_connector_its_schedule_names(
 def test_the_local_scheduler_fires_a_connector_schedule_for_that_connector_alone(
     local: Harness, tmp_path: Path
 ) -> None:
-    alpha_repo = _repo(tmp_path / "alpha", "The lighthouse keeper logs the tides.")
-    beta_repo = _repo(tmp_path / "beta", "The beekeeper counts the hives.")
+    alpha_repo = guide_repo(tmp_path / "alpha")
+    beta_repo = guide_repo(tmp_path / "beta", "The beekeeper counts the hives.")
     service = build_sync_service()
     service.connector_add("alpha", name="docs", kind="git", config={"url": alpha_repo.url})
     service.connector_add("beta", name="docs", kind="git", config={"url": beta_repo.url})

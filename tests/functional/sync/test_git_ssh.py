@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shared.tools.errors import InvalidArgument
-from tests.functional.sync.conftest import Connectors, GitRepo
+from tests.functional.sync.conftest import Connectors, guide_repo
 
 # What a remote's sshd does with the command: a shell runs it (git's upload-pack on the path).
 # Without git on this machine, dulwich's upload-pack serves it instead.
@@ -50,8 +50,7 @@ def ssh_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_an_ssh_url_syncs_through_the_machines_ssh(
     connectors: Connectors, tmp_path: Path, ssh_log: Path
 ) -> None:
-    repo = GitRepo(tmp_path / "repo")
-    repo.write({"guide.md": "# Guide\n\nThe lighthouse keeper logs the tides.\n"})
+    repo = guide_repo(tmp_path / "repo")
     url = f"ssh://git@git.example:2222{repo.path.resolve()}"
     connectors.sync.connector_add("local", name="docs", kind="git", config={"url": url})
 
