@@ -506,13 +506,14 @@ class SyncService:
         self, principal: Principal, source: str | None = None
     ) -> tuple[SyncScheduleView | None, list[SyncScheduleView] | None]:
         """The team's schedule (or its connector `source`'s) and, without `source`, its
-        connectors' schedules beside it."""
+        connectors' schedules beside it (None when it has none)."""
         if source is not None:
             self._check_source(principal.team, source, _TEAM_SCHEDULE)
             return self._book().get(principal.team, source), None
         every = self._book().team_schedules(principal.team)
         whole = next((s for s in every if s.source is None), None)
-        return whole, [s for s in every if s.source is not None]
+        # None without any: the answer is then exactly what it was before connector schedules.
+        return whole, [s for s in every if s.source is not None] or None
 
     def schedule_delete(self, principal: Principal, source: str | None = None) -> bool:
         if source is not None:

@@ -130,5 +130,5 @@ def test_remove_on_a_stack_has_its_sync_runner_remove_the_documents_and_schedule
     found = no_error(in_aws.call(alpha, "search", {"query": "lighthouse tides"}))["results"]
     assert [r["source"] for r in found] == ["keep"]
     assert [c.name for c in build_sync_service().connector_list("alpha")] == ["keep"]
-    assert no_error(in_aws.call(alpha, "sync_schedule_get", {}))["connectors"] == []
+    assert "connectors" not in no_error(in_aws.call(alpha, "sync_schedule_get", {}))
     repo.close()
