@@ -167,6 +167,7 @@ class StackConnectors:
         self._store = build_connector_store()
         self._runner = outputs.get(names.Outputs.SYNC_RUNNER_ARN)
         self._lambda = lambda_client
+        self._schedules = _stack_schedules(outputs)
 
     def add(self, body: dict[str, Any]) -> Any:
         from datetime import UTC, datetime
@@ -193,6 +194,8 @@ class StackConnectors:
         if keep_documents:
             if not self._store.remove(team, name):
                 raise ConnectorAdminError(f"team {team!r} has no connector {name!r}")
+            if self._schedules is not None:  # its schedule goes with it
+                self._schedules.delete(team, name)
             return {"team": team, "name": name, "removed": True, "documents_removed": 0}
         if self._store.get(team, name) is None:
             raise ConnectorAdminError(f"team {team!r} has no connector {name!r}")
@@ -235,6 +238,20 @@ class StackConnectors:
             "documents": "the stack's sync runner removes the connector, its schedule and "
             f"its documents: sync_status with run_id {run.run_id!r} reports it",
         }
+
+
+def _stack_schedules(outputs: dict[str, str]) -> Any:
+    """The stack's sync schedules (EventBridge Scheduler), when its outputs name them."""
+    group = outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP)
+    runner = outputs.get(names.Outputs.SYNC_RUNNER_ARN)
+    role = outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN)
+    if not (group and runner and role):
+        return None
+    import boto3
+
+    from shared.sync.schedules import ScheduleTarget, SyncSchedules
+
+    return SyncSchedules(boto3.client("scheduler"), ScheduleTarget(group, runner, role))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -508,17 +508,20 @@ class SyncService:
         """The team's schedule (or its connector `source`'s) and, without `source`, its
         connectors' schedules beside it (None when it has none)."""
         if source is not None:
-            self._check_source(principal.team, source, _TEAM_SCHEDULE)
-            return self._book().get(principal.team, source), None
+            found = self._book().get(principal.team, source)
+            if found is None:  # a schedule outliving its connector is still shown
+                self._check_source(principal.team, source, _TEAM_SCHEDULE)
+            return found, None
         every = self._book().team_schedules(principal.team)
         whole = next((s for s in every if s.source is None), None)
         # None without any: the answer is then exactly what it was before connector schedules.
         return whole, [s for s in every if s.source is not None] or None
 
     def schedule_delete(self, principal: Principal, source: str | None = None) -> bool:
-        if source is not None:
+        deleted = self._book().delete(principal.team, source)
+        if not deleted and source is not None:  # a schedule outliving its connector still goes
             self._check_source(principal.team, source, _TEAM_SCHEDULE)
-        return self._book().delete(principal.team, source)
+        return deleted
 
     def _check_source(self, team: str, source: str | None, omitted: str) -> None:
         """`source`, when given, must be one of the team's connectors (`omitted`: what

@@ -26,6 +26,7 @@ from shared.sync.adapters.inbox import FolderInbox
 from shared.sync.adapters.sqlite import SqliteSyncState
 from shared.sync.adapters.sqlite_connectors import SqliteConnectorStore
 from shared.sync.service import SyncService
+from tests.functional.conftest import Harness, no_error
 from tests.functional.test_sync_schedules import in_aws, local  # noqa: F401  (fixtures)
 from tests.unit.search.support import HashingEmbedder
 
@@ -164,3 +165,15 @@ def guide_repo(path: Path, text: str = "The lighthouse keeper logs the tides.") 
     repo = GitRepo(path)
     repo.write({"guide.md": f"# Guide\n\n{text}\n"})
     return repo
+
+
+def scheduled_docs(harness: Harness, path: Path) -> tuple[GitRepo, str]:
+    """Team alpha's git connector `docs` (a `guide_repo` at `path`), scheduled hourly; the
+    repository and a token of alpha."""
+    from shared.app.sync_service import build_sync_service
+
+    repo = guide_repo(path)
+    build_sync_service().connector_add("alpha", name="docs", kind="git", config={"url": repo.url})
+    token = harness.token(team="alpha")
+    no_error(harness.call(token, "sync_schedule_set", {"every": "1h", "source": "docs"}))
+    return repo, token

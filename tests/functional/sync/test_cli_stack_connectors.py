@@ -23,9 +23,10 @@ from shared.sync.adapters.dynamodb_connectors import DynamoConnectorStore
 from shared.sync.runner import run_event
 from shared.tools.errors import InvalidArgument
 from tests.functional.conftest import Harness, no_error
-from tests.functional.sync.conftest import guide_repo
+from tests.functional.sync.conftest import guide_repo, scheduled_docs
 from tests.functional.test_cli_stack import _cloudformation
 from tests.functional.test_sync_runs import _Capture
+from tests.functional.test_sync_schedules import GROUP, ROLE, RUNNER
 
 STACK = "cairn-dev-tester"
 
@@ -67,9 +68,6 @@ def test_add_list_and_remove_write_the_stacks_sync_table(aws: Settings) -> None:
     assert [r["name"] for r in listed] == ["docs"]
     assert removed["removed"] is True
     assert store.list("acme") == []
-
-
-RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:cairn-dev-t-sync-runner"
 
 
 def _lambda(invoked: list[dict[str, Any]], *, fails: bool = False) -> Any:
@@ -131,4 +129,26 @@ def test_remove_on_a_stack_has_its_sync_runner_remove_the_documents_and_schedule
     assert [r["source"] for r in found] == ["keep"]
     assert [c.name for c in build_sync_service().connector_list("alpha")] == ["keep"]
     assert "connectors" not in no_error(in_aws.call(alpha, "sync_schedule_get", {}))
+    repo.close()
+
+
+def test_remove_keeping_documents_on_a_stack_still_deletes_the_connectors_schedule(
+    in_aws: Harness, tmp_path: Path
+) -> None:
+    repo, alpha = scheduled_docs(in_aws, tmp_path / "repo")
+    no_error(in_aws.call(alpha, "sync_schedule_set", {"every": "2h"}))
+    deployed = runtime.settings()
+    outputs = {
+        names.Outputs.SYNC_TABLE: deployed.table(names.TABLE_SYNC),
+        names.Outputs.SYNC_RUNNER_ARN: RUNNER,
+        names.Outputs.SYNC_SCHEDULE_GROUP: GROUP,
+        names.Outputs.SYNC_SCHEDULER_ROLE_ARN: ROLE,
+    }
+    admin = StackConnectors(STACK, cloudformation=_cloudformation(STACK, outputs))
+
+    removed = admin.remove("alpha", "docs", keep_documents=True)
+
+    assert removed["removed"] is True
+    listed = boto3.client("scheduler").list_schedules(GroupName=GROUP)["Schedules"]
+    assert [s["Name"] for s in listed] == ["sync-alpha"]  # the team's own stays
     repo.close()

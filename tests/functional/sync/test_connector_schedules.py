@@ -20,9 +20,9 @@ from shared.sync.local import LocalSyncScheduler
 from shared.sync.runner import run_event
 from shared.sync.runs import ThreadRunLauncher
 from shared.sync.schedules import ScheduleError, schedule_name
-from shared.sync.wiring import build_local_schedules
+from shared.sync.wiring import build_connector_store, build_local_schedules
 from tests.functional.conftest import Harness, no_error
-from tests.functional.sync.conftest import guide_repo
+from tests.functional.sync.conftest import guide_repo, scheduled_docs
 from tests.functional.test_sync_schedules import GROUP
 
 
@@ -208,3 +208,20 @@ def test_schedule_names_stay_within_scheduler_and_never_meet() -> None:
         len(n) <= 64 and n.replace("-", "").replace("_", "").replace(".", "").isalnum()
         for n in names
     )
+
+
+def test_a_schedule_outliving_its_connector_can_still_be_read_and_deleted(
+    in_aws: Harness, tmp_path: Path
+) -> None:
+    repo, alpha = scheduled_docs(in_aws, tmp_path / "repo")
+    build_connector_store().remove("alpha", "docs")  # as a removal that left the schedule did
+
+    got = no_error(in_aws.call(alpha, "sync_schedule_get", {"source": "docs"}))
+    deleted = no_error(in_aws.call(alpha, "sync_schedule_delete", {"source": "docs"}))
+    again = in_aws.call(alpha, "sync_schedule_delete", {"source": "docs"})
+
+    assert got["schedule"]["source"] == "docs"
+    assert deleted["deleted"] is True
+    assert again["isError"] is True  # nothing left to name: the connector is unknown
+    assert again["error"]["field"] == "source"
+    repo.close()
