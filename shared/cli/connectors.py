@@ -8,9 +8,11 @@
 
 They go through the running local server (found as `cairn tokens` finds it), whose sync group
 checks the name, kind and settings; with --stack (or $CAIRN_STACK_NAME) they write the deployed
-stack's sync table with the AWS credentials of the environment, after the same checks (there,
-`remove` needs --keep-documents: the stack's documents leave the index at its next rebuild of
-that source, not from the CLI). A token is never given on the command line: `--token-env` names
+stack's sync table with the AWS credentials of the environment, after the same checks. There,
+`remove` queues a `remove_connector` run and starts the stack's sync runner on it (the runner
+reaches the search index; this machine may not): it removes the connector, its schedule and
+its documents, and `sync_status` reports the run (`--keep-documents`: the CLI only forgets the
+connector). A token is never given on the command line: `--token-env` names
 the environment variable the server reads it from (`--token-secret-arn`, a Secrets Manager
 secret, in AWS).
 """
@@ -135,7 +137,7 @@ class _LocalConnectors:
 class StackConnectors:
     """A deployed stack's connectors, in its sync table (AWS credentials)."""
 
-    def __init__(self, stack: str, cloudformation: Any = None) -> None:
+    def __init__(self, stack: str, cloudformation: Any = None, lambda_client: Any = None) -> None:
         import boto3
 
         from shared import runtime
@@ -163,6 +165,9 @@ class StackConnectors:
         )
         runtime.configure(settings)
         self._store = build_connector_store()
+        self._runner = outputs.get(names.Outputs.SYNC_RUNNER_ARN)
+        self._lambda = lambda_client
+        self._schedules = _stack_schedules(outputs)
 
     def add(self, body: dict[str, Any]) -> Any:
         from datetime import UTC, datetime
@@ -186,14 +191,67 @@ class StackConnectors:
         return [record.public() for record in self._store.list(team)]
 
     def remove(self, team: str, name: str, keep_documents: bool) -> Any:
-        if not keep_documents:
-            raise ConnectorAdminError(
-                "on a deployed stack, remove needs --keep-documents: its documents stay "
-                "searchable until removed with the stack's tools"
-            )
-        if not self._store.remove(team, name):
+        if keep_documents:
+            if not self._store.remove(team, name):
+                raise ConnectorAdminError(f"team {team!r} has no connector {name!r}")
+            if self._schedules is not None:  # its schedule goes with it
+                self._schedules.delete(team, name)
+            return {"team": team, "name": name, "removed": True, "documents_removed": 0}
+        if self._store.get(team, name) is None:
             raise ConnectorAdminError(f"team {team!r} has no connector {name!r}")
-        return {"team": team, "name": name, "removed": True, "documents_removed": 0}
+        if not self._runner:
+            raise ConnectorAdminError(
+                f"the stack has no {names.Outputs.SYNC_RUNNER_ARN} output to remove the "
+                "documents with: redeploy it, or give --keep-documents"
+            )
+        return self._queue_removal(team, name, self._runner)
+
+    def _queue_removal(self, team: str, name: str, runner: str) -> dict[str, Any]:
+        """A `remove_connector` run, started on the stack's sync runner (asynchronously)."""
+        from datetime import UTC, datetime
+
+        import boto3
+
+        from shared.sync.runs import LambdaRunLauncher, new_run, start_run
+        from shared.sync.wiring import build_sync_state
+
+        client = self._lambda or boto3.client("lambda")
+        run = new_run(
+            "remove_connector",
+            source=name,
+            requested_by="cli",
+            now=datetime.now(UTC),
+            holds_lock=False,
+        )
+        try:
+            start_run(build_sync_state(), lambda: LambdaRunLauncher(client, runner), team, run)
+        except Exception as exc:
+            raise ConnectorAdminError(
+                f"could not start the stack's sync runner ({type(exc).__name__}); nothing "
+                "was removed: try again"
+            ) from exc
+        return {
+            "team": team,
+            "name": name,
+            "removing": True,
+            "run_id": run.run_id,
+            "documents": "the stack's sync runner removes the connector, its schedule and "
+            f"its documents: sync_status with run_id {run.run_id!r} reports it",
+        }
+
+
+def _stack_schedules(outputs: dict[str, str]) -> Any:
+    """The stack's sync schedules (EventBridge Scheduler), when its outputs name them."""
+    group = outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP)
+    runner = outputs.get(names.Outputs.SYNC_RUNNER_ARN)
+    role = outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN)
+    if not (group and runner and role):
+        return None
+    import boto3
+
+    from shared.sync.schedules import ScheduleTarget, SyncSchedules
+
+    return SyncSchedules(boto3.client("scheduler"), ScheduleTarget(group, runner, role))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 Why dulwich: the Lambda Python runtime has no `git` binary, and a host's archive API
 (GitHub's tarball, GitLab's archive) covers one host each and re-downloads the whole tree on
-every change. dulwich speaks git's own protocols (smart HTTP with a token, ssh where a client
-exists, `file://`) from Python, so the same code runs in `cairn serve` and the sync runner.
+every change. dulwich speaks git's own protocols (smart HTTP with a token, ssh through the
+machine's `ssh` client and keys where there is one, `file://`) from Python, so the same code
+runs in `cairn serve` and the sync runner.
 
 A sync asks the remote for the branch's commit first (one ref listing): the commit the last
 sync finished at means nothing changed, and the sync ends there. Otherwise it fetches what the
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from shared.connectors.documents import matches, skipped_path
 from shared.connectors.models import (
@@ -33,6 +36,8 @@ from shared.connectors.models import (
 )
 
 logger = logging.getLogger("cairn.connectors")
+# ssh never asks (a password, a new host key): it fails, and the sync reports it.
+_SSH_COMMAND = "ssh -o BatchMode=yes"
 
 
 class GitSource:
@@ -47,8 +52,17 @@ class GitSource:
         self._where = safe_url(settings.url)
 
     def _client(self) -> tuple[Any, str]:
-        from dulwich.client import get_transport_and_path
+        from dulwich.client import SSHGitClient, SubprocessSSHVendor, get_transport_and_path
 
+        parsed = urlparse(self._settings.url)
+        if parsed.scheme == "ssh":
+            # The machine's `ssh` and its keys (the user is the URL's, `ssh://git@host/...`),
+            # never a prompt: a server has no one to answer it. GIT_SSH_COMMAND still wins.
+            command = os.environ.get("GIT_SSH_COMMAND") or _SSH_COMMAND
+            client = SSHGitClient.from_parsedurl(
+                parsed, vendor=SubprocessSSHVendor(), ssh_command=command, quiet=True
+            )
+            return client, parsed.path
         username = self._settings.username if self._token else None
         return get_transport_and_path(
             self._settings.url, username=username, password=self._token, quiet=True

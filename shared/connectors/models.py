@@ -90,10 +90,21 @@ class GitSettings(_Settings, _Credentials):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        scheme = urlsplit(value).scheme
-        if scheme not in ("https", "http", "file", "ssh", "git"):
+        parts = urlsplit(value)
+        if parts.scheme not in ("https", "http", "file", "ssh", "git"):
             raise ValueError("must be an https://, ssh://, git:// or file:// git URL")
+        if parts.scheme == "ssh" and not parts.password:
+            return value  # ssh://git@host/...: a user name there is a login, not a secret
         return _refuse_userinfo(value)
+
+    @model_validator(mode="after")
+    def _ssh_keys(self) -> GitSettings:
+        if urlsplit(self.url).scheme == "ssh" and (self.token_env or self.token_secret_arn):
+            raise ValueError(
+                "an ssh:// URL signs in with the machine's ssh keys; token_env and "
+                "token_secret_arn are for https:// URLs"
+            )
+        return self
 
 
 class FolderSettings(_Settings):

@@ -10,19 +10,27 @@
   (`max_total_bytes`), redirects (`max_redirects`, a loop ends there), and time
   (`max_seconds`). A page that fails (a 500, a timeout) is skipped and counted, and keeps what
   an earlier sync indexed of it.
-- SSRF: every host (and every redirect's) is resolved first, and a private, loopback,
-  link-local or reserved address is refused, unless `allow_private` (local mode only).
+- SSRF: every connection (each request, each redirect's hop) resolves its host once, refuses
+  it when any of its addresses is private, loopback, link-local or reserved (unless
+  `allow_private`, local mode only), and connects to the address it checked: the name is not
+  looked up again between the check and the connection, so a DNS answer that changes
+  meanwhile (rebinding) cannot point the request elsewhere. The Host header and TLS (SNI and
+  the certificate's name) still use the name. No proxy is used (a proxy would connect in our
+  place, to an address we never checked).
 """
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import re
 import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
 import urllib.robotparser
+from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -122,24 +130,82 @@ class _Refused(Exception):
         self.reason = reason
 
 
-def _private(host: str) -> bool:
-    """Does `host` resolve to any address that is not public?"""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False  # unresolvable: the request fails on its own
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            return True
-    return False
+# A host's addresses (`socket.getaddrinfo`'s), and a connection to one: the test seams.
+Resolve = Callable[[str, int], list[str]]
+Connect = Callable[..., socket.socket]
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to (one lookup)."""
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+def _public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone is not the address
+    return not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_reserved
+        or ip.is_multicast
+        or ip.is_unspecified
+    )
+
+
+class _Pin:
+    """Connects to an address of the host checked at that moment (never a second lookup)."""
+
+    def __init__(self, resolve: Resolve, connect: Connect, *, allow_private: bool) -> None:
+        self._resolve = resolve
+        self._connect = connect
+        self._allow_private = allow_private
+
+    def opener(self, host: str) -> Connect:
+        """`http.client`'s connection maker for `host`: it resolves, checks and connects."""
+
+        def open_checked(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+            port = address[1]
+            addresses = self._resolve(host, port)
+            if not addresses:
+                raise OSError(f"no address for {host}")
+            if not self._allow_private and not all(_public(a) for a in addresses):
+                raise _Refused("private_address")
+            return self._connect((addresses[0], port), *args, **kwargs)
+
+        return open_checked
+
+
+class _PinnedHTTP(http.client.HTTPConnection):
+    def __init__(self, host: str, *, pin: _Pin, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self._create_connection = pin.opener(self.host)
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    def __init__(self, host: str, *, pin: _Pin, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)  # TLS still checks and sends the name (SNI)
+        self._create_connection = pin.opener(self.host)
+
+
+class _PinnedHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, pin: _Pin) -> None:
+        super().__init__()
+        self._pin = pin
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection: Any = _PinnedHTTP  # do_open passes it our keyword
+        return self.do_open(connection, req, pin=self._pin)
+
+
+class _PinnedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, pin: _Pin) -> None:
+        self._tls = ssl.create_default_context()  # verifies the certificate for the name
+        super().__init__(context=self._tls)
+        self._pin = pin
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection: Any = _PinnedHTTPS
+        return self.do_open(connection, req, context=self._tls, pin=self._pin)
 
 
 def _version(etag: str | None, modified: str | None) -> str | None:
@@ -158,17 +224,28 @@ def _validators(version: str | None) -> tuple[str | None, str | None]:
 class WebSource:
     """`Source` over web pages."""
 
-    def __init__(self, settings: WebSettings, *, local: bool) -> None:
+    def __init__(
+        self,
+        settings: WebSettings,
+        *,
+        local: bool,
+        resolve: Resolve = resolve,
+        connect: Connect = socket.create_connection,
+    ) -> None:
         self._settings = settings
-        self._allow_private = settings.allow_private and local
         given = [*settings.urls, *([settings.sitemap] if settings.sitemap else [])]
         hosts = settings.allowed_hosts or [urlsplit(u).hostname or "" for u in given]
         self._hosts = {h.lower() for h in hosts if h}
-        self._opener = urllib.request.build_opener(_NoRedirects)
+        pin = _Pin(resolve, connect, allow_private=settings.allow_private and local)
+        self._opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({}),  # no proxy: we connect to what we checked
+            _PinnedHTTPHandler(pin),
+            _PinnedHTTPSHandler(pin),
+            _NoRedirects,
+        )
         self._robots: dict[str, urllib.robotparser.RobotFileParser] = {}
         self._deadline = time.monotonic() + settings.max_seconds
         self._bytes = 0
-        self._checked_hosts: dict[str, bool] = {}
 
     def _check_host(self, url: str) -> None:
         parts = urlsplit(url)
@@ -177,11 +254,7 @@ class WebSource:
             raise _Refused("not_http")
         if host not in self._hosts:
             raise _Refused("other_host")
-        if not self._allow_private:
-            if host not in self._checked_hosts:
-                self._checked_hosts[host] = _private(host)
-            if self._checked_hosts[host]:
-                raise _Refused("private_address")
+        # Its address is checked as each connection opens (`_Pin`), where it is used.
 
     def _get(self, url: str, headers: dict[str, str], limit: int) -> tuple[int, Any, bytes, str]:
         """GET `url`, following redirects by hand: (status, headers, body up to `limit`+1

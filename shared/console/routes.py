@@ -517,18 +517,36 @@ def _memory_routes(router: APIRouter, console: _Console) -> None:
 
 
 def _work_routes(router: APIRouter, console: _Console) -> None:
-    """The work view: tasks, workflows and costs."""
+    """The work view (tasks, workflows and costs) and the sync view (connectors), read-only."""
 
-    @router.get("/work")
-    async def work(request: Request) -> Response:
+    def work(client: ToolClient, tools: frozenset[str]) -> dict[str, Any]:
+        overview = views.work_overview(client, tools)
+        return {"work": overview, "names": overview.names}
+
+    def sync(client: ToolClient, tools: frozenset[str]) -> dict[str, Any]:
+        return {"connectors": views.sync_connectors(client, tools)}
+
+    _read_only_page(router, console, "work", work)
+    _read_only_page(router, console, "sync", sync)
+
+
+def _read_only_page(
+    router: APIRouter,
+    console: _Console,
+    name: str,
+    read: Callable[[ToolClient, frozenset[str]], dict[str, Any]],
+) -> None:
+    """GET /<name>: `<name>.html` with what `read` gathers through the tools."""
+
+    @router.get(f"/{name}")
+    async def view(request: Request) -> Response:
         async def page(request: Request, client: ToolClient, tools: frozenset[str]) -> Response:
-            overview = await run_blocking(views.work_overview, client, tools)
+            context = await run_blocking(read, client, tools)
             return _render(
-                "work.html",
+                f"{name}.html",
                 **console.page_context(request, client, tools),
-                work=overview,
-                names=overview.names,
-                page="work",
+                **context,
+                page=name,
             )
 
         return await console.signed_in(request, page)

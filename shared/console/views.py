@@ -49,6 +49,7 @@ TOOL_SCOPES = {
     "workflow.list": "workflow.read",
     "cost.budget": "cost.read",
     "cost.summary": "cost.read",
+    "sync_status": "sync",
 }
 
 
@@ -489,3 +490,10 @@ def _cost(client: ToolClient, tools: frozenset[str]) -> tuple[CostChart | None, 
         ),
         None,
     )
+
+
+def sync_connectors(client: ToolClient, tools: frozenset[str]) -> Section:
+    """The team's connectors and document sources as `sync_status` reports them: name, kind,
+    entities, last sync, the last sync's counts and error (never a setting or a secret: the
+    tool answers none)."""
+    return _section(client, tools, "sync_status", "connectors", reading="Reading sync status")

@@ -776,11 +776,13 @@ class DynamoRows:
             for table, row in rows_of(str(record["kind"]), record["item"]):
                 yield {"kind": table, "row": row}
         book = self._schedules()
-        view = book.get(team) if book is not None else None
-        if view is not None:
+        # The team-wide schedule (`source` "", as the embedded table keys it) and each
+        # connector's.
+        for view in book.team_schedules(team) if book is not None else []:
             yield {
                 "kind": SCHEDULE_TABLE,
                 "row": {
+                    "source": view.source or "",
                     "expression": view.expression,
                     # Scheduler keeps no creation time: the export's stands for it.
                     "created_at": datetime.now(UTC).isoformat(),
@@ -817,7 +819,8 @@ class DynamoRows:
         schedules = [r["row"] for r in rows if r["kind"] == SCHEDULE_TABLE]
         puts = [puts_of(r["kind"], team, r["row"]) for r in rows if r["kind"] != SCHEDULE_TABLE]
         for row in schedules:
-            written += self._put_schedule(team, str(row["expression"]))
+            source = row.get("source") or None  # "" or absent: the team-wide schedule
+            written += self._put_schedule(team, str(row["expression"]), source)
         for record_puts in puts:
             # The row counts as written when its own item was (the rest index it). Each put
             # is tried even when the record is there: a run cut between a record and its
@@ -826,11 +829,11 @@ class DynamoRows:
             written += int(wrote[0])
         return written
 
-    def _put_schedule(self, team: str, expression: str) -> int:
+    def _put_schedule(self, team: str, expression: str, source: str | None) -> int:
         book = self._schedules()
-        if book is None or book.get(team) is not None:
+        if book is None or book.get(team, source) is not None:
             return 0
-        book.put(team, expression)
+        book.put(team, expression, source)
         return 1
 
     def _put(self, put: Put) -> bool:

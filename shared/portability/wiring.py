@@ -144,8 +144,11 @@ def _erase_in_aws(team: str) -> dict[str, int]:
     if settings.sync_schedule_group:
         from shared.sync.wiring import build_schedule_book
 
-        if build_schedule_book().delete(team):
-            counts["sync_schedules"] = 1
+        book = build_schedule_book()
+        # The team-wide schedule and every connector's.
+        gone = sum(book.delete(team, s.source) for s in book.team_schedules(team))
+        if gone:
+            counts["sync_schedules"] = gone
     if settings.workflow_schedule_group:
         from shared.workflows.adapters.scheduler import EventBridgeSchedules
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -27,12 +28,14 @@ from shared.connectors.models import (
     ConnectorError,
     ConnectorRecord,
     ConnectorStatus,
+    GitSettings,
     parse_settings,
 )
 from shared.search.models import DocumentInput
 from shared.search.service import SearchService
 from shared.sync.models import ConnectorResult, SyncStats
-from shared.sync.ports import ConnectorExists, ConnectorStore
+from shared.sync.ports import ConnectorExists, ConnectorStore, SyncState, connector_lock
+from shared.sync.runs import LOCK_LEASE_SECONDS
 from shared.tools.errors import InvalidArgument
 
 logger = logging.getLogger("cairn.sync")
@@ -57,20 +60,48 @@ class ConnectorSync:
         store: ConnectorStore,
         context: SourceContext,
         now: Callable[[], datetime],
+        locks: SyncState | None = None,
     ) -> None:
         self._search = search
         self._store = store
         self._context = context
         self._now = now
+        self._locks = locks
 
     def run(self, team: str, record: ConnectorRecord) -> ConnectorResult:
-        """Sync `record`; a failure is the result's (success false, the message naming the
-        connector and the cause), never an exception: the team's other connectors go on."""
+        """Sync `record` under its own lock (`connector_lock`: `sync_run` skips the team's
+        lock, and two syncs of one git connector must not fetch into one cache at once);
+        while another sync of it holds the lock, the result says so and nothing is done. A
+        failure is the result's (success false, the message naming the connector and the
+        cause), never an exception: the team's other connectors go on."""
+        if self._locks is None:
+            return self._run(team, record, lambda: None)
+        locks, name = self._locks, connector_lock(record.name)
+        holder = f"connector:{secrets.token_hex(6)}"
+        started = self._now()
+        if not locks.acquire_lock(team, holder, started, LOCK_LEASE_SECONDS, name=name):
+            return ConnectorResult(
+                source=record.name,
+                success=False,
+                message=f"connector {record.name!r} ({record.kind}): skipped, another sync "
+                "of it is running; it syncs again at the next sync",
+                stats=SyncStats(started_at=started, finished_at=self._now()),
+            )
+
+        def keep() -> None:  # a long sync keeps its lock past the lease
+            locks.renew_lock(team, holder, self._now(), LOCK_LEASE_SECONDS, name=name)
+
+        try:
+            return self._run(team, record, keep)
+        finally:
+            locks.release_lock(team, holder, name=name)
+
+    def _run(self, team: str, record: ConnectorRecord, keep: Callable[[], None]) -> ConnectorResult:
         started = self._now()
         counts: dict[str, int] = {}
         cursor = record.status.cursor
         try:
-            cursor, counts = self._sync(team, record)
+            cursor, counts = self._sync(team, record, keep)
             error = None
         except Exception as exc:
             if not isinstance(exc, ConnectorError):
@@ -111,7 +142,9 @@ class ConnectorSync:
             source=record.name, success=error is None, message=message, stats=stats
         )
 
-    def _sync(self, team: str, record: ConnectorRecord) -> tuple[str | None, dict[str, int]]:
+    def _sync(
+        self, team: str, record: ConnectorRecord, keep: Callable[[], None]
+    ) -> tuple[str | None, dict[str, int]]:
         settings = record.settings
         source = open_source(team, record, self._context)
         try:
@@ -188,6 +221,7 @@ class ConnectorSync:
                 if len(batch) >= UPSERT_BATCH:
                     self._upsert(team, batch, counts)
                     batch = []
+                    keep()
             self._upsert(team, batch, counts)
             for entity in list(self._search.documents.iter_entities(team, record.name)):
                 if entity.source_id not in seen and self._search.delete_document(team, entity.id):
@@ -253,6 +287,12 @@ def register_connector(
             f"`kind` {canonical} reads a folder of the server's machine: local mode only "
             "(in AWS, use git or s3)",
             field="kind",
+        )
+    if isinstance(settings, GitSettings) and settings.url.startswith("ssh:") and not local:
+        raise InvalidArgument(
+            "`url`: an ssh:// URL runs this machine's ssh client, which the Lambda runtime "
+            "lacks: local mode only (in AWS, use https:// with token_secret_arn)",
+            field="url",
         )
     if canonical == "web" and config.get("allow_private") and not local:
         raise InvalidArgument(

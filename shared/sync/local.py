@@ -1,12 +1,12 @@
 """The local server's sync scheduler: the embedded default's stand-in for EventBridge Scheduler.
 
-A thread of `cairn serve` wakes every `TICK_SECONDS`, reads every team's schedule from the
-database and fires the due ones: a `rate(...)` a period after it last fired (or was created), a
-`cron(...)` once its next time after that has come (Scheduler's dialect, through
-`shared.workflows.cron`). Firing records the time first (one conditional update, so a schedule
-replaced meanwhile does not fire) and then queues a `scheduled` run on the local run launcher,
-which does what the sync runner does in AWS. A server that was down misses the firings of that
-time and fires once when it is back, as Scheduler with no retries would have caught up.
+A thread of `cairn serve` wakes every `TICK_SECONDS`, reads every schedule (each team's, and its
+connectors') from the database and fires the due ones: a `rate(...)` a period after it last fired
+(or was created), a `cron(...)` once its next time after that has come (Scheduler's dialect,
+through `shared.workflows.cron`). Firing records the time first (one conditional update, so a
+schedule replaced meanwhile does not fire) and then queues a `scheduled` run on the local run
+launcher, which does what the sync runner does in AWS. A server that was down misses the firings of
+that time and fires once when it is back, as Scheduler with no retries would have caught up.
 """
 
 from __future__ import annotations
@@ -44,12 +44,13 @@ def due(schedule_expression: str, since: datetime, now: datetime) -> bool:
 
 
 class LocalSyncScheduler:
-    """Fires the database's team schedules through `fire(team, schedule name)`."""
+    """Fires the database's schedules through `fire(team, schedule name, source)` (`source`:
+    the connector a connector's schedule syncs alone; None for the team-wide one)."""
 
     def __init__(
         self,
         book: SqliteScheduleBook,
-        fire: Callable[[str, str], object],
+        fire: Callable[[str, str, str | None], object],
         clock: Callable[[], float] = time.time,
         interval: float = TICK_SECONDS,
     ) -> None:
@@ -61,16 +62,18 @@ class LocalSyncScheduler:
         self._thread: threading.Thread | None = None
 
     def tick(self, now: datetime | None = None) -> list[str]:
-        """Fire every due schedule once; returns the teams fired."""
+        """Fire every due schedule once; returns the teams fired (a team once per schedule)."""
         moment = now or datetime.fromtimestamp(self._clock(), tz=UTC)
         fired: list[str] = []
         for schedule, since in self._book.all():
             if not due(schedule.expression, since, moment):
                 continue
-            if not self._book.mark_fired(schedule.team, schedule.expression, moment):
+            if not self._book.mark_fired(
+                schedule.team, schedule.expression, moment, schedule.source
+            ):
                 continue  # replaced or deleted since it was read
             try:
-                self._fire(schedule.team, schedule.schedule)
+                self._fire(schedule.team, schedule.schedule, schedule.source)
             except Exception as exc:  # one team's failure must not stop the others
                 logger.warning(
                     "scheduled sync not started",
@@ -104,7 +107,8 @@ def start_local_scheduler(sync: Callable[[], SyncService]) -> LocalSyncScheduler
     from shared.sync.wiring import build_local_schedules
 
     scheduler = LocalSyncScheduler(
-        build_local_schedules(), lambda team, name: sync().start_scheduled(team, name)
+        build_local_schedules(),
+        lambda team, name, source: sync().start_scheduled(team, name, source),
     )
     runtime.on_reconfigure(scheduler.stop)
     scheduler.start()

@@ -93,7 +93,8 @@ class ConnectorStatus(BaseModel):
     last_error: str | None = Field(default=None, exclude_if=_is_none)
 
 
-RunKind = Literal["sync", "embeddings_build", "scheduled"]
+# `remove_connector`: a deployed stack's `cairn connectors remove` (the runner reaches the index).
+RunKind = Literal["sync", "embeddings_build", "scheduled", "remove_connector"]
 RunState = Literal["queued", "running", "succeeded", "failed", "skipped"]
 OPEN_RUN_STATES: frozenset[str] = frozenset({"queued", "running"})
 
@@ -170,7 +171,11 @@ class EmbeddingsBuildOutput(BaseModel):
     run: SyncRunView | None = Field(default=None, exclude_if=_is_none)
 
 
+_SCHEDULE_SOURCE = "One connector's schedule (default: the team's)."
+
+
 class ScheduleSetInput(_ToolInput):
+    source: str | None = optional_text(64, _SCHEDULE_SOURCE)
     every: str | None = optional_text(
         20,
         "Sync every so often: a number and a unit, e.g. 15m, 2h, 1d (at least 5m).",
@@ -181,21 +186,24 @@ class ScheduleSetInput(_ToolInput):
 
 
 class ScheduleGetInput(_ToolInput):
-    pass
+    source: str | None = optional_text(64, _SCHEDULE_SOURCE)
 
 
 class SyncScheduleView(BaseModel):
-    """A team's sync schedule."""
+    """A team's sync schedule, or one of its connectors' (`source`)."""
 
     team: str
     schedule: str
     expression: str
+    source: str | None = Field(default=None, exclude_if=_is_none)
     state: str | None = Field(default=None, exclude_if=_is_none)
     last_fired_at: datetime | None = Field(default=None, exclude_if=_is_none)
 
 
 class ScheduleOutput(BaseModel):
     schedule: SyncScheduleView | None
+    # sync_schedule_get without `source`: the team's connector schedules beside its own.
+    connectors: list[SyncScheduleView] | None = Field(default=None, exclude_if=_is_none)
 
 
 class ScheduleDeleteOutput(BaseModel):

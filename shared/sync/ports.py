@@ -10,6 +10,16 @@ from typing import Protocol
 from shared.connectors.models import ConnectorRecord, ConnectorStatus
 from shared.sync.models import InboxFile, SyncRun, SyncScheduleView
 
+# The team's sync lock (`sync` and scheduled runs hold it); a connector's own lock is
+# `connector_lock(name)`.
+SYNC_LOCK = "sync"
+
+
+def connector_lock(name: str) -> str:
+    """The lock one connector's sync holds, whether or not the team's sync lock is held, so
+    two syncs of one connector never share its cache or its item versions at once."""
+    return f"connector:{name}"
+
 
 class Inbox(Protocol):
     """Files agents put for later indexing: S3 in AWS, a folder of the data dir locally."""
@@ -28,18 +38,23 @@ class Inbox(Protocol):
 class SyncState(Protocol):
     """Per team: when each connector last synced, and the lease that keeps syncs one at a time."""
 
-    def acquire_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
-        """Take the team's sync lock for `lease_seconds` from `now` (one conditional write):
-        True when it was free or its lease had expired (taken over), False while another holds
-        it. Exactly one of concurrent callers wins."""
+    def acquire_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
+        """Take the team's lock `name` (the sync lock, or one connector's `connector:<name>`)
+        for `lease_seconds` from `now` (one conditional write): True when it was free or its
+        lease had expired (taken over), False while another holds it. Exactly one of
+        concurrent callers wins; each team's locks of different names are independent."""
         ...
 
-    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+    def renew_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
         """Extend the lock to `lease_seconds` from `now` while `holder` still holds it (a long
         run keeps its lock); False when it was taken over or released meanwhile."""
         ...
 
-    def release_lock(self, team: str, holder: str) -> None:
+    def release_lock(self, team: str, holder: str, *, name: str = SYNC_LOCK) -> None:
         """Free the lock if `holder` still holds it (a lock taken over meanwhile is left)."""
         ...
 
@@ -73,17 +88,25 @@ class RunLauncher(Protocol):
 
 
 class ScheduleBook(Protocol):
-    """A team's one sync schedule: EventBridge Scheduler in AWS, the database locally (where
-    the local server's scheduler fires it)."""
+    """A team's sync schedules, the team-wide one and one per connector (`source`):
+    EventBridge Scheduler in AWS, the database locally (where the local server's scheduler
+    fires them)."""
 
-    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
-        """Create or replace `team`'s schedule."""
+    def put(
+        self, team: str, schedule_expression: str, source: str | None = None
+    ) -> SyncScheduleView:
+        """Create or replace `team`'s schedule (its connector `source`'s, if given)."""
         ...
 
-    def get(self, team: str) -> SyncScheduleView | None: ...
+    def get(self, team: str, source: str | None = None) -> SyncScheduleView | None: ...
 
-    def delete(self, team: str) -> bool:
-        """Remove `team`'s schedule; False when it had none."""
+    def delete(self, team: str, source: str | None = None) -> bool:
+        """Remove `team`'s schedule (its connector `source`'s, if given); False when it had
+        none."""
+        ...
+
+    def team_schedules(self, team: str) -> list[SyncScheduleView]:
+        """Every schedule of `team`: the team-wide one first, then its connectors' by source."""
         ...
 
 

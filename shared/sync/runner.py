@@ -4,7 +4,8 @@
   event is its team's own schedule (`ScheduledSync.checked`), records a `scheduled` run and does
   it: the team's connectors and memory pruning under the sync lock (a sync already running for
   the team makes this one `skipped`), then the rebuild of the team's document index and the
-  re-index of its memories (`embeddings_build`, reusing cached embeddings);
+  re-index of its memories (`embeddings_build`, reusing cached embeddings). A connector's
+  schedule also carries `"source"`: its run syncs and rebuilds that connector's documents only;
 - a background run a tool call queued, `{"run": {"team": ..., "run_id": ...}}` (an asynchronous
   invoke): the runner checks the team has tokens and runs the recorded run once.
 
@@ -60,7 +61,7 @@ def run_scheduled_sync(
     state, now = sync.state, sync.now()
     run = new_run(
         "scheduled",
-        source=None,
+        source=scheduled.source,
         requested_by=f"schedule:{scheduled.schedule}",
         now=now,
         holds_lock=True,

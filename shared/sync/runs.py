@@ -32,7 +32,7 @@ from shared.sync.models import (
     SyncRun,
     SyncRunView,
 )
-from shared.sync.ports import SyncState
+from shared.sync.ports import RunLauncher, SyncState
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda import LambdaClient
@@ -97,7 +97,7 @@ class RunExecutor:
 
     `sync` runs the team's connectors and prunes expired memories; `embeddings_build` rebuilds
     the document index (one source, or every source and then the memories); `scheduled` does
-    both.
+    both; `remove_connector` forgets the connector `source` names, its schedule and documents.
     """
 
     def __init__(
@@ -105,14 +105,16 @@ class RunExecutor:
         state: SyncState,
         search: SearchService,
         memories: MemoryStore,
-        connectors: Callable[[str], dict[str, int]],
+        connectors: Callable[[str, str | None], dict[str, int]],
         clock: Callable[[], float] = time.time,
+        remove_connector: Callable[[str, str], dict[str, int]] | None = None,
     ) -> None:
         self._state = state
         self._search = search
         self._memories = memories
         self._connectors = connectors
         self._clock = clock
+        self._remove_connector = remove_connector
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), tz=UTC)
@@ -162,9 +164,14 @@ class RunExecutor:
 
     def _work(self, team: str, run: SyncRun, interrupted: Callable[[], bool]) -> SyncRun:
         reporter = _Progress(self, team, run, interrupted)
+        if run.kind == "remove_connector":
+            if run.source is None or self._remove_connector is None:
+                raise ValueError("a remove_connector run names its connector in `source`")
+            reporter.phase("documents", None)
+            reporter.add(self._remove_connector(team, run.source))
         if run.kind in ("sync", "scheduled"):
             reporter.phase("connectors", None)
-            reporter.add(self._connectors(team))
+            reporter.add(self._connectors(team, run.source))
         if run.kind in ("embeddings_build", "scheduled"):
             reporter.phase("documents", None)
             chunks = self._search.rebuild(team, run.source, progress=reporter.step)
@@ -253,6 +260,24 @@ def new_run(
         created_at=now,
         holds_lock=holds_lock,
     )
+
+
+def start_run(
+    state: SyncState,
+    launcher: Callable[[], RunLauncher],
+    team: str,
+    run: SyncRun,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> None:
+    """Record `run` queued and start the runner (`launcher()`) on it; when the start fails,
+    the run is recorded failed (nothing was done) and the error raised."""
+    state.put_run(team, run)
+    try:
+        launcher().launch(team, run.run_id)
+    except Exception as exc:
+        failed = {"state": "failed", "finished_at": now(), "error": str(exc)[:500]}
+        state.put_run(team, run.model_copy(update=failed))
+        raise
 
 
 class LambdaRunLauncher:

@@ -1,9 +1,11 @@
 """Per-team sync schedules on EventBridge Scheduler, and the runner they start.
 
-A schedule lives in the stack's sync schedule group, is named after its team (`sync-<team>`),
-starts the sync-runner function under the scheduler role, and carries its team in its input:
-`{"team": "<team>", "schedule": "sync-<team>"}`. The runner checks both before it syncs
-anything (`ScheduledSync.checked`), so a schedule can only ever sync the team it names.
+A schedule lives in the stack's sync schedule group, starts the sync-runner function under the
+scheduler role, and carries its team (and, aimed at one connector, its `source`) in its input:
+`{"team": "<team>", "schedule": "sync-<team>"}`. A team has one team-wide schedule,
+`sync-<team>`, and one per connector, `sync_<team>.<source>-<hash>` (`schedule_name`). The
+runner checks the event's name is the one its team and source make before it syncs anything
+(`ScheduledSync.checked`), so a schedule can only ever sync the team it names.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from mypy_boto3_scheduler import EventBridgeSchedulerClient
 
 SCHEDULE_PREFIX: Final = "sync-"
+SOURCE_PREFIX: Final = "sync_"
+# A connector schedule's readable head: what the prefix, a `-` and 16 hex digits leave of 64.
+_SOURCE_HEAD: Final = 64 - len(SOURCE_PREFIX) - 17
 # Scheduler's name limit is 64; a longer team keeps a readable head and a hash of the whole.
 _NAME_LIMIT: Final = 64
 _EVERY = re.compile(r"^(\d+)\s*(m|min|minutes?|h|hours?|d|days?)$")
@@ -36,13 +41,33 @@ class ScheduleError(ValueError):
     """A schedule request that cannot be honoured; the message names the option and the fix."""
 
 
-def schedule_name(team: str) -> str:
-    """`sync-<team>`, or `sync-<head>-<hash>` for a team too long for Scheduler's 64."""
+def schedule_name(team: str, source: str | None = None) -> str:
+    """The team-wide `sync-<team>` (`sync-<head>-<hash>` for a team too long for Scheduler's
+    64), or a connector's `sync_<team>.<source>-<hash>`.
+
+    A connector's name always ends in a hash of the pair (64 bits), and its `_` can never be a
+    team-wide name's fifth character: two pairs, or a pair and a team, never share a name
+    (`a` + `b.c` and `a.b` + `c` read alike and hash apart), so one team's schedule can never
+    replace another's.
+
+    >>> schedule_name("acme"), schedule_name("acme", "docs")
+    ('sync-acme', 'sync_acme.docs-743eb55dc4c0b114')
+    """
+    if source is not None:
+        digest = hashlib.sha256(f"{team}\0{source}".encode()).hexdigest()[:16]
+        head = f"{team}.{source}"[:_SOURCE_HEAD]
+        return f"{SOURCE_PREFIX}{head}-{digest}"
     name = SCHEDULE_PREFIX + team
     if len(name) <= _NAME_LIMIT:
         return name
     digest = hashlib.sha256(team.encode()).hexdigest()[:12]
     return f"{SCHEDULE_PREFIX}{team[: _NAME_LIMIT - len(SCHEDULE_PREFIX) - 13]}-{digest}"
+
+
+def team_name_prefix(team: str) -> str:
+    """What every one of `team`'s connector schedule names starts with (other teams' names
+    may too: `alpha` is a prefix of `alpha2`; the input says whose a schedule is)."""
+    return SOURCE_PREFIX + f"{team}."[:_SOURCE_HEAD]
 
 
 def expression(*, every: str | None = None, cron: str | None = None) -> str:
@@ -94,17 +119,28 @@ class ScheduledSync(BaseModel):
 
     team: str = Field(min_length=1, max_length=64, pattern=TEAM_PATTERN)
     schedule: str
+    # A connector's schedule syncs that connector alone; absent: the whole team.
+    source: str | None = Field(default=None, min_length=1, max_length=64)
 
     def checked(self, team_exists: Callable[[str], bool]) -> str:
         """The team to sync, once the event is proven to be its own schedule's."""
-        if self.schedule != schedule_name(self.team):
+        expected = schedule_name(self.team, self.source)
+        if self.schedule != expected:
             raise ScheduleError(
                 f"schedule {self.schedule!r} may not sync team {self.team!r} "
-                f"(its schedule is {schedule_name(self.team)!r})"
+                f"(its schedule is {expected!r})"
             )
         if not team_exists(self.team):
             raise ScheduleError(f"team {self.team!r} has no tokens: nothing to sync for it")
         return self.team
+
+
+def schedule_input(team: str, source: str | None) -> dict[str, str]:
+    """The runner's input a schedule carries (`source` only when it is a connector's)."""
+    payload = {"team": team, "schedule": schedule_name(team, source)}
+    if source is not None:
+        payload["source"] = source
+    return payload
 
 
 @dataclass(frozen=True)
@@ -117,15 +153,19 @@ class ScheduleTarget:
 
 
 class SyncSchedules:
-    """Create, list and delete the per-team schedules of one stack."""
+    """Create, list and delete the per-team (and per-connector) schedules of one stack."""
 
     def __init__(self, client: EventBridgeSchedulerClient, target: ScheduleTarget) -> None:
         self._client = client
         self._target = target
 
-    def put(self, team: str, schedule_expression: str) -> SyncScheduleView:
-        """Create or replace `team`'s schedule."""
-        name = schedule_name(team)
+    def put(
+        self, team: str, schedule_expression: str, source: str | None = None
+    ) -> SyncScheduleView:
+        """Create or replace `team`'s schedule (its connector `source`'s, if given)."""
+        name = schedule_name(team, source)
+        payload = schedule_input(team, source)
+        what = f"team {team}" if source is None else f"connector {source} of team {team}"
         arguments: dict[str, Any] = {
             "Name": name,
             "GroupName": self._target.group,
@@ -134,30 +174,45 @@ class SyncSchedules:
             "Target": {
                 "Arn": self._target.runner_arn,
                 "RoleArn": self._target.role_arn,
-                "Input": json.dumps({"team": team, "schedule": name}),
+                "Input": json.dumps(payload),
                 # A missed sync is caught up by the next one: no retry storm.
                 "RetryPolicy": {"MaximumRetryAttempts": 0},
             },
             "State": "ENABLED",
-            "Description": f"cairn: sync team {team}",
+            "Description": f"cairn: sync {what}",
         }
-        if self._detail(name) is not None:
+        existing = self._detail(name)
+        if existing is not None:
+            if _payload(existing) != payload:  # never another team's, whatever the name
+                raise ScheduleError(f"schedule {name!r} belongs to another team or connector")
             self._client.update_schedule(**arguments)
         else:
             self._client.create_schedule(**arguments)
-        return SyncScheduleView(team=team, schedule=name, expression=schedule_expression)
-
-    def get(self, team: str) -> SyncScheduleView | None:
-        """`team`'s schedule, or None."""
-        detail = self._detail(schedule_name(team))
-        if detail is None:
-            return None
         return SyncScheduleView(
-            team=team,
-            schedule=schedule_name(team),
-            expression=detail["ScheduleExpression"],
-            state=detail.get("State"),
+            team=team, schedule=name, expression=schedule_expression, source=source
         )
+
+    def get(self, team: str, source: str | None = None) -> SyncScheduleView | None:
+        """`team`'s schedule (its connector `source`'s, if given), or None."""
+        name = schedule_name(team, source)
+        detail = self._detail(name)
+        if detail is None or _payload(detail) != schedule_input(team, source):
+            return None
+        return _view(name, detail)
+
+    def team_schedules(self, team: str) -> list[SyncScheduleView]:
+        """`team`'s schedules: the team-wide one first, then its connectors' by source."""
+        found = [] if (whole := self.get(team)) is None else [whole]
+        mine: list[SyncScheduleView] = []
+        for name in sorted(self._names(team_name_prefix(team))):
+            detail = self._detail(name)
+            if detail is None:
+                continue
+            payload = _payload(detail)
+            source = payload.get("source")
+            if payload.get("team") == team and source and schedule_name(team, source) == name:
+                mine.append(_view(name, detail))
+        return found + sorted(mine, key=lambda v: v.source or "")
 
     def _detail(self, name: str) -> Any:
         try:
@@ -168,34 +223,59 @@ class SyncSchedules:
             raise
 
     def list(self) -> list[dict[str, Any]]:
-        """Every team's schedule in the stack's group."""
+        """Every team's schedules in the stack's group (a connector's with its `source`)."""
         found = []
-        for name in sorted(self._names()):
+        names = self._names(SCHEDULE_PREFIX) | self._names(SOURCE_PREFIX)
+        for name in sorted(names):
             detail = self._client.get_schedule(Name=name, GroupName=self._target.group)
-            payload = json.loads(detail["Target"].get("Input") or "{}")
-            found.append(
-                {
-                    "team": payload.get("team"),
-                    "schedule": name,
-                    "expression": detail["ScheduleExpression"],
-                    "state": detail.get("State"),
-                }
-            )
+            payload = _payload(detail)
+            entry = {
+                "team": payload.get("team"),
+                "schedule": name,
+                "expression": detail["ScheduleExpression"],
+                "state": detail.get("State"),
+            }
+            if payload.get("source"):
+                entry["source"] = payload["source"]
+            found.append(entry)
         return found
 
-    def delete(self, team: str) -> bool:
-        """Remove `team`'s schedule; False when it had none."""
+    def delete(self, team: str, source: str | None = None) -> bool:
+        """Remove `team`'s schedule (its connector `source`'s, if given); False when it had
+        none."""
+        name = schedule_name(team, source)
+        detail = self._detail(name)
+        if detail is None or _payload(detail) != schedule_input(team, source):
+            return False
         try:
-            self._client.delete_schedule(Name=schedule_name(team), GroupName=self._target.group)
+            self._client.delete_schedule(Name=name, GroupName=self._target.group)
         except ClientError as exc:
             if exc.response["Error"]["Code"] == "ResourceNotFoundException":
                 return False
             raise
         return True
 
-    def _names(self) -> set[str]:
+    def _names(self, prefix: str) -> set[str]:
         names: set[str] = set()
         paginator = self._client.get_paginator("list_schedules")
-        for page in paginator.paginate(GroupName=self._target.group, NamePrefix=SCHEDULE_PREFIX):
+        for page in paginator.paginate(GroupName=self._target.group, NamePrefix=prefix):
             names.update(s["Name"] for s in page.get("Schedules", []))
         return names
+
+
+def _payload(detail: Any) -> dict[str, Any]:
+    try:
+        payload = json.loads(detail["Target"].get("Input") or "{}")
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _view(name: str, detail: Any) -> SyncScheduleView:
+    return SyncScheduleView(
+        team=_payload(detail).get("team", ""),
+        schedule=name,
+        expression=detail["ScheduleExpression"],
+        state=detail.get("State"),
+        source=_payload(detail).get("source"),
+    )

@@ -54,7 +54,14 @@ from shared.sync.ports import (
     ScheduleBook,
     SyncState,
 )
-from shared.sync.runs import LOCK_LEASE_SECONDS, RunExecutor, lock_holder, new_run, view
+from shared.sync.runs import (
+    LOCK_LEASE_SECONDS,
+    RunExecutor,
+    lock_holder,
+    new_run,
+    start_run,
+    view,
+)
 from shared.sync.schedules import ScheduleError, expression
 from shared.tools.errors import InvalidArgument, NotFound, ToolError
 
@@ -72,6 +79,7 @@ LARGE_TEAM_ITEMS = 200
 RUN_WAIT_SECONDS = 18.0
 # How many recent runs sync_status lists.
 STATUS_RUNS = 5
+_TEAM_SCHEDULE = "omit it for the team's own schedule"
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -182,13 +190,18 @@ class SyncService:
         self._connectors = connectors
         self._source_context = source_context
         self._connector_sync = (
-            ConnectorSync(search, connectors, source_context, self._now)
+            ConnectorSync(search, connectors, source_context, self._now, state)
             if connectors is not None and source_context is not None
             else None
         )
         # The work of a background run; also what the sync runner function executes.
         self.runs = RunExecutor(
-            state, search, memory_store, self.connector_counts, lambda: self._clock()
+            state,
+            search,
+            memory_store,
+            self.connector_counts,
+            lambda: self._clock(),
+            remove_connector=self._remove_connector_run,
         )
 
     def _now(self) -> datetime:
@@ -209,16 +222,9 @@ class SyncService:
         """Run the team's connectors (all, or `source`) and prune expired memories; on a large
         team (with `background`), start a background run instead and answer with it."""
         team = principal.team
-        if source is not None and source != INBOX_SOURCE and self._registered(team, source) is None:
-            known = [INBOX_SOURCE, *(r.name for r in self._registered_all(team))]
-            raise InvalidArgument(
-                f"`source` must be one of the team's connectors: {', '.join(known)} (got "
-                f"{source!r}); pick one of them, or omit it to sync every connector (add one "
-                "with `cairn connectors add`)",
-                field="source",
-            )
+        self._check_source(team, source, "omit it to sync every connector")
         if background and self.is_large(team):
-            started = self._start(principal, "sync", source=None, lock=lock)
+            started = self._start(principal, "sync", source=source, lock=lock)
             if started is None:
                 return SyncOutput(skipped=True, reason="lock")
             return _sync_answer(self._await(team, started))
@@ -233,10 +239,11 @@ class SyncService:
                 self._state.release_lock(team, holder)
         return SyncOutput(connectors=results, memory_pruned=pruned)
 
-    def connector_counts(self, team: str) -> dict[str, int]:
-        """A background run's connector step: every connector and the memory pruning (the
-        run holds the lock, or was asked to run without it), as counts."""
-        results = self._run_connectors(team, None)
+    def connector_counts(self, team: str, source: str | None = None) -> dict[str, int]:
+        """A background run's connector step: every connector (or the one `source` names)
+        and the memory pruning (the run holds the lock, or was asked to run without it), as
+        counts."""
+        results = self._run_connectors(team, source)
         return {
             "entities_seen": sum(r.stats.entities_seen for r in results),
             "chunks_written": sum(r.stats.chunks_written for r in results),
@@ -276,16 +283,29 @@ class SyncService:
 
     def connector_remove(self, team: str, name: str, *, keep_documents: bool = False) -> int:
         """Forget `team`'s connector `name` and (unless `keep_documents`) tombstone its
-        documents; returns how many. `NotFound` naming `name` when there is none."""
+        documents; returns how many. `NotFound` naming `name` when there is none. Its
+        schedule goes with it."""
         if not self._connector_store().remove(team, name):
             raise NotFound(f"team {team!r} has no connector {name!r}", field="name")
-        if keep_documents:
-            return 0
+        if self._schedules is not None:
+            self._schedules().delete(team, name)
+        return 0 if keep_documents else self._tombstone_source(team, name)
+
+    def _tombstone_source(self, team: str, source: str) -> int:
         removed = 0
-        for entity in list(self._search.documents.iter_entities(team, name)):
+        for entity in list(self._search.documents.iter_entities(team, source)):
             if self._search.delete_document(team, entity.id):
                 removed += 1
         return removed
+
+    def _remove_connector_run(self, team: str, name: str) -> dict[str, int]:
+        """A `remove_connector` run (a deployed stack's `cairn connectors remove`, which
+        cannot reach the index itself): the connector, its schedule and its documents. A
+        connector already gone still has its documents taken out."""
+        try:
+            return {"documents_removed": self.connector_remove(team, name)}
+        except NotFound:
+            return {"documents_removed": self._tombstone_source(team, name)}
 
     def _connector_store(self) -> ConnectorStore:
         if self._connectors is None:
@@ -368,14 +388,9 @@ class SyncService:
             team, lock_holder(run.run_id), now, LOCK_LEASE_SECONDS
         ):
             return None
-        self._state.put_run(team, run)
         try:
-            self._launcher().launch(team, run.run_id)
+            start_run(self._state, self._launcher, team, run, self._now)
         except Exception as exc:
-            failed = run.model_copy(
-                update={"state": "failed", "finished_at": self._now(), "error": str(exc)[:500]}
-            )
-            self._state.put_run(team, failed)
             if lock:
                 self._state.release_lock(team, lock_holder(run.run_id))
             raise RunnerUnavailable(
@@ -400,20 +415,23 @@ class SyncService:
             run = view(record, self._now())
         return run
 
-    def start_scheduled(self, team: str, schedule: str) -> SyncRunView | None:
-        """A schedule fired (the local scheduler): queue a `scheduled` run of `team` under the
-        sync lock; None while another sync holds it."""
+    def start_scheduled(
+        self, team: str, schedule: str, source: str | None = None
+    ) -> SyncRunView | None:
+        """A schedule fired (the local scheduler): queue a `scheduled` run of `team` (of its
+        connector `source` alone, for a connector's schedule) under the sync lock; None while
+        another sync holds it."""
         principal = Principal(
             team=team,
             token_id=f"schedule:{schedule}",
             token_name=schedule,
             scopes=frozenset({"sync"}),
         )
-        started = self._start(principal, "scheduled", source=None, lock=True)
+        started = self._start(principal, "scheduled", source=source, lock=True)
         if started is None:  # recorded, as the runner in AWS records it
             now = self._now()
             skipped = new_run(
-                "scheduled", source=None, requested_by=principal.actor, now=now, holds_lock=False
+                "scheduled", source=source, requested_by=principal.actor, now=now, holds_lock=False
             ).model_copy(
                 update={
                     "state": "skipped",
@@ -459,9 +477,15 @@ class SyncService:
         return self._schedules()
 
     def schedule_set(
-        self, principal: Principal, *, every: str | None, cron: str | None
+        self,
+        principal: Principal,
+        *,
+        every: str | None,
+        cron: str | None,
+        source: str | None = None,
     ) -> SyncScheduleView:
-        """Create or replace the caller's team's sync schedule (its own only)."""
+        """Create or replace the caller's team's sync schedule (its own only), or the one of
+        its connector `source`."""
         field = "cron" if cron is not None else "every"
         try:
             schedule_expression = expression(every=every, cron=cron)
@@ -475,13 +499,42 @@ class SyncService:
         except ScheduleError as exc:
             message = str(exc).replace("--every", "`every`").replace("--cron", "`cron`")
             raise InvalidArgument(message, field=field) from exc
-        return self._book().put(principal.team, schedule_expression)
+        self._check_source(principal.team, source, _TEAM_SCHEDULE)
+        return self._book().put(principal.team, schedule_expression, source)
 
-    def schedule_get(self, principal: Principal) -> SyncScheduleView | None:
-        return self._book().get(principal.team)
+    def schedule_get(
+        self, principal: Principal, source: str | None = None
+    ) -> tuple[SyncScheduleView | None, list[SyncScheduleView] | None]:
+        """The team's schedule (or its connector `source`'s) and, without `source`, its
+        connectors' schedules beside it (None when it has none)."""
+        if source is not None:
+            found = self._book().get(principal.team, source)
+            if found is None:  # a schedule outliving its connector is still shown
+                self._check_source(principal.team, source, _TEAM_SCHEDULE)
+            return found, None
+        every = self._book().team_schedules(principal.team)
+        whole = next((s for s in every if s.source is None), None)
+        # None without any: the answer is then exactly what it was before connector schedules.
+        return whole, [s for s in every if s.source is not None] or None
 
-    def schedule_delete(self, principal: Principal) -> bool:
-        return self._book().delete(principal.team)
+    def schedule_delete(self, principal: Principal, source: str | None = None) -> bool:
+        deleted = self._book().delete(principal.team, source)
+        if not deleted and source is not None:  # a schedule outliving its connector still goes
+            self._check_source(principal.team, source, _TEAM_SCHEDULE)
+        return deleted
+
+    def _check_source(self, team: str, source: str | None, omitted: str) -> None:
+        """`source`, when given, must be one of the team's connectors (`omitted`: what
+        leaving it out does, for the message)."""
+        if source is None or source == INBOX_SOURCE or self._registered(team, source):
+            return
+        known = [INBOX_SOURCE, *(r.name for r in self._registered_all(team))]
+        raise InvalidArgument(
+            f"`source` must be one of the team's connectors: {', '.join(known)} (got "
+            f"{source!r}); pick one of them, or {omitted} (add one with `cairn connectors "
+            "add`)",
+            field="source",
+        )
 
     def _run_inbox(self, team: str) -> ConnectorResult:
         started = self._now()

@@ -1,5 +1,6 @@
 """The sync tool group: seed 000's sync, sync_status, sync_run, embeddings_build and inbox_put,
-and cairn's own sync_schedule_set / sync_schedule_get / sync_schedule_delete (a team's schedule)."""
+and cairn's own sync_schedule_set / sync_schedule_get / sync_schedule_delete (a team's
+schedule, or one per connector)."""
 
 from __future__ import annotations
 
@@ -91,41 +92,47 @@ def embeddings_build(
 @GROUP.tool(
     name="sync_schedule_set",
     title="Schedule the team's sync",
-    description="cairn: create or replace your team's sync schedule: `every` (15m, 2h, 1d; at "
-    "least 5m) or `cron` (EventBridge Scheduler's six fields, UTC, e.g. '0 6 * * ? *'). Each "
-    "firing runs the team's connectors, prunes expired memories and rebuilds its index.",
+    description="cairn: create or replace your team's sync schedule (or a connector's: "
+    "`source`): `every` (15m, 2h, 1d; at least 5m) or `cron` (Scheduler's six fields, UTC, "
+    "e.g. '0 6 * * ? *'). Each firing runs the connectors, prunes expired memories and "
+    "rebuilds the index.",
     scopes=("sync",),
     # Replaces the team's one schedule: the same call leaves the same schedule.
     annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
 )
 def sync_schedule_set(ctx: ToolContext[SyncService], args: ScheduleSetInput) -> ScheduleOutput:
     return ScheduleOutput(
-        schedule=ctx.service.schedule_set(ctx.principal, every=args.every, cron=args.cron)
+        schedule=ctx.service.schedule_set(
+            ctx.principal, every=args.every, cron=args.cron, source=args.source
+        )
     )
 
 
 @GROUP.tool(
     name="sync_schedule_get",
     title="The team's sync schedule",
-    description='cairn: your team\'s sync schedule, or {"schedule": null} when it has none.',
+    description="cairn: your team's sync schedule (null if none) and its connectors' "
+    "(`connectors`), or one connector's (`source`).",
     scopes=("sync",),
     annotations=READ_ONLY,
 )
 def sync_schedule_get(ctx: ToolContext[SyncService], args: ScheduleGetInput) -> ScheduleOutput:
-    return ScheduleOutput(schedule=ctx.service.schedule_get(ctx.principal))
+    schedule, connectors = ctx.service.schedule_get(ctx.principal, args.source)
+    return ScheduleOutput(schedule=schedule, connectors=connectors)
 
 
 @GROUP.tool(
     name="sync_schedule_delete",
     title="Unschedule the team's sync",
-    description="cairn: delete your team's sync schedule; `deleted` is false when it had none.",
+    description="cairn: delete your team's (or a connector's) sync schedule; `deleted` is "
+    "false when there was none.",
     scopes=("sync",),
     annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
 )
 def sync_schedule_delete(
     ctx: ToolContext[SyncService], args: ScheduleGetInput
 ) -> ScheduleDeleteOutput:
-    return ScheduleDeleteOutput(deleted=ctx.service.schedule_delete(ctx.principal))
+    return ScheduleDeleteOutput(deleted=ctx.service.schedule_delete(ctx.principal, args.source))
 
 
 @GROUP.tool(

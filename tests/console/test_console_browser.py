@@ -210,7 +210,7 @@ def team_a(server: LocalServer) -> dict[str, str]:
         # A person who reviews memory and watches the work (the work view's read scopes).
         "reviewer": server.create_token(
             team,
-            "memory,memory.review,search,handoff,task.read,workflow.read,cost.read",
+            "memory,memory.review,search,handoff,task.read,workflow.read,cost.read,sync",
             "reviewer",
         ),
         "agent": server.create_token(team, "memory", "agent", "--agent", "agent-7"),
@@ -402,6 +402,29 @@ def test_memory_browser_and_work_view_render_accessibly(
     shot(browser, "07-work")
 
 
+def test_the_sync_view_lists_the_teams_connectors_accessibly(
+    browser: Any, server: LocalServer, team_a: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.functional.sync.conftest import guide_repo
+
+    repo = guide_repo(tmp_path / "handbook")
+    team = team_a["team"]
+    server.cli("connectors", "add", "handbook", "--kind", "git", "--url", repo.url, "--team", team)
+    synced = sdk_call(server, team_a["reviewer"], "sync", {"source": "handbook"})
+    assert synced["connectors"][0]["success"], synced
+
+    page = open_page(browser, console_url(server, "sync"))
+
+    assert browser.find_element("css selector", "h1").text == "Sync"
+    row = browser.find_element("xpath", "//tr[td[@data-label='Name'][.='handbook']]")
+    assert "git" in row.text
+    assert "seen 1" in row.text
+    assert repo.url not in page  # the view shows status, never a connector's settings
+    check_accessibility(browser)
+    shot(browser, "08-sync")
+    repo.close()
+
+
 # Pairs of text boxes (each text node's line boxes) that overlap by more than a pixel each way,
 # and whether the page is wider than the window (text pushed out of sight).
 OVERLAPS = """
@@ -459,7 +482,7 @@ def test_no_text_overlaps_from_375_px_to_wide(
         return url in open_page(browser, console_url(server, "review?section=conflicts"))
 
     wait_for(conflict_listed, seconds=60, every=1)  # the curator's worker finds it
-    pages = ("review?section=proposals", "review?section=conflicts", "memories", "work")
+    pages = ("review?section=proposals", "review?section=conflicts", "memories", "work", "sync")
     try:
         for width in (375, 700, 1280):
             browser.set_window_size(width, 900)

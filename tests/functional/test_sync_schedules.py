@@ -159,7 +159,7 @@ def test_a_local_cron_schedule_fires_at_its_time_and_a_deleted_one_never(
     no_error(local.call(beta, "sync_schedule_set", {"every": "1h"}))
     no_error(local.call(beta, "sync_schedule_delete", {}))
     fired: list[tuple[str, str]] = []
-    scheduler = LocalSyncScheduler(build_local_schedules(), lambda t, n: fired.append((t, n)))
+    scheduler = LocalSyncScheduler(build_local_schedules(), lambda t, n, _: fired.append((t, n)))
     now = datetime.now(UTC)
     next_six = (now + timedelta(days=1)).replace(hour=6, minute=0, second=0, microsecond=0)
     if next_six - now > timedelta(days=1):

@@ -1,4 +1,5 @@
-"""Connector state and the sync lock in the sync table (`TEAM#<team>` / `LOCK#sync`,
+"""Connector state and the locks in the sync table (`TEAM#<team>` / `LOCK#sync`, a connector's
+`LOCK#connector:<name>`,
 `TEAM#<team>` / `CONNECTOR#<source>`), and background runs (`TEAM#<team>` / `RUN#<run id>`)."""
 
 from __future__ import annotations
@@ -19,16 +20,22 @@ from shared.storage.dynamo import (
     update_if,
 )
 from shared.sync.models import SyncRun
+from shared.sync.ports import SYNC_LOCK
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-_LOCK_SK = "LOCK#sync"
+_LOCK = "LOCK#"
 _RUN = "RUN#"
 # Run records are progress reports, not data: DynamoDB's TTL collects them after 30 days.
 RUN_TTL_SECONDS = 30 * 86_400
 # DynamoDB's TTL only collects a lock a crashed sync never released, an hour after its lease.
 LOCK_TTL_GRACE_SECONDS = 3_600
+
+
+def _lock_sk(name: str) -> str:
+    """`LOCK#sync`, or a connector's `LOCK#connector:<name>` (scratch: never exported)."""
+    return _LOCK + name
 
 
 class DynamoSyncState:
@@ -37,14 +44,16 @@ class DynamoSyncState:
     def __init__(self, table: Table) -> None:
         self._table = table
 
-    def acquire_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+    def acquire_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
         expires = int(now.timestamp()) + lease_seconds
         try:
             put_if(
                 self._table,
                 {
                     "pk": team_pk(team),
-                    "sk": _LOCK_SK,
+                    "sk": _lock_sk(name),
                     "holder": holder,
                     "lease_expires": expires,
                     TTL_ATTRIBUTE: expires + LOCK_TTL_GRACE_SECONDS,
@@ -56,12 +65,14 @@ class DynamoSyncState:
             return False
         return True
 
-    def renew_lock(self, team: str, holder: str, now: datetime, lease_seconds: int) -> bool:
+    def renew_lock(
+        self, team: str, holder: str, now: datetime, lease_seconds: int, *, name: str = SYNC_LOCK
+    ) -> bool:
         expires = int(now.timestamp()) + lease_seconds
         try:
             update_if(
                 self._table,
-                {"pk": team_pk(team), "sk": _LOCK_SK},
+                {"pk": team_pk(team), "sk": _lock_sk(name)},
                 "SET lease_expires = :expires, #ttl = :ttl",
                 "holder = :me",
                 names={"#ttl": TTL_ATTRIBUTE},
@@ -75,12 +86,12 @@ class DynamoSyncState:
             return False
         return True
 
-    def release_lock(self, team: str, holder: str) -> None:
+    def release_lock(self, team: str, holder: str, *, name: str = SYNC_LOCK) -> None:
         # Never release a lock taken over meanwhile: losing the condition is the expected no-op.
         with suppress(ConditionLost):
             delete_if(
                 self._table,
-                {"pk": team_pk(team), "sk": _LOCK_SK},
+                {"pk": team_pk(team), "sk": _lock_sk(name)},
                 "holder = :me",
                 values={":me": holder},
             )

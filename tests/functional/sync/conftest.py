@@ -3,11 +3,14 @@ embedder), and git repositories made with dulwich (no git binary needed)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from shared import runtime
@@ -23,7 +26,30 @@ from shared.sync.adapters.inbox import FolderInbox
 from shared.sync.adapters.sqlite import SqliteSyncState
 from shared.sync.adapters.sqlite_connectors import SqliteConnectorStore
 from shared.sync.service import SyncService
+from tests.functional.conftest import Harness, no_error
+from tests.functional.test_sync_schedules import in_aws, local  # noqa: F401  (fixtures)
 from tests.unit.search.support import HashingEmbedder
+
+
+class PausableEmbedder(HashingEmbedder):
+    """The hashing embedder, which can hold a sync in the middle of its indexing: after
+    `pause()`, the next `embed` sets `entered` and waits for `resume`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.resume = threading.Event()
+        self._paused = False
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        if self._paused:
+            self._paused = False
+            self.entered.set()
+            assert self.resume.wait(30), "the test never resumed the sync"
+        return super().embed(texts)
 
 
 @dataclass
@@ -31,6 +57,7 @@ class Connectors:
     sync: SyncService
     search: SearchService
     data_dir: Path
+    embedder: PausableEmbedder
 
     def principal(self, team: str = "local") -> Principal:
         return Principal(team=team, token_id="tok", token_name="t", scopes=frozenset({"sync"}))
@@ -67,7 +94,7 @@ def connectors(tmp_path: Path) -> Iterator[Connectors]:
     runtime.configure(
         Settings(environment="local", storage="sqlite", token_pepper="p" * 32, data_dir=data_dir)
     )
-    embedder = HashingEmbedder()
+    embedder = PausableEmbedder()
     search = SearchService(
         SqliteDocumentStore(runtime.database()),
         EmbeddedIndex(data_dir / "index", embedder.dimensions),
@@ -82,7 +109,7 @@ def connectors(tmp_path: Path) -> Iterator[Connectors]:
         connectors=SqliteConnectorStore(runtime.database()),
         source_context=SourceContext(cache_dir=data_dir / "connectors", local=True),
     )
-    yield Connectors(sync, search, data_dir)
+    yield Connectors(sync, search, data_dir, embedder)
     runtime.configure(Settings())
 
 
@@ -131,3 +158,22 @@ class GitRepo:
 
     def close(self) -> None:
         self.repo.close()
+
+
+def guide_repo(path: Path, text: str = "The lighthouse keeper logs the tides.") -> GitRepo:
+    """A repository of one committed file, `guide.md`, whose text is `text`."""
+    repo = GitRepo(path)
+    repo.write({"guide.md": f"# Guide\n\n{text}\n"})
+    return repo
+
+
+def scheduled_docs(harness: Harness, path: Path) -> tuple[GitRepo, str]:
+    """Team alpha's git connector `docs` (a `guide_repo` at `path`), scheduled hourly; the
+    repository and a token of alpha."""
+    from shared.app.sync_service import build_sync_service
+
+    repo = guide_repo(path)
+    build_sync_service().connector_add("alpha", name="docs", kind="git", config={"url": repo.url})
+    token = harness.token(team="alpha")
+    no_error(harness.call(token, "sync_schedule_set", {"every": "1h", "source": "docs"}))
+    return repo, token

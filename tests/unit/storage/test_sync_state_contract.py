@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shared.sync.models import SyncRun
-from shared.sync.ports import SyncState
+from shared.sync.ports import SyncState, connector_lock
 from shared.sync.wiring import build_sync_state
 from tests.unit.storage.conftest import Backend, at_once
 
@@ -175,3 +175,19 @@ def test_the_holder_renews_its_lease_and_no_one_else_does(state: SyncState) -> N
     assert not state.acquire_lock("alpha", "second", T0 + timedelta(seconds=LEASE + 1), LEASE)
     assert state.acquire_lock("alpha", "second", later + timedelta(seconds=LEASE + 1), LEASE)
     assert not state.renew_lock("alpha", "run:1", later + timedelta(seconds=LEASE + 2), LEASE)
+
+
+def test_locks_of_other_names_are_independent(state: SyncState) -> None:
+    docs = connector_lock("docs")
+    assert state.acquire_lock("alpha", "run-1", T0, LEASE, name=docs)
+    assert not state.acquire_lock("alpha", "run-2", T0, LEASE, name=docs)
+    # The team's sync lock, another connector's and another team's are not that one.
+    assert state.acquire_lock("alpha", "sync-1", T0, LEASE)
+    assert state.acquire_lock("alpha", "run-3", T0, LEASE, name=connector_lock("notes"))
+    assert state.acquire_lock("beta", "run-4", T0, LEASE, name=docs)
+    state.release_lock("alpha", "run-1")  # the sync lock's release names another lock
+    assert not state.acquire_lock("alpha", "run-2", T0, LEASE, name=docs)
+    assert state.renew_lock("alpha", "run-1", T0, LEASE * 2, name=docs)
+    state.release_lock("alpha", "run-1", name=docs)
+    assert state.acquire_lock("alpha", "run-2", T0, LEASE, name=docs)
+    assert not state.acquire_lock("alpha", "sync-2", T0, LEASE)  # still sync-1's
