@@ -16,7 +16,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, ValidationError
@@ -87,6 +87,19 @@ def make_private(data_dir: Path) -> int:
             path.chmod(stat.S_IMODE(mode) & private)
             tightened += 1
     return tightened
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _validated(model: type[Model], body: dict[str, Any]) -> Model:
+    """`body` as `model`, or a 422 naming each field that is wrong."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise HTTPException(
+            status_code=422, detail=exc.errors(include_url=False, include_context=False)
+        ) from exc
 
 
 class IndexRequest(BaseModel):
@@ -275,12 +288,7 @@ class LocalRuntime:
 
         @router.post("/tokens")
         def create(body: dict[str, Any]) -> CreatedToken:
-            try:
-                request = TokenRequest.model_validate(body)
-            except ValidationError as exc:
-                raise HTTPException(
-                    status_code=422, detail=exc.errors(include_url=False, include_context=False)
-                ) from exc
+            request = _validated(TokenRequest, body)
             secret, record = self.issue(request)
             return CreatedToken(secret=secret, record=record)
 
@@ -297,12 +305,7 @@ class LocalRuntime:
         @router.put("/tokens/contexts")
         def set_context(body: dict[str, Any]) -> ContextView:
             assert self.tokens is not None
-            try:
-                request = ContextRequest.model_validate(body)
-            except ValidationError as exc:
-                raise HTTPException(
-                    status_code=422, detail=exc.errors(include_url=False, include_context=False)
-                ) from exc
+            request = _validated(ContextRequest, body)
             served = {name for group in load_groups().values() for name in group.tools}
             if unknown := unknown_tools(request, served):
                 raise HTTPException(

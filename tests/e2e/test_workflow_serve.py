@@ -14,6 +14,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from shared.app.toolsets import TOOLSETS
 from tests.protocol.conftest import LocalServer, free_port, sdk_call, start_server, stop_server
 
 pytestmark = pytest.mark.protocol
@@ -82,16 +83,10 @@ def test_a_three_step_workflow_through_cairn_serve_survives_a_restart(tmp_path: 
                 tools |= {t.name for t in page.tools}
                 if not (cursor := page.next_cursor):
                     break
-            assert {
-                "workflow.create",
-                "workflow.start",
-                "workflow.pause",
-                "workflow.resume",
-                "workflow.cancel",
-                "workflow.status",
-                "workflow.get",
-                "workflow.list",
-            } <= tools
+            workflow_tools = TOOLSETS.select("workflows")
+            assert workflow_tools is not None
+            assert len(workflow_tools) == 8
+            assert workflow_tools <= tools
             created = (
                 await sdk_call(
                     client, "workflow.create", {"name": "article", "definition": THREE_STEPS}
