@@ -31,7 +31,9 @@ from shared.orchestrator.tasks.ports import (
     ClaimLost,
     ClaimNotHeld,
     FinalStatus,
+    TaskClaim,
     TaskFilter,
+    TaskFinish,
     TaskStore,
 )
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
@@ -214,7 +216,7 @@ class TaskService:
         )
         try:
             claimed = self._store.claim(
-                team, task_id, principal.actor, now, expires, task.fence, events=events
+                team, task_id, TaskClaim(principal.actor, now, expires, task.fence), events=events
             )
         except ClaimLost as lost:
             raise self._claim_lost(task_id, lost.current) from lost
@@ -246,11 +248,7 @@ class TaskService:
             finished = self._store.finish(
                 team,
                 task_id,
-                principal.actor,
-                task.fence,
-                status,
-                outcome,
-                self._now(),
+                TaskFinish(principal.actor, task.fence, status, outcome, self._now()),
                 events=[event],
             )
         except ClaimNotHeld as lost:

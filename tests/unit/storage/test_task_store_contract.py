@@ -12,7 +12,9 @@ from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
     ClaimLost,
     ClaimNotHeld,
+    TaskClaim,
     TaskFilter,
+    TaskFinish,
     TaskStore,
 )
 from shared.orchestrator.tasks.wiring import build_task_store
@@ -47,7 +49,7 @@ def claim(store: TaskStore, holder: str, at: datetime = T0, number: int = 1) -> 
     """Claim `tsk_<number>` at `at`, expecting the fence the store holds now."""
     current = store.get("alpha", f"tsk_{number:04d}")
     assert current is not None
-    return store.claim("alpha", current.id, holder, at, at + LEASE, current.fence)
+    return store.claim("alpha", current.id, TaskClaim(holder, at, at + LEASE, current.fence))
 
 
 def test_a_created_task_reads_back_whole(store: TaskStore) -> None:
@@ -73,7 +75,7 @@ def test_reads_and_transitions_are_confined_to_the_team(store: TaskStore) -> Non
     assert list(store.list_open("beta")) == []
     assert store.list_team("beta", ANY, limit=10).items == []
     with pytest.raises(ClaimLost) as lost:
-        store.claim("beta", "tsk_0001", "outsider", T0, T0 + LEASE, 0)
+        store.claim("beta", "tsk_0001", TaskClaim("outsider", T0, T0 + LEASE, 0))
     assert lost.value.current is None
     with pytest.raises(AlreadyClosed) as closed:
         store.cancel("beta", "tsk_0001", None, T0)
@@ -85,12 +87,12 @@ def test_reads_and_transitions_are_confined_to_the_team(store: TaskStore) -> Non
 
 def test_a_claim_is_won_once_and_the_loser_learns_the_holder(store: TaskStore) -> None:
     store.create("alpha", task(1))
-    won = store.claim("alpha", "tsk_0001", "first", T0, T0 + LEASE, 0)
+    won = store.claim("alpha", "tsk_0001", TaskClaim("first", T0, T0 + LEASE, 0))
     assert (won.status, won.claimed_by, won.fence) == ("claimed", "first", 1)
     assert won.claimed_at == T0
     assert won.lease_expires_at == T0 + LEASE
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_0001", "second", T0, T0 + LEASE, 0)
+        store.claim("alpha", "tsk_0001", TaskClaim("second", T0, T0 + LEASE, 0))
     assert lost.value.current is not None
     assert lost.value.current.claimed_by == "first"
     assert lost.value.current.lease_expires_at == T0 + LEASE
@@ -108,7 +110,7 @@ def test_a_claim_with_the_current_fence_still_loses_to_a_live_lease(store: TaskS
 
 def test_claiming_an_unknown_task_reports_none(store: TaskStore) -> None:
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_nope", "a", T0, T0 + LEASE, 0)
+        store.claim("alpha", "tsk_nope", TaskClaim("a", T0, T0 + LEASE, 0))
     assert lost.value.current is None
 
 
@@ -133,7 +135,7 @@ def test_a_claim_with_a_stale_fence_loses(store: TaskStore) -> None:
     claim(store, "first")
     # Read at fence 0, but the lease was taken (fence 1) before this claim's write.
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_0001", "late", T0 + LEASE, T0 + 2 * LEASE, 0)
+        store.claim("alpha", "tsk_0001", TaskClaim("late", T0 + LEASE, T0 + 2 * LEASE, 0))
     assert lost.value.current is not None
     assert lost.value.current.fence == 1
 
@@ -175,22 +177,24 @@ def test_a_completion_with_a_stale_fence_is_refused(store: TaskStore) -> None:
     claim(store, "worker")
     taken = claim(store, "worker", at=T0 + LEASE)  # same identity, new claim: fence 2
     with pytest.raises(ClaimNotHeld) as stale:
-        store.finish("alpha", "tsk_0001", "worker", 1, "completed", {}, T0 + LEASE)
+        store.finish("alpha", "tsk_0001", TaskFinish("worker", 1, "completed", {}, T0 + LEASE))
     assert stale.value.current is not None
     assert stale.value.current.fence == 2
     done = store.finish(
         "alpha",
         "tsk_0001",
-        "worker",
-        taken.fence,
-        "completed",
-        {
-            "output_summary": "ok",
-            "estimated_cost_usd": 0.42,
-            "tokens_input": 12,
-            "model_used": None,
-        },
-        T0 + LEASE,
+        TaskFinish(
+            "worker",
+            taken.fence,
+            "completed",
+            {
+                "output_summary": "ok",
+                "estimated_cost_usd": 0.42,
+                "tokens_input": 12,
+                "model_used": None,
+            },
+            T0 + LEASE,
+        ),
     )
     assert (done.status, done.output_summary, done.estimated_cost_usd) == ("completed", "ok", 0.42)
     assert done.tokens_input == 12
@@ -202,15 +206,15 @@ def test_only_the_holder_finishes_and_a_closed_task_stays_closed(store: TaskStor
     store.create("alpha", task(1))
     held = claim(store, "a")
     with pytest.raises(ClaimNotHeld) as other:
-        store.finish("alpha", "tsk_0001", "b", held.fence, "failed", {}, T0)
+        store.finish("alpha", "tsk_0001", TaskFinish("b", held.fence, "failed", {}, T0))
     assert other.value.current is not None
     assert other.value.current.claimed_by == "a"
     failed = store.finish(
-        "alpha", "tsk_0001", "a", held.fence, "failed", {"error_message": "x"}, T0
+        "alpha", "tsk_0001", TaskFinish("a", held.fence, "failed", {"error_message": "x"}, T0)
     )
     assert (failed.status, failed.error_message) == ("failed", "x")
     with pytest.raises(ClaimNotHeld):
-        store.finish("alpha", "tsk_0001", "a", held.fence, "completed", {}, T0)
+        store.finish("alpha", "tsk_0001", TaskFinish("a", held.fence, "completed", {}, T0))
     with pytest.raises(ClaimLost) as lost:
         claim(store, "b", at=T0 + 2 * LEASE)
     assert lost.value.current is not None
@@ -241,7 +245,7 @@ def test_open_tasks_list_by_priority_then_age_and_drop_closed_ones(store: TaskSt
     claim(store, "a", number=3)
     store.cancel("alpha", "tsk_0005", None, T0)
     held = claim(store, "a", number=6)
-    store.finish("alpha", "tsk_0006", "a", held.fence, "completed", {}, T0)
+    store.finish("alpha", "tsk_0006", TaskFinish("a", held.fence, "completed", {}, T0))
     assert [t.id for t in store.list_open("alpha")] == [
         "tsk_0004",
         "tsk_0002",
@@ -351,7 +355,7 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Task
 
     def race(agent: str) -> None:
         try:
-            store.claim("alpha", "tsk_0001", agent, T0, T0 + LEASE, 0)
+            store.claim("alpha", "tsk_0001", TaskClaim(agent, T0, T0 + LEASE, 0))
             winners.append(agent)
         except ClaimLost as lost:
             holders.add(lost.current.claimed_by if lost.current else None)
@@ -373,10 +377,12 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     for number in range(1, 6):
         dynamo.create("alpha", task(number, priority=number % 2, input_data={"ratio": 0.5}))
     dynamo.create("beta", task(9))
-    held = dynamo.claim("alpha", "tsk_0002", "a", T0, T0 + LEASE, 0)
+    held = dynamo.claim("alpha", "tsk_0002", TaskClaim("a", T0, T0 + LEASE, 0))
     dynamo.start("alpha", "tsk_0002", "a", T0, T0 + LEASE)
-    done = dynamo.claim("alpha", "tsk_0003", "b", T0, T0 + LEASE, 0)
-    dynamo.finish("alpha", "tsk_0003", "b", done.fence, "completed", {"output_summary": "ok"}, T0)
+    done = dynamo.claim("alpha", "tsk_0003", TaskClaim("b", T0, T0 + LEASE, 0))
+    dynamo.finish(
+        "alpha", "tsk_0003", TaskFinish("b", done.fence, "completed", {"output_summary": "ok"}, T0)
+    )
     dynamo.cancel("alpha", "tsk_0004", "no", T0)
     items = list(backend.table(names.TABLE_COORDINATION).scan()["Items"])
     sqlite = SqliteTaskStore(Database(tmp_path / "migrated.db"))
@@ -391,8 +397,13 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     )
     # The migrated lease still decides: live until its end, claimable after.
     with pytest.raises(ClaimLost):
-        sqlite.claim("alpha", "tsk_0002", "c", T0, T0 + LEASE, held.fence)
-    assert sqlite.claim("alpha", "tsk_0002", "c", T0 + LEASE, T0 + 2 * LEASE, held.fence).fence == 2
+        sqlite.claim("alpha", "tsk_0002", TaskClaim("c", T0, T0 + LEASE, held.fence))
+    assert (
+        sqlite.claim(
+            "alpha", "tsk_0002", TaskClaim("c", T0 + LEASE, T0 + 2 * LEASE, held.fence)
+        ).fence
+        == 2
+    )
 
 
 def test_a_task_too_large_for_a_dynamodb_item_is_refused_by_both(store: TaskStore) -> None:
