@@ -52,14 +52,14 @@ class TaskClaim:
 
     def changes(self) -> dict[str, Any]:
         """The fields a claim that holds sets (both adapters write these)."""
-        return {
-            "status": "claimed",
-            "claimed_by": self.holder,
-            "claimed_at": self.at,
-            "lease_expires_at": self.lease_until,
-            "fence": self.expected_fence + 1,
-            "updated_at": self.at,
-        }
+        return dict(
+            status="claimed",
+            claimed_by=self.holder,
+            claimed_at=self.at,
+            lease_expires_at=self.lease_until,
+            fence=self.expected_fence + 1,
+            updated_at=self.at,
+        )
 
 
 @dataclass(frozen=True)
