@@ -21,16 +21,20 @@ from shared.knowledge.extractive import extractive_answer
 from shared.knowledge.filters import Filters, check_source, clamp_limit, parse_since
 from shared.knowledge.models import (
     ENTITY_TYPES,
+    AskInput,
     CiRun,
     EntityResult,
     Event,
     EventIn,
     EventResult,
+    GetContextInput,
     IngestEventsOutput,
     KnowledgeNode,
     Lesson,
     NodeResult,
     ProjectResult,
+    SearchHybridInput,
+    SearchKnowledgeInput,
 )
 from shared.knowledge.ports import (
     ChatModel,
@@ -345,57 +349,29 @@ class KnowledgeService:
         return scored[:limit]
 
     def search_knowledge(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        mode: str = "semantic",
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
+        self, principal: Principal, asked: SearchKnowledgeInput
     ) -> list[NodeResult]:
         """Semantic without filters; lexical when asked or when any filter is given."""
-        wanted = self._filters(since, project, source, branch)
-        limit = clamp_limit(limit)
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        limit = clamp_limit(asked.limit)
         filtered = bool(wanted.since_ms or wanted.project or wanted.source or wanted.branch)
-        if mode == "lexical" or filtered:
-            pairs = self._lexical(principal.team, query, limit, wanted)
+        if asked.mode == "lexical" or filtered:
+            pairs = self._lexical(principal.team, asked.query, limit, wanted)
         else:
-            pairs = self._ranked(principal.team, query, "semantic", limit, wanted)
+            pairs = self._ranked(principal.team, asked.query, "semantic", limit, wanted)
         return [node_result(n, s) for n, s in pairs]
 
-    def search_hybrid(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        mode: str = "hybrid",
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-        entity: str = "",
-    ) -> list[NodeResult]:
-        wanted = self._filters(since, project, source, branch)
-        pairs = self._ranked(principal.team, query, mode, clamp_limit(limit), wanted, entity)
+    def search_hybrid(self, principal: Principal, asked: SearchHybridInput) -> list[NodeResult]:
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        limit = clamp_limit(asked.limit)
+        pairs = self._ranked(principal.team, asked.query, asked.mode, limit, wanted, asked.entity)
         return [node_result(n, s) for n, s in pairs]
 
-    def get_context(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-    ) -> str:
+    def get_context(self, principal: Principal, asked: GetContextInput) -> str:
         """Seed 003's Markdown context block (hybrid retrieval, 600-character embed text)."""
-        wanted = self._filters(since, project, source)
-        pairs = self._ranked(principal.team, query, "hybrid", clamp_limit(limit), wanted)
+        wanted = self._filters(asked.since, asked.project, asked.source)
+        query = asked.query
+        pairs = self._ranked(principal.team, query, "hybrid", clamp_limit(asked.limit), wanted)
         lines = [f"# Hippo context for: {query}", ""]
         if not pairs:
             lines.append("_No relevant knowledge found._")
@@ -421,49 +397,25 @@ class KnowledgeService:
     # ------------------------------------------------------------------ ask
 
     def ask_sources(
-        self,
-        principal: Principal,
-        *,
-        question: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-        min_relevance: float = ASK_MIN_RELEVANCE,
+        self, principal: Principal, asked: AskInput, min_relevance: float = ASK_MIN_RELEVANCE
     ) -> list[tuple[KnowledgeNode, float]]:
         """The sources `ask` answers from, numbered as its `Sources:` block numbers them: the
         hybrid ranking, best score first, without those below `min_relevance`, and a session
         repeated word for word once."""
-        wanted = self._filters(since, project, source, branch)
-        blocks = self._ask_blocks(principal.team, question, limit, min_relevance, wanted)
+        blocks = self._ask_blocks(principal.team, asked, min_relevance)
         return [(node, score) for node, score, _ in blocks]
 
     def _ask_blocks(
-        self,
-        team: str,
-        question: str,
-        limit: int,
-        min_relevance: float,
-        wanted: Filters,
+        self, team: str, asked: AskInput, min_relevance: float
     ) -> list[tuple[KnowledgeNode, float, list[KnowledgeNode]]]:
-        ranked = self._ranked(team, question, "hybrid", clamp_limit(limit), wanted)
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        ranked = self._ranked(team, asked.question, "hybrid", clamp_limit(asked.limit), wanted)
         return _folded([(node, score) for node, score in ranked if score >= min_relevance])
 
-    def ask(
-        self,
-        principal: Principal,
-        *,
-        question: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-    ) -> str:
+    def ask(self, principal: Principal, asked: AskInput) -> str:
         """The answer, then a `Sources:` block; an `Error: …` string when the model fails."""
-        wanted = self._filters(since, project, source, branch)
-        blocks = self._ask_blocks(principal.team, question, limit, ASK_MIN_RELEVANCE, wanted)
+        question = asked.question
+        blocks = self._ask_blocks(principal.team, asked, ASK_MIN_RELEVANCE)
         if not blocks:
             return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
         pairs = [(node, score) for node, score, _ in blocks]
