@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from shared.knowledge.models import CiAnnotation, CiJob, CiRun, LessonKey
+from shared.knowledge.models import CiAnnotation, CiJob, CiRun, LessonKey, LessonOccurrence
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 EVENT_HEADER = "x-github-event"
@@ -130,8 +130,9 @@ def path_prefix(path: str) -> str:
     return f"{folder}/" if folder else ""
 
 
-def lesson_candidates(run: CiRun) -> Iterator[tuple[LessonKey, str, str, str]]:
-    """(key, occurrence id, summary, fix hint) for each failure annotation of a failed job."""
+def lesson_candidates(run: CiRun) -> Iterator[LessonOccurrence]:
+    """An occurrence (seen at the run's `updated_at`) for each failure annotation of a failed
+    job."""
     seen: set[str] = set()
     for job in run.jobs:
         if job.conclusion not in ("failure", None) and job.status == "completed":
@@ -154,7 +155,13 @@ def lesson_candidates(run: CiRun) -> Iterator[tuple[LessonKey, str, str, str]]:
             hint = f"Run {note.tool} locally on {where} before pushing" + (
                 f"; it reports {note.rule_id}" if note.rule_id else ""
             )
-            yield key, f"run:{run.run_id}", summary, hint
+            yield LessonOccurrence(
+                key=key,
+                id=f"run:{run.run_id}",
+                summary=summary,
+                fix_hint=hint,
+                seen_at=run.updated_at,
+            )
 
 
 # --------------------------------------------------------------------------- scheduled pull

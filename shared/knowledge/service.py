@@ -497,19 +497,7 @@ class KnowledgeService:
         stored = self._lessons.get_run(team, run.repo, run.run_id)
         run = merge_runs(stored, run).model_copy(update={"updated_at": self.now_ms()})
         self._lessons.put_run(team, run)
-        counted: list[Lesson] = []
-        for key, occurrence, summary, hint in lesson_candidates(run):
-            counted.append(
-                self._lessons.record_occurrence(
-                    team,
-                    key,
-                    occurrence_id=occurrence,
-                    summary=summary,
-                    fix_hint=hint,
-                    seen_at=run.updated_at,
-                )
-            )
-        return counted
+        return [self._lessons.record_occurrence(team, o) for o in lesson_candidates(run)]
 
 
 def _sources_block(blocks: Iterable[tuple[KnowledgeNode, float, list[KnowledgeNode]]]) -> str:
