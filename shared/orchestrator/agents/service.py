@@ -23,7 +23,13 @@ from shared.orchestrator.agents.models import (
     AgentRecord,
     RegisterAgentOutput,
 )
-from shared.orchestrator.agents.ports import AgentStore, AgentTokens, NameTaken, UnknownAgent
+from shared.orchestrator.agents.ports import (
+    AgentChanges,
+    AgentStore,
+    AgentTokens,
+    NameTaken,
+    UnknownAgent,
+)
 from shared.orchestrator.ports import ActiveAgent
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
@@ -131,7 +137,8 @@ class AgentService:
         """Record that the agent is alive, with its free-text `status`."""
         _check_owner(principal, agent_id)
         try:
-            self._store.update(principal.team, agent_id, status=status, last_heartbeat=self._now())
+            changes = AgentChanges(status=status, last_heartbeat=self._now())
+            self._store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 
@@ -141,9 +148,8 @@ class AgentService:
         """Replace the agent's capabilities."""
         _check_owner(principal, agent_id)
         try:
-            self._store.update(
-                principal.team, agent_id, capabilities=list(dict.fromkeys(capabilities))
-            )
+            changes = AgentChanges(capabilities=list(dict.fromkeys(capabilities)))
+            self._store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 
