@@ -50,27 +50,14 @@ def _local_service(data_dir: Path) -> tuple[Any, Any, Any]:
     `data_dir` (MiniLM, inline enrichment)."""
     from shared import runtime
     from shared.config.settings import Settings
-    from shared.knowledge.adapters.queues import InlineQueue
     from shared.knowledge.adapters.search_index import SearchNodeIndex
-    from shared.knowledge.enrich import Enricher
-    from shared.knowledge.service import KnowledgeService
-    from shared.knowledge.wiring import build_stores
+    from shared.knowledge.wiring import build_inline_service, build_stores
     from shared.search.wiring import build_search_service
 
     runtime.configure(Settings(environment="local", storage="sqlite", data_dir=data_dir))
     stores = build_stores()
     search = build_search_service()
-    index = SearchNodeIndex(search)
-    enricher = Enricher(stores, stores, stores, index)
-    service = KnowledgeService(
-        events=stores,
-        nodes=stores,
-        entities=stores,
-        lessons=stores,
-        index=index,
-        queue=InlineQueue(enricher.enrich),
-        clock=lambda: NOW_MS / 1000,
-    )
+    service = build_inline_service(stores, SearchNodeIndex(search), clock=lambda: NOW_MS / 1000)
     return service, stores, search
 
 
