@@ -18,9 +18,14 @@ from shared.orchestrator.tasks.ports import (
     TaskStore,
 )
 from shared.orchestrator.tasks.wiring import build_task_store
-from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
+from tests.unit.storage.conftest import (
+    Backend,
+    assert_cursors_stay_in_their_listing,
+    assert_second_page_is_last,
+    at_once,
+    ids_of_every_page,
+)
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=15)
@@ -264,12 +269,17 @@ def test_open_tasks_read_past_one_batch(store: TaskStore) -> None:
     assert listed == [t.id for t in expected]
 
 
-def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None:
+def _two_claims_of_a_one_of_b(store: TaskStore) -> None:
+    """Four tasks; "a" claims tsk_0002 at T0 and tsk_0001 ten minutes later, "b" tsk_0003."""
     for number in range(1, 5):
         store.create("alpha", task(number))
     claim(store, "a", number=2)
     claim(store, "a", at=T0 + timedelta(minutes=10), number=1)
     claim(store, "b", number=3)
+
+
+def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None:
+    _two_claims_of_a_one_of_b(store)
     assert [t.id for t in store.claims_held("alpha", "a", T0)] == ["tsk_0001", "tsk_0002"]
     # tsk_0002's lease ends at T0 + 15 min, tsk_0001's at T0 + 25 min.
     assert [t.id for t in store.claims_held("alpha", "a", T0 + LEASE)] == ["tsk_0001"]
@@ -277,11 +287,7 @@ def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None
 
 
 def test_counting_claims_held_agrees_with_listing_them(store: TaskStore) -> None:
-    for number in range(1, 5):
-        store.create("alpha", task(number))
-    claim(store, "a", number=2)
-    claim(store, "a", at=T0 + timedelta(minutes=10), number=1)
-    claim(store, "b", number=3)
+    _two_claims_of_a_one_of_b(store)
     for now in (T0, T0 + LEASE, T0 + LEASE + timedelta(minutes=10)):
         for holder in ("a", "b", "c"):
             held = store.claims_held("alpha", holder, now)
@@ -328,22 +334,18 @@ def test_pages_chain_without_gaps_or_repeats(store: TaskStore) -> None:
 def test_the_last_page_has_no_cursor(store: TaskStore) -> None:
     for number in range(1, 5):
         store.create("alpha", task(number))
-    first = store.list_team("alpha", ANY, limit=2)
-    assert first.next_cursor is not None
-    second = store.list_team("alpha", ANY, limit=2, cursor=first.next_cursor)
-    assert [t.id for t in second.items] == ["tsk_0002", "tsk_0001"]
-    assert second.next_cursor is None
+    assert_second_page_is_last(
+        lambda cursor: store.list_team("alpha", ANY, limit=2, cursor=cursor),
+        ["tsk_0002", "tsk_0001"],
+    )
 
 
 def test_a_cursor_of_another_team_or_listing_is_refused(store: TaskStore) -> None:
     for number in range(1, 4):
         store.create("alpha", task(number))
-    cursor = store.list_team("alpha", ANY, limit=1).next_cursor
-    assert cursor is not None
-    with pytest.raises(BadCursor):
-        store.list_team("beta", ANY, limit=1, cursor=cursor)
-    with pytest.raises(BadCursor):
-        store.list_team("alpha", ANY, limit=1, cursor="not-a-cursor")
+    assert_cursors_stay_in_their_listing(
+        lambda team, cursor: store.list_team(team, ANY, limit=1, cursor=cursor)
+    )
 
 
 def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: TaskStore) -> None:
