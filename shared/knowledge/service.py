@@ -28,11 +28,13 @@ from shared.knowledge.models import (
     EventIn,
     EventResult,
     GetContextInput,
+    GetEntitiesInput,
     IngestEventsOutput,
     KnowledgeNode,
     Lesson,
     NodeResult,
     ProjectResult,
+    SearchEventsInput,
     SearchHybridInput,
     SearchKnowledgeInput,
 )
@@ -214,21 +216,12 @@ class KnowledgeService:
 
     # ------------------------------------------------------------------ events and projects
 
-    def search_events(
-        self,
-        principal: Principal,
-        *,
-        query: str = "",
-        source: str = "all",
-        since: str = "",
-        project: str = "",
-        branch: str = "",
-        limit: int = 20,
-    ) -> list[EventResult]:
+    def search_events(self, principal: Principal, asked: SearchEventsInput) -> list[EventResult]:
         """Raw events matching every filter, newest first."""
         # `all` is valid here (and named by the error): checked before the common filters.
-        wanted = self._filters(since, project, check_source(source, allow_all=True), branch)
-        needle = query.lower()
+        source = check_source(asked.source, allow_all=True)
+        wanted = self._filters(asked.since, asked.project, source, asked.branch)
+        needle = asked.query.lower()
         found: list[EventResult] = []
         for event in self._events.recent(principal.team, since_ms=wanted.since_ms):
             if event.probe_tag is not None:
@@ -244,7 +237,7 @@ class KnowledgeService:
             if needle and needle not in haystack:
                 continue
             found.append(result)
-            if len(found) >= clamp_limit(limit):
+            if len(found) >= clamp_limit(asked.limit):
                 break
         return found
 
@@ -254,23 +247,15 @@ class KnowledgeService:
             for p in self._events.projects(principal.team, clamp_limit(limit))
         ]
 
-    def get_entities(
-        self,
-        principal: Principal,
-        *,
-        entity_type: str = "",
-        query: str = "",
-        limit: int = 50,
-        project: str = "",
-        since: str = "",
-    ) -> list[EntityResult]:
+    def get_entities(self, principal: Principal, asked: GetEntitiesInput) -> list[EntityResult]:
+        entity_type, project = asked.type, asked.project
         if entity_type and entity_type not in ENTITY_TYPES:
             raise InvalidArgument(
                 f"`type` must be one of {', '.join(ENTITY_TYPES)} or empty (got {entity_type!r})",
                 field="type",
             )
-        since_ms = parse_since(since, self.now_ms())
-        needle = query.lower()
+        since_ms = parse_since(asked.since, self.now_ms())
+        needle = asked.query.lower()
         found: list[EntityResult] = []
         for entity in self._entities.entities(principal.team, entity_type=entity_type):
             if entity.last_seen < since_ms:
@@ -288,7 +273,7 @@ class KnowledgeService:
                     entity.model_dump(include=set(EntityResult.model_fields))
                 )
             )
-            if len(found) >= clamp_limit(limit):
+            if len(found) >= clamp_limit(asked.limit):
                 break
         return found
 

@@ -112,7 +112,7 @@ def search_hybrid(
 def search_events(
     ctx: ToolContext[KnowledgeService], args: SearchEventsInput
 ) -> SearchEventsOutput:
-    return SearchEventsOutput(events=ctx.service.search_events(ctx.principal, **args.model_dump()))
+    return SearchEventsOutput(events=ctx.service.search_events(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -127,16 +127,7 @@ def search_events(
     text_field="entities",
 )
 def get_entities(ctx: ToolContext[KnowledgeService], args: GetEntitiesInput) -> GetEntitiesOutput:
-    return GetEntitiesOutput(
-        entities=ctx.service.get_entities(
-            ctx.principal,
-            entity_type=args.type,
-            query=args.query,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-        )
-    )
+    return GetEntitiesOutput(entities=ctx.service.get_entities(ctx.principal, args))
 
 
 @GROUP.tool(
