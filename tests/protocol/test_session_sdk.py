@@ -15,20 +15,15 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from shared.auth import contexts
 from tests.jsonrpc import tools_call
 from tests.protocol.conftest import LocalServer
 
 pytestmark = pytest.mark.protocol
 
 T = TypeVar("T")
-AGENT_TOOLS = {
-    "engram_create",
-    "engram_get",
-    "engram_search",
-    "engram_update",
-    "engram_delete",
-    "engram_list_by_type",
-}
+# The agent context's preset: the six engram CRUD tools.
+AGENT_TOOLS = set(contexts.AGENT_TOOLS)
 
 # Seed 004, word for word: each persona tool's description and its arguments' (name ->
 # description; the required ones are those the seed marks Yes).
