@@ -10,16 +10,21 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
 import httpx
 import pytest
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.jsonrpc import tools_call
+
+T = TypeVar("T")
 
 DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
@@ -84,6 +89,21 @@ class LocalServer:
             "tokens", "create", "--team", team, "--name", name, "--scopes", scopes, *extra
         )
         return done.stdout.strip()
+
+
+def with_sdk_client(
+    url: str, token: str, work: Callable[[Client], Awaitable[T]], mode: str = "auto"
+) -> T:
+    """Connect the MCP SDK's client to `url` in `mode` with `token` and run `work` with it."""
+
+    async def main() -> T:
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, mode=mode) as client:
+                return await work(client)
+
+    return anyio.run(main)
 
 
 async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

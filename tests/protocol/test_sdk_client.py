@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -24,19 +20,6 @@ T = TypeVar("T")
 MODES = ["auto", "legacy", "2026-07-28"]
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-
-
-def _with_client(server: LocalServer, mode: str, work: Callable[[Client], Awaitable[T]]) -> T:
-    """Connect the SDK client in `mode` with the dev token and run `work` with it."""
-
-    async def main() -> T:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
-        async with http:
-            transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:
-                return await work(client)
-
-    return anyio.run(main)
 
 
 def _unique_word() -> str:
@@ -60,14 +43,14 @@ def test_the_client_negotiates_2026_07_28_in_auto_and_pinned_modes(
     async def version(client: Client) -> str | None:
         return client.protocol_version
 
-    assert _with_client(server, mode, version) == "2026-07-28"
+    assert with_sdk_client(server.url, server.dev_token, version, mode) == "2026-07-28"
 
 
 def test_the_legacy_client_negotiates_a_handshake_version(server: LocalServer) -> None:
     async def version(client: Client) -> str | None:
         return client.protocol_version
 
-    assert _with_client(server, "legacy", version) in HANDSHAKE_VERSIONS
+    assert with_sdk_client(server.url, server.dev_token, version, "legacy") in HANDSHAKE_VERSIONS
 
 
 # -- Listing ---------------------------------------------------------------------------------
@@ -81,7 +64,7 @@ def test_every_listed_tool_carries_its_schemas_and_all_four_hints(
         listed = await client.list_tools()
         return [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools]
 
-    listed = _with_client(server, mode, tools)
+    listed = with_sdk_client(server.url, server.dev_token, tools, mode)
 
     assert {"memory_put", "memory_get", "memory_search"} <= {tool["name"] for tool in listed}
     for tool in listed:
@@ -107,7 +90,7 @@ def test_a_stored_memory_is_found_by_memory_search(server: LocalServer, mode: st
         found = await client.call_tool("memory_search", {"query": word})
         return stored, found.structured_content
 
-    stored, found = _with_client(server, mode, store_then_search)
+    stored, found = with_sdk_client(server.url, server.dev_token, store_then_search, mode)
 
     # Hybrid ranking: other memories may follow on the vector side; the exact match leads.
     assert found["results"][0]["id"] == stored["id"]
@@ -123,7 +106,7 @@ def test_a_stored_memory_is_fetched_by_key(server: LocalServer, mode: str) -> No
         fetched = await client.call_tool("memory_get", {"key": key})
         return stored, fetched.structured_content
 
-    stored, fetched = _with_client(server, mode, store_then_get)
+    stored, fetched = with_sdk_client(server.url, server.dev_token, store_then_get, mode)
 
     assert fetched == {"memory": stored}
 
@@ -137,7 +120,7 @@ def test_a_stored_memory_is_fetched_by_id(server: LocalServer, mode: str) -> Non
         fetched = await client.call_tool("memory_get", {"id": stored["id"]})
         return stored, fetched.structured_content
 
-    stored, fetched = _with_client(server, mode, store_then_get)
+    stored, fetched = with_sdk_client(server.url, server.dev_token, store_then_get, mode)
 
     assert fetched == {"memory": stored}
 
@@ -165,7 +148,7 @@ def test_structured_content_of_each_memory_tool_matches_its_output_schema(
             outputs[name] = result.structured_content
         return schemas, outputs
 
-    schemas, outputs = _with_client(server, mode, call_each)
+    schemas, outputs = with_sdk_client(server.url, server.dev_token, call_each, mode)
 
     for name, structured in outputs.items():
         schema = schemas[name]
@@ -185,7 +168,7 @@ def test_the_text_block_holds_the_same_json_as_structured_content(
         result = await client.call_tool("memory_put", {"key": key, "content": "twice told"})
         return result.structured_content, result.content
 
-    structured, content = _with_client(server, mode, put)
+    structured, content = with_sdk_client(server.url, server.dev_token, put, mode)
 
     texts = [block.text for block in content if block.type == "text"]
     assert len(texts) == 1
@@ -201,7 +184,7 @@ def test_an_out_of_range_argument_is_a_tool_error_naming_the_field(
         text = " ".join(block.text for block in result.content if block.type == "text")
         return result.is_error, text
 
-    is_error, text = _with_client(server, mode, search)
+    is_error, text = with_sdk_client(server.url, server.dev_token, search, mode)
 
     assert is_error is True
     assert "limit" in text
@@ -262,7 +245,7 @@ def test_a_handoff_is_stored_listed_and_claimed_once_with_schema_valid_results(
         again = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
         return schemas, outputs, again
 
-    schemas, outputs, again = _with_client(server, mode, hand_over)
+    schemas, outputs, again = with_sdk_client(server.url, server.dev_token, hand_over, mode)
 
     assert [h["title"] for h in outputs["list_handoffs"]["handoffs"]] == ["exporter"]
     assert outputs["claim_handoff"]["handoff"]["document_md"] == HANDOFF_DOCUMENT
@@ -298,7 +281,7 @@ def test_remember_recall_and_flag_give_schema_valid_results(server: LocalServer,
         outputs["flag_memory"] = flagged.structured_content
         return schemas, outputs
 
-    schemas, outputs = _with_client(server, mode, verbs)
+    schemas, outputs = with_sdk_client(server.url, server.dev_token, verbs, mode)
 
     assert outputs["recall"]["memories"][0]["body"] == f"The {word} service runs on ARM."
     assert outputs["flag_memory"]["flag_count"] == 1

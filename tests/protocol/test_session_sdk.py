@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
 import httpx
 import pytest
 from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from shared.auth import contexts
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -122,19 +118,6 @@ SEED_004_PERSONA_TOOLS: dict[str, tuple[str, dict[str, str], set[str]]] = {
 }
 
 
-def _with_client(
-    server: LocalServer, token: str, work: Callable[[Client], Awaitable[T]], mode: str = "auto"
-) -> T:
-    async def main() -> T:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http:
-            transport = streamable_http_client(server.url, http_client=http)
-            async with Client(transport, mode=mode) as client:
-                return await work(client)
-
-    return anyio.run(main)
-
-
 async def _all_tools(client: Client) -> dict[str, Any]:
     tools: dict[str, Any] = {}
     cursor: str | None = None
@@ -226,7 +209,7 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
         seen["ids"] = ids
         return seen
 
-    seen = _with_client(server, server.dev_token, scenario, mode)
+    seen = with_sdk_client(server.url, server.dev_token, scenario, mode)
     ids = seen["ids"]
 
     assert seen["set_model"]["choice"]["model"]["id"] == "claude-sonnet-4-5"
@@ -243,7 +226,7 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
 
 
 def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer) -> None:
-    tools = _with_client(server, server.dev_token, _all_tools)
+    tools = with_sdk_client(server.url, server.dev_token, _all_tools)
     categories = {
         "hecate_new_session": (False, False, False),
         "hecate_list_sessions": (True, False, True),
@@ -301,7 +284,7 @@ def test_an_agent_context_token_sees_exactly_the_six_engram_tools_and_gets_32002
     team = f"ctx-{uuid.uuid4().hex[:8]}"
     token = server.create_token(team, "memory,sessions", "agent", "--context", "agent")
 
-    listed = _with_client(server, token, _all_tools)
+    listed = with_sdk_client(server.url, token, _all_tools)
     refused = _raw_call(server, token, "memory_get", {"key": "x"})
     persona = _raw_call(server, token, "hecate_new_session", {"wallet_address": "0x1"})
     allowed = _raw_call(
@@ -330,17 +313,17 @@ def test_a_team_changes_a_preset_for_its_own_tokens_only(server: LocalServer) ->
     changed = server.cli(
         "tokens", "context", "set", "--team", team, "agent", "--tools", "engram_get,recall"
     )
-    after_set = set(_with_client(server, token, _all_tools))
-    other_team = set(_with_client(server, others, _all_tools))
+    after_set = set(with_sdk_client(server.url, token, _all_tools))
+    other_team = set(with_sdk_client(server.url, others, _all_tools))
     listing = [
         json.loads(line)
         for line in server.cli("tokens", "context", "list", "--team", team).stdout.splitlines()
     ]
     server.cli("tokens", "context", "reset", "--team", team, "agent")
-    after_reset = set(_with_client(server, token, _all_tools))
-    market = set(_with_client(server, crossroads, _all_tools))
-    everything = set(_with_client(server, internal, _all_tools))
-    all_tools = set(_with_client(server, server.dev_token, _all_tools))
+    after_reset = set(with_sdk_client(server.url, token, _all_tools))
+    market = set(with_sdk_client(server.url, crossroads, _all_tools))
+    everything = set(with_sdk_client(server.url, internal, _all_tools))
+    all_tools = set(with_sdk_client(server.url, server.dev_token, _all_tools))
 
     assert json.loads(changed.stdout)["tools"] == ["engram_get", "recall"]
     assert after_set == {"engram_get", "recall"}
