@@ -115,16 +115,23 @@ async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict
     return content
 
 
+def mcp_headers(token: str, **extra: str) -> dict[str, str]:
+    """The headers of a JSON-RPC POST to /mcp with the bearer `token`, and `extra` ones."""
+    return {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **extra,
+    }
+
+
 def posted_call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """`tool` called with a plain HTTP POST of its JSON-RPC body, as a script would: the
     request was answered (200), and its result."""
     response = httpx.post(
         url,
         json=tools_call(tool, arguments),
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-        },
+        headers=mcp_headers(token),
         timeout=60,
     )
     assert response.status_code == 200, response.text

@@ -13,7 +13,7 @@ from mcp.client import Client
 
 from shared.auth import contexts
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, with_sdk_client
+from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -268,11 +268,7 @@ def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer)
 def _raw_call(server: LocalServer, token: str, tool: str, arguments: dict[str, Any]) -> Any:
     return httpx.post(
         server.url,
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        },
+        headers=mcp_headers(token, **{"MCP-Protocol-Version": "2025-11-25"}),
         json=tools_call(tool, arguments),
         timeout=30,
     )
