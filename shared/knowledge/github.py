@@ -72,17 +72,25 @@ def job_from_payload(raw: dict[str, Any]) -> CiJob:
     )
 
 
+def _run_identity(repo: str, raw: dict[str, Any], *, run_id: str, workflow: str) -> dict[str, str]:
+    """Which run a delivery is about: its repo, run id and workflow (under the keys its event
+    names them), commit and branch."""
+    return {
+        "repo": repo,
+        "run_id": _str(raw.get(run_id)),
+        "workflow": _str(raw.get(workflow)),
+        "sha": _str(raw.get("head_sha")),
+        "branch": _str(raw.get("head_branch")),
+    }
+
+
 def run_from_webhook(event: str, payload: dict[str, Any]) -> CiRun | None:
     """The run a `workflow_run` or `workflow_job` delivery describes (None: another event)."""
     repo = _str((payload.get("repository") or {}).get("full_name"))
     if event == "workflow_run" and isinstance(payload.get("workflow_run"), dict):
         run = payload["workflow_run"]
         return CiRun(
-            repo=repo,
-            run_id=_str(run.get("id")),
-            workflow=_str(run.get("name")),
-            sha=_str(run.get("head_sha")),
-            branch=_str(run.get("head_branch")),
+            **_run_identity(repo, run, run_id="id", workflow="name"),
             status=_str(run.get("status")),
             conclusion=run.get("conclusion"),
             started_at=run.get("run_started_at") or run.get("created_at"),
@@ -92,11 +100,7 @@ def run_from_webhook(event: str, payload: dict[str, Any]) -> CiRun | None:
     if event == "workflow_job" and isinstance(payload.get("workflow_job"), dict):
         job = payload["workflow_job"]
         return CiRun(
-            repo=repo,
-            run_id=_str(job.get("run_id")),
-            workflow=_str(job.get("workflow_name")),
-            sha=_str(job.get("head_sha")),
-            branch=_str(job.get("head_branch")),
+            **_run_identity(repo, job, run_id="run_id", workflow="workflow_name"),
             status="in_progress" if job.get("status") != "completed" else "",
             # The run's page, not its API URL (`run_url`): the job's page less `/job/<id>`.
             html_url=_run_page(_str(job.get("html_url"))),
