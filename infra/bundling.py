@@ -108,9 +108,10 @@ _BASE: Final = frozenset(
     }
 )
 # The search engine in AWS: opensearch-py over requests (imported at the first query) and
-# numpy for the embeddings (imported by the Bedrock embedder and the embedding cache).
+# numpy for the embeddings (imported by the Bedrock embedder and the embedding cache), and
+# threadpoolctl, which the local encoder imports to keep BLAS to one thread.
 _SEARCH: Final = frozenset(
-    {"opensearch-py", "requests", "charset-normalizer", "idna", "events", "numpy"}
+    {"opensearch-py", "requests", "charset-normalizer", "idna", "events", "numpy", "threadpoolctl"}
 )
 # Workflow schedules (cron expressions) are checked with cronsim.
 _CRON: Final = frozenset({"cronsim"})

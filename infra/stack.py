@@ -166,6 +166,16 @@ class CairnStack(Stack):
             "the role team sync schedules run under",
         )
         self._output(
+            names.Outputs.WORKFLOW_SCHEDULE_GROUP,
+            self.workflows.schedule_group_name,
+            "workflow schedules (a team's erasure deletes its own)",
+        )
+        self._output(
+            names.Outputs.WEBHOOK_SECRETS,
+            self.knowledge.webhook_secrets.secret_arn,
+            "GitHub webhook secrets per team (a team's erasure drops its entry)",
+        )
+        self._output(
             names.Outputs.EVENT_BUS_NAME, self.events.bus.event_bus_name, "domain event bus"
         )
         self._output(names.Outputs.EVENT_BUS_ARN, self.events.bus.event_bus_arn, "its ARN")

@@ -22,6 +22,10 @@ os.environ.pop("AWS_PROFILE", None)
 # data folder) is never shared between two workers, or with their servers.
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if _WORKER:
+    import atexit
+    import shutil
     import tempfile
 
     os.environ["TMPDIR"] = tempfile.tempdir = tempfile.mkdtemp(prefix=f"cairn-tests-{_WORKER}-")
+    # A worker's folder is its own, so it goes with the worker (a run left ~50 of them behind).
+    atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)

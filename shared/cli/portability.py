@@ -44,11 +44,7 @@ class CommandFailed(Exception):
     """The command failed; the message says why and what to do."""
 
 
-def stack_settings(stack: str, cloudformation: Any = None) -> Any:
-    """Settings of the deployed stack `stack` (its outputs name every table, the bucket, the
-    search endpoint and the sync schedule group), for running these commands here on its
-    stores with the environment's AWS credentials."""
-    from shared.config.settings import Settings
+def _outputs(stack: str, cloudformation: Any) -> dict[str, str]:
     from shared.config.stack import StackOutputsError, stack_outputs
 
     if cloudformation is None:
@@ -56,9 +52,17 @@ def stack_settings(stack: str, cloudformation: Any = None) -> Any:
 
         cloudformation = boto3.client("cloudformation")
     try:
-        outputs = stack_outputs(stack, tuple(names.TABLE_OUTPUTS.values()), cloudformation)
+        return stack_outputs(stack, tuple(names.TABLE_OUTPUTS.values()), cloudformation)
     except StackOutputsError as exc:
         raise CommandFailed(str(exc)) from exc
+
+
+def _settings_of(outputs: dict[str, str]) -> Any:
+    """Settings of a deployed stack from its outputs (every table, the bucket, the search
+    endpoint, the schedule groups), for running these commands here on its stores with the
+    environment's AWS credentials."""
+    from shared.config.settings import Settings
+
     base = Settings.from_env()
     return base.model_copy(
         update={
@@ -71,6 +75,7 @@ def stack_settings(stack: str, cloudformation: Any = None) -> Any:
             "sync_schedule_group": outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP),
             "sync_runner_arn": outputs.get(names.Outputs.SYNC_RUNNER_ARN),
             "sync_scheduler_role_arn": outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN),
+            "workflow_schedule_group": outputs.get(names.Outputs.WORKFLOW_SCHEDULE_GROUP),
         }
     )
 
@@ -78,9 +83,15 @@ def stack_settings(stack: str, cloudformation: Any = None) -> Any:
 def on_stack(stack: str, cloudformation: Any = None, *, with_index: bool = True) -> Portability:
     """The portability service of a deployed stack, run in this process."""
     from shared import runtime
+    from shared.knowledge.wiring import ENV_WEBHOOK_SECRET_ARN
     from shared.portability.wiring import build_portability
 
-    runtime.configure(stack_settings(stack, cloudformation))
+    outputs = _outputs(stack, cloudformation)
+    secrets = outputs.get(names.Outputs.WEBHOOK_SECRETS)
+    if secrets and not os.environ.get(ENV_WEBHOOK_SECRET_ARN):
+        # The knowledge group reads the secret's ARN from its environment, as a Lambda does.
+        os.environ[ENV_WEBHOOK_SECRET_ARN] = secrets
+    runtime.configure(_settings_of(outputs))
     return build_portability(with_index=with_index)
 
 

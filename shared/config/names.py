@@ -169,6 +169,10 @@ class Outputs:
     SYNC_SCHEDULE_GROUP: Final = "SyncScheduleGroupName"
     SYNC_RUNNER_ARN: Final = "SyncRunnerArn"
     SYNC_SCHEDULER_ROLE_ARN: Final = "SyncSchedulerRoleArn"
+    # What a team's erasure reaches beyond the tables: its workflow schedules and its entry in
+    # the GitHub webhook secrets.
+    WORKFLOW_SCHEDULE_GROUP: Final = "WorkflowScheduleGroupName"
+    WEBHOOK_SECRETS: Final = "GithubWebhookSecretsArn"
     # The domain event bus: where a team's rules (Slack, SQS, …) subscribe.
     EVENT_BUS_NAME: Final = "EventBusName"
     EVENT_BUS_ARN: Final = "EventBusArn"

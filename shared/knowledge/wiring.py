@@ -172,6 +172,35 @@ def ci_pull_targets() -> dict[str, tuple[str, list[str]]]:
     return targets
 
 
+def forget_webhook_secret(team: str) -> bool:
+    """Remove `team`'s GitHub webhook secret and scheduled-pull entry (a team's erasure), from
+    the same document `webhook_secret` reads; whether it held any."""
+    document = _secret_document()
+    pull = document.get("pull")
+    held = team in document or (isinstance(pull, dict) and team in pull)
+    if not held:
+        return False
+    document.pop(team, None)
+    if isinstance(pull, dict):
+        pull.pop(team, None)
+    text = json.dumps(document, indent=2, sort_keys=True)
+    configured = knowledge_settings()
+    if configured.webhook_secret_arn:
+        import boto3
+
+        client = boto3.client("secretsmanager", region_name=runtime.settings().region)
+        client.put_secret_value(SecretId=configured.webhook_secret_arn, SecretString=text)
+        return True
+    data_dir = runtime.settings().data_dir
+    assert data_dir is not None  # the document was read from there
+    path = Path(data_dir) / WEBHOOK_SECRETS_FILE
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.chmod(0o600)
+    os.replace(partial, path)
+    return True
+
+
 def webhook_secret(team: str) -> str | None:
     """The team's GitHub webhook secret: Secrets Manager in AWS (a JSON object team → secret),
     else `github-webhook-secrets.json` in the data folder."""

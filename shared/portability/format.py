@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import IO, Any
 
 FORMAT = "cairn-team-export"
-FORMAT_VERSION = 1
+# 2: every record is the embedded store's row, whichever backend exported it (1: a DynamoDB
+# export held its items; still read, into DynamoDB only).
+FORMAT_VERSION = 2
 END_KIND = "end"
 
 

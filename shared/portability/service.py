@@ -14,12 +14,15 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shared.portability.format import ExportReader, FormatError, end_line, header, line
+from shared.storage.sqlite import from_json, to_json
 from shared.storage.team_data import TOKEN_KIND, BadRecord, Record, TeamData
 
 ARTIFACT_BYTES_KIND = "artifact_bytes"
+# The artifact store's table: its records name where their bytes are (`storage`).
+ARTIFACTS_KIND = "artifacts"
 IMPORT_BATCH = 500
 # Team names are path parts in the local folders: never one that leaves its folder.
 _UNSAFE = ("", ".", "..")
@@ -65,12 +68,67 @@ class TeamFolders:
     inbox: Path | None = None
 
 
+def _checked_name(name: str, what: str) -> str:
+    if name in _UNSAFE or "/" in name or "\\" in name:
+        raise BadRecord(f"unusable {what} {name!r}")
+    return name
+
+
 def _team_folder(root: Path | None, team: str) -> Path | None:
     if root is None:
         return None
     if team in _UNSAFE or "/" in team or "\\" in team:
         raise ValueError(f"unusable team name for a folder: {team!r}")
     return root / team
+
+
+class ArtifactBytes(Protocol):
+    """A team's artifact bytes, by artifact id: what export reads and import writes."""
+
+    def ids(self, team: str) -> Iterator[str]: ...
+
+    def get(self, team: str, artifact_id: str) -> bytes: ...
+
+    def put(self, team: str, artifact_id: str, body: bytes) -> bool:
+        """Store `body` unless the artifact's bytes are there already; whether it wrote."""
+        ...
+
+    def location(self, team: str, artifact_id: str) -> str:
+        """Where the artifact store of this backend keeps those bytes (an artifact's `storage`)."""
+        ...
+
+
+class FolderArtifactBytes:
+    """Artifact bytes in `<root>/<team>/<artifact id>` (local mode)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def ids(self, team: str) -> Iterator[str]:
+        folder = _team_folder(self._root, team)
+        if folder is None or not folder.is_dir():
+            return
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith("."):
+                yield path.name
+
+    def get(self, team: str, artifact_id: str) -> bytes:
+        return (self._root / team / _checked_name(artifact_id, "artifact id")).read_bytes()
+
+    def location(self, team: str, artifact_id: str) -> str:
+        return str(self._root / team / _checked_name(artifact_id, "artifact id"))
+
+    def put(self, team: str, artifact_id: str, body: bytes) -> bool:
+        folder = _team_folder(self._root, team)
+        assert folder is not None
+        path = folder / _checked_name(artifact_id, "artifact id")
+        if path.exists():
+            return False
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{artifact_id}.partial")
+        partial.write_bytes(body)
+        os.replace(partial, path)  # whole or absent
+        return True
 
 
 class Portability:
@@ -85,9 +143,15 @@ class Portability:
         reindex: Callable[[str], dict[str, int]] | None = None,
         forget_tokens: Callable[[str], None] | None = None,
         erase_elsewhere: Callable[[str], dict[str, int]] | None = None,
+        artifact_bytes: ArtifactBytes | None = None,
     ) -> None:
         self._data = data
         self._folders = folders
+        # Where artifact bytes are read for an export and written by an import: the folder
+        # of local mode unless given (the artifacts bucket in AWS).
+        self._bytes = artifact_bytes or (
+            FolderArtifactBytes(folders.artifacts) if folders.artifacts is not None else None
+        )
         self._erase_index = erase_index
         self._reindex = reindex
         self._forget_tokens = forget_tokens
@@ -108,16 +172,14 @@ class Portability:
         yield end_line(count)
 
     def _artifact_bytes(self, team: str) -> Iterator[Record]:
-        folder = _team_folder(self._folders.artifacts, team)
-        if folder is None or not folder.is_dir():
+        if self._bytes is None:
             return
-        for path in sorted(folder.iterdir()):
-            if path.is_file():
-                yield {
-                    "kind": ARTIFACT_BYTES_KIND,
-                    "artifact_id": path.name,
-                    "base64": base64.b64encode(path.read_bytes()).decode(),
-                }
+        for artifact_id in self._bytes.ids(team):
+            yield {
+                "kind": ARTIFACT_BYTES_KIND,
+                "artifact_id": artifact_id,
+                "base64": base64.b64encode(self._bytes.get(team, artifact_id)).decode(),
+            }
 
     # ------------------------------------------------------------------ import
 
@@ -132,11 +194,15 @@ class Portability:
         """
         reader = ExportReader(path)
         exported = str(reader.header["team"])
-        if reader.header["backend"] != self._data.backend:
+        if reader.header["format_version"] == 1 and reader.header["backend"] == "dynamodb" != (
+            self._data.backend
+        ):
+            # Format 1 held DynamoDB's own items; format 2 holds rows every backend takes.
             raise FormatError(
                 1,
-                f"the file was exported from the {reader.header['backend']} store; this "
-                f"server runs on {self._data.backend} (docs/portability.md, 'Across backends')",
+                f"the file was exported from the {reader.header['backend']} store in format 1; "
+                f"this server runs on {self._data.backend}: export it again with this cairn "
+                "(docs/portability.md, 'Across backends')",
             )
         target = team or exported
         _team_folder(self._folders.artifacts, target)  # refuse a bad name before writing
@@ -162,7 +228,7 @@ class Portability:
             if kind == ARTIFACT_BYTES_KIND:
                 report.written += self._put_artifact(target, record)
             else:
-                batch.append(record)
+                batch.append(self._stored_here(target, record))
             done += 1
             if len(batch) >= IMPORT_BATCH:
                 report.written += self._data.import_records(target, batch, exported)
@@ -176,21 +242,25 @@ class Portability:
             report.reindexed = self._reindex(target)
         return report
 
+    def _stored_here(self, team: str, record: Record) -> Record:
+        """An artifact's record naming where this backend keeps its bytes: the file's `storage`
+        is where the exporting store kept them (another folder, team or bucket)."""
+        if record["kind"] != ARTIFACTS_KIND or self._bytes is None:
+            return record
+        row = dict(record["row"])
+        fields = from_json(row["record"])
+        if not isinstance(fields, dict) or fields.get("storage") is None:
+            return record
+        fields["storage"] = self._bytes.location(team, str(row["id"]))
+        row["record"] = to_json(fields)
+        return {**record, "row": row}
+
     def _put_artifact(self, team: str, record: Record) -> int:
-        folder = _team_folder(self._folders.artifacts, team)
-        if folder is None:
+        if self._bytes is None:
             return 0
         name = str(record["artifact_id"])
-        if name in _UNSAFE or "/" in name or "\\" in name:
-            raise BadRecord(f"unusable artifact id {name!r}")
-        path = folder / name
-        if path.exists():
-            return 0
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{name}.partial")
-        partial.write_bytes(base64.b64decode(record["base64"]))
-        os.replace(partial, path)  # whole or absent
-        return 1
+        _checked_name(name, "artifact id")
+        return int(self._bytes.put(team, name, base64.b64decode(record["base64"])))
 
     # ------------------------------------------------------------------ erase
 

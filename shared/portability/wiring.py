@@ -3,16 +3,18 @@ parts): the stores' `TeamData`, the search index, the local folders and the toke
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from shared import runtime
 from shared.config.tables import ALL_TABLES
-from shared.portability.service import Portability, TeamFolders
+from shared.portability.service import ArtifactBytes, Portability, TeamFolders
 from shared.storage.backends import Adapters, TableLookup
 from shared.storage.team_data import TeamData
 
 if TYPE_CHECKING:
     from shared.storage.sqlite import Database
+    from shared.sync.ports import ScheduleBook
 
 
 def _sqlite_team_data(database: Database) -> TeamData:
@@ -23,9 +25,20 @@ def _sqlite_team_data(database: Database) -> TeamData:
 
 
 def _dynamo_team_data(tables: TableLookup) -> TeamData:
+    from shared.portability.dynamo_rows import DynamoRows
     from shared.storage.team_data_dynamo import DynamoTeamData
 
-    return DynamoTeamData({spec.logical_id: tables(spec.logical_id) for spec in ALL_TABLES})
+    by_id = {spec.logical_id: tables(spec.logical_id) for spec in ALL_TABLES}
+    return DynamoRows(DynamoTeamData(by_id), by_id, _schedule_book)
+
+
+def _schedule_book() -> ScheduleBook | None:
+    """Where a stack keeps the team's sync schedule (EventBridge Scheduler), if it has one."""
+    if not runtime.settings().sync_schedule_group:
+        return None
+    from shared.sync.wiring import build_schedule_book
+
+    return build_schedule_book()
 
 
 TEAM_DATA = Adapters(sqlite=_sqlite_team_data, dynamodb=_dynamo_team_data)
@@ -110,8 +123,8 @@ def _forget_tokens(team: str) -> None:
 
 def _erase_in_aws(team: str) -> dict[str, int]:
     """What AWS keeps of a team outside the tables: its artifact bytes and inbox files in the
-    artifacts bucket (every version), and its sync schedule in EventBridge Scheduler. Locally
-    these are folders and a row, erased already."""
+    artifacts bucket (every version), and its sync schedule and workflow schedules in
+    EventBridge Scheduler. Locally these are folders and rows, erased already."""
     settings = runtime.settings()
     if settings.is_local:
         return {}
@@ -133,7 +146,65 @@ def _erase_in_aws(team: str) -> dict[str, int]:
 
         if build_schedule_book().delete(team):
             counts["sync_schedules"] = 1
+    if settings.workflow_schedule_group:
+        from shared.workflows.adapters.scheduler import EventBridgeSchedules
+
+        workflow_schedules = EventBridgeSchedules(
+            boto3.client("scheduler", region_name=settings.region),
+            group=settings.workflow_schedule_group,
+            role_arn=settings.workflow_scheduler_role_arn or "",
+            target_arn=lambda: "",  # removal names no target
+        )
+        if removed := workflow_schedules.remove_team(team):
+            counts["workflow_schedules"] = removed
     return counts
+
+
+def _erase_elsewhere(team: str) -> dict[str, int]:
+    """What a team leaves outside the stores, on either backend: its GitHub webhook secret
+    (the data folder's secrets file, or the stack's secret), and in AWS `_erase_in_aws`."""
+    from shared.knowledge.wiring import forget_webhook_secret
+
+    counts = _erase_in_aws(team)
+    if forget_webhook_secret(team):
+        counts["webhook_secrets"] = 1
+    return counts
+
+
+class BucketArtifactBytes:
+    """A team's artifact bytes in the artifacts bucket (`artifacts/<team>/<artifact id>`),
+    through the artifact store's own blob adapter (`put` never overwrites)."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        from shared.orchestrator.artifacts.adapters import S3ArtifactBlobs
+
+        self._client = client
+        self._bucket = bucket
+        self._blobs = S3ArtifactBlobs(client, bucket)
+
+    def ids(self, team: str) -> Iterator[str]:
+        from shared.config import names
+
+        prefix = f"{names.BUCKET_PREFIX_ARTIFACTS}/{team}/"
+        paginator = self._client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
+            for listed in page.get("Contents", []):
+                yield str(listed["Key"]).removeprefix(prefix)
+
+    def get(self, team: str, artifact_id: str) -> bytes:
+        return self._blobs.get(team, artifact_id)
+
+    def location(self, team: str, artifact_id: str) -> str:
+        return self._blobs.location(team, artifact_id)
+
+    def put(self, team: str, artifact_id: str, body: bytes) -> bool:
+        from shared.orchestrator.artifacts.ports import BlobExists
+
+        try:
+            self._blobs.put(team, artifact_id, body, "application/octet-stream")
+        except BlobExists:
+            return False
+        return True
 
 
 def build_portability(*, with_index: bool = True) -> Portability:
@@ -146,11 +217,18 @@ def build_portability(*, with_index: bool = True) -> Portability:
         if local and settings.data_dir is not None
         else TeamFolders()
     )
+    artifact_bytes: ArtifactBytes | None = None
+    if not local:
+        import boto3
+
+        client = boto3.client("s3", region_name=settings.region)
+        artifact_bytes = BucketArtifactBytes(client, settings.artifacts_bucket)
     return Portability(
         build_team_data(),
         folders=folders,
         erase_index=_erase_index if with_index else None,
         reindex=_reindex if with_index else None,
         forget_tokens=_forget_tokens,
-        erase_elsewhere=_erase_in_aws,
+        erase_elsewhere=_erase_elsewhere,
+        artifact_bytes=artifact_bytes,
     )

@@ -56,6 +56,15 @@ def _retired_until(agent: AgentRecord) -> str | None:
     return sortable(agent.deregistered_at + timedelta(days=RETIRED_DAYS))
 
 
+def item_retired_until(item: dict[str, Any], agent: AgentRecord) -> str | None:
+    """The `expires_at` column of an agent held as a DynamoDB item: its TTL, else the end
+    of its retirement (also what moving a team from DynamoDB reads)."""
+    ttl = item.get(TTL_ATTRIBUTE)
+    if ttl is not None:
+        return sortable(datetime.fromtimestamp(int(ttl), UTC))
+    return _retired_until(agent)
+
+
 def _json(agent: AgentRecord) -> str:
     return to_json(agent.model_dump(mode="json", exclude_none=True))
 
@@ -195,12 +204,7 @@ class SqliteAgentStore:
                 team = str(item.get("team") or str(item.get("pk", "")).removeprefix("TEAM#"))
                 if sort_key.startswith(AGENT_PREFIX):
                     agent = agent_from_item(item)
-                    ttl = item.get(TTL_ATTRIBUTE)
-                    expires_at = (
-                        sortable(datetime.fromtimestamp(int(ttl), UTC))
-                        if ttl is not None
-                        else _retired_until(agent)
-                    )
+                    expires_at = item_retired_until(item, agent)
                     tx.execute(
                         "INSERT OR IGNORE INTO agents (team, id, expires_at, record)"
                         " VALUES (?, ?, ?, ?)",

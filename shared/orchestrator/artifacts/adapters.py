@@ -107,6 +107,10 @@ class S3ArtifactBlobs:
     def _key(self, team: str, artifact_id: str) -> str:
         return f"{BLOB_PREFIX}/{_part(team, 'team')}/{_part(artifact_id, 'artifact id')}"
 
+    def location(self, team: str, artifact_id: str) -> str:
+        """The `s3://` address `put` stores the artifact's bytes at."""
+        return f"s3://{self._bucket}/{self._key(team, artifact_id)}"
+
     def put(self, team: str, artifact_id: str, body: bytes, mime_type: str) -> str:
         try:
             return put_new(

@@ -71,3 +71,22 @@ class EventBridgeSchedules:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ResourceNotFoundException":
                 raise
+
+    def remove_team(self, team: str) -> int:
+        """Delete every schedule of `team`'s workflows (a team's erasure); how many went.
+        Listed by the team's name prefix, and each one's input checked for the team (the
+        prefix is a hash: another team's could share it)."""
+        prefix = self.schedule_name(team, "")
+        removed = 0
+        for page in self._client.get_paginator("list_schedules").paginate(
+            GroupName=self._group, NamePrefix=prefix
+        ):
+            for listed in page.get("Schedules", []):
+                name = str(listed["Name"])
+                detail = self._client.get_schedule(Name=name, GroupName=self._group)
+                target = json.loads(detail["Target"].get("Input") or "{}")
+                if target.get("workflow_schedule", {}).get("team") != team:
+                    continue
+                self.remove(team, name.removeprefix(prefix))
+                removed += 1
+        return removed

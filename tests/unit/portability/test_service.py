@@ -14,6 +14,7 @@ from shared import runtime
 from shared.config.settings import Settings
 from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
+from shared.knowledge.wiring import WEBHOOK_SECRETS_FILE, webhook_secret
 from shared.portability.format import FormatError
 from shared.portability.service import Portability
 from shared.portability.wiring import build_portability
@@ -81,16 +82,34 @@ def test_artifact_bytes_travel_with_the_team_and_go_with_it(
     assert portability.import_file(tmp_path / "a.jsonl").written == 0
 
 
-def test_a_file_of_the_other_backend_is_refused_naming_both(
+def test_a_format_1_file_of_dynamodb_items_is_refused_naming_both(
     portability: Portability, tmp_path: Path
 ) -> None:
     path = tmp_path / "d.jsonl"
     lines = list(portability.export("alpha"))
-    path.write_text(lines[0].replace('"backend":"sqlite"', '"backend":"dynamodb"') + lines[1])
-    with pytest.raises(FormatError, match=r"exported from the dynamodb store; .* sqlite"):
+    first = lines[0].replace('"backend":"sqlite"', '"backend":"dynamodb"')
+    path.write_text(first.replace('"format_version":2', '"format_version":1') + lines[1])
+    with pytest.raises(
+        FormatError, match=r"exported from the dynamodb store in format 1; .*sqlite"
+    ):
         portability.import_file(path)
 
 
 def test_a_team_name_that_leaves_its_folder_is_refused(portability: Portability) -> None:
     with pytest.raises(ValueError, match="unusable team name"):
         portability.delete_team("..")
+
+
+def test_team_delete_drops_its_entry_in_the_webhook_secrets_file(
+    portability: Portability, tmp_path: Path
+) -> None:
+    secrets = tmp_path / WEBHOOK_SECRETS_FILE
+    secrets.write_text(
+        json.dumps({"alpha": "a", "beta": "b", "pull": {"alpha": {"token": "t", "repos": []}}})
+    )
+
+    assert portability.delete_team("alpha") == {"webhook_secrets": 1}
+
+    assert json.loads(secrets.read_text()) == {"beta": "b", "pull": {}}
+    assert webhook_secret("beta") == "b"
+    assert portability.delete_team("alpha") == {}

@@ -3,6 +3,7 @@ stands in for the stack; a stand-in CloudFormation answers its outputs)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES, physical_name
 from shared.handoffs.ports import OpenHandoffFilter
 from shared.handoffs.wiring import build_handoff_store
+from shared.knowledge.wiring import ENV_WEBHOOK_SECRET_ARN
+from shared.portability.format import end_line, header, line
+from shared.storage.team_data_dynamo import DynamoTeamData
+from shared.workflows.adapters.scheduler import EventBridgeSchedules
 from tests.fake_aws import fake_aws
 from tests.unit.storage.test_handoff_store_contract import handoff
 
@@ -97,3 +102,100 @@ def test_team_delete_erases_every_version_of_the_teams_files_in_the_bucket(
         "inbox/other/n.md",
     ]
     assert left.get("DeleteMarkers", []) == []
+
+
+WORKFLOW_GROUP = "cairn-test-workflows"
+RUNNER = "arn:aws:lambda:us-east-1:123456789012:function:workflows"
+ROLE = "arn:aws:iam::123456789012:role/scheduler"
+
+
+def workflow_schedule(team: str, workflow_id: str) -> None:
+    """A schedule-triggered workflow's schedule, as `EventBridgeSchedules.put` names it."""
+    boto3.client("scheduler", region_name="us-east-1").create_schedule(
+        Name=EventBridgeSchedules.schedule_name(team, workflow_id),
+        GroupName=WORKFLOW_GROUP,
+        ScheduleExpression="rate(1 hour)",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={
+            "Arn": RUNNER,
+            "RoleArn": ROLE,
+            "Input": json.dumps({"workflow_schedule": {"team": team, "workflow_id": workflow_id}}),
+        },
+    )
+
+
+@pytest.mark.moto
+def test_team_delete_erases_its_workflow_schedules_and_webhook_secret(
+    stack: StackOutputs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    scheduler.create_schedule_group(Name=WORKFLOW_GROUP)
+    for team, workflow_id in (("acme", "wf_1"), ("acme", "wf_2"), ("other", "wf_3")):
+        workflow_schedule(team, workflow_id)
+    secrets = boto3.client("secretsmanager", region_name="us-east-1")
+    document = {
+        "acme": "acme's secret",
+        "other": "other's secret",
+        "pull": {"acme": {"token": "t", "repos": ["a/b"]}, "other": {"token": "u", "repos": []}},
+    }
+    arn = secrets.create_secret(Name="webhooks", SecretString=json.dumps(document))["ARN"]
+    stack.outputs[names.Outputs.WORKFLOW_SCHEDULE_GROUP] = WORKFLOW_GROUP
+    stack.outputs[names.Outputs.WEBHOOK_SECRETS] = arn
+    monkeypatch.setenv(ENV_WEBHOOK_SECRET_ARN, "")  # on_stack sets it from the output
+    portability = on_stack("cairn-test", stack, with_index=False)
+
+    counts = portability.delete_team("acme")
+
+    assert counts == {"webhook_secrets": 1, "workflow_schedules": 2}
+    left = scheduler.list_schedules(GroupName=WORKFLOW_GROUP)["Schedules"]
+    assert [s["Name"] for s in left] == [EventBridgeSchedules.schedule_name("other", "wf_3")]
+    kept = json.loads(secrets.get_secret_value(SecretId=arn)["SecretString"])
+    assert kept == {"other": "other's secret", "pull": {"other": {"token": "u", "repos": []}}}
+    assert portability.delete_team("acme") == {}  # nothing left of it
+
+
+@pytest.mark.moto
+def test_a_stack_export_carries_artifact_bytes_from_the_bucket_and_import_puts_them_back(
+    stack: StackOutputs, tmp_path: Path
+) -> None:
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.put_object(Bucket=BUCKET, Key="artifacts/acme/art_1", Body=b"\x00\x01acme's bytes")
+    s3.put_object(Bucket=BUCKET, Key="artifacts/acme2/art_2", Body=b"not acme's")
+    portability = on_stack("cairn-test", stack, with_index=False)
+    path = tmp_path / "acme.jsonl"
+    path.write_text("".join(portability.export("acme")))
+    records = [json.loads(text) for text in path.read_text().splitlines()]
+    assert {"kind": "artifact_bytes", "artifact_id": "art_1", "base64": "AAFhY21lJ3MgYnl0ZXM="} in (
+        records
+    )
+
+    portability.delete_team("acme")
+    assert portability.import_file(path).written == 1
+    body = s3.get_object(Bucket=BUCKET, Key="artifacts/acme/art_1")["Body"].read()
+    assert body == b"\x00\x01acme's bytes"
+    assert portability.import_file(path).written == 0
+
+
+@pytest.mark.moto
+def test_a_format_1_file_of_dynamodb_items_still_imports_into_a_stack(
+    stack: StackOutputs, tmp_path: Path
+) -> None:
+    portability = on_stack("cairn-test", stack, with_index=False)
+    build_handoff_store().create("acme", handoff(1))
+    tables = {
+        spec.logical_id: boto3.resource("dynamodb").Table(physical_name(spec))
+        for spec in ALL_TABLES
+    }
+    items = list(DynamoTeamData(tables).export_team("acme"))  # what format 1 wrote
+    path = tmp_path / "v1.jsonl"
+    path.write_text(
+        "".join(
+            [line({**header("acme", "dynamodb"), "format_version": 1})]
+            + [line(record) for record in items]
+            + [end_line(len(items))]
+        )
+    )
+    portability.delete_team("acme")
+
+    assert portability.import_file(path).written == 1
+    assert open_handoffs("acme") == ["hof_0001"]

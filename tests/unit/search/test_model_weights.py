@@ -127,3 +127,16 @@ def test_cls_pooling_takes_the_first_token_and_mean_pooling_the_masked_average(
     assert float(cls_vec @ mean_vec) < 0.999  # they differ
     # MiniLMEmbedder is the mean-pooled one.
     np.testing.assert_allclose(MiniLMEmbedder(folder, workers=1).embed([text])[0], mean_vec)
+
+
+def test_loading_the_encoder_keeps_blas_to_one_thread() -> None:
+    # The embedder runs a batch per core itself; BLAS threads on top of that spin on a busy
+    # machine (a short text cost 7x the wall time with them). The limit is set at the load.
+    from threadpoolctl import threadpool_info
+
+    from shared.search.embedding.minilm import MiniLMEmbedder
+
+    MiniLMEmbedder().embed(["a cat sits on the mat"])
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas, "numpy's BLAS is loaded"
+    assert {pool["num_threads"] for pool in blas} == {1}
