@@ -171,6 +171,16 @@ class CairnStack(Stack):
             "workflow schedules (a team's erasure deletes its own)",
         )
         self._output(
+            names.Outputs.WORKFLOWS_FUNCTION_ARN,
+            self.functions.groups[names.GROUP_WORKFLOWS].function_arn,
+            "what workflow schedules invoke (an import re-creates a team's)",
+        )
+        self._output(
+            names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN,
+            self.workflows.scheduler_role.role_arn,
+            "the role workflow schedules run under",
+        )
+        self._output(
             names.Outputs.WEBHOOK_SECRETS,
             self.knowledge.webhook_secrets.secret_arn,
             "GitHub webhook secrets per team (a team's erasure drops its entry)",

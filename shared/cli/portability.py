@@ -76,6 +76,7 @@ def _settings_of(outputs: dict[str, str]) -> Any:
             "sync_runner_arn": outputs.get(names.Outputs.SYNC_RUNNER_ARN),
             "sync_scheduler_role_arn": outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN),
             "workflow_schedule_group": outputs.get(names.Outputs.WORKFLOW_SCHEDULE_GROUP),
+            "workflow_scheduler_role_arn": outputs.get(names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN),
         }
     )
 
@@ -85,12 +86,17 @@ def on_stack(stack: str, cloudformation: Any = None, *, with_index: bool = True)
     from shared import runtime
     from shared.knowledge.wiring import ENV_WEBHOOK_SECRET_ARN
     from shared.portability.wiring import build_portability
+    from shared.workflows.wiring import FUNCTION_ARN_ENV
 
     outputs = _outputs(stack, cloudformation)
-    secrets = outputs.get(names.Outputs.WEBHOOK_SECRETS)
-    if secrets and not os.environ.get(ENV_WEBHOOK_SECRET_ARN):
-        # The knowledge group reads the secret's ARN from its environment, as a Lambda does.
-        os.environ[ENV_WEBHOOK_SECRET_ARN] = secrets
+    # The knowledge group reads the secret's ARN from its environment, and the workflow
+    # schedules the function they invoke, as their Lambdas do.
+    for env, output in (
+        (ENV_WEBHOOK_SECRET_ARN, names.Outputs.WEBHOOK_SECRETS),
+        (FUNCTION_ARN_ENV, names.Outputs.WORKFLOWS_FUNCTION_ARN),
+    ):
+        if (value := outputs.get(output)) and not os.environ.get(env):
+            os.environ[env] = value
     runtime.configure(_settings_of(outputs))
     return build_portability(with_index=with_index)
 

@@ -172,6 +172,9 @@ class Outputs:
     # What a team's erasure reaches beyond the tables: its workflow schedules and its entry in
     # the GitHub webhook secrets.
     WORKFLOW_SCHEDULE_GROUP: Final = "WorkflowScheduleGroupName"
+    # What a workflow schedule invokes, and under which role: an import re-creates them.
+    WORKFLOWS_FUNCTION_ARN: Final = "WorkflowsFunctionArn"
+    WORKFLOW_SCHEDULER_ROLE_ARN: Final = "WorkflowSchedulerRoleArn"
     WEBHOOK_SECRETS: Final = "GithubWebhookSecretsArn"
     # The domain event bus: where a team's rules (Slack, SQS, …) subscribe.
     EVENT_BUS_NAME: Final = "EventBusName"

@@ -5,12 +5,20 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
 from shared.domain_events.models import Kind
-from shared.handoffs.models import Claim, Handoff, HandoffSummary
+from shared.handoffs.models import (
+    Claim,
+    ClaimHandoffInput,
+    Handoff,
+    HandoffSummary,
+    ListHandoffsInput,
+    StoreHandoffInput,
+)
 from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilter, UnknownHandoff
 from shared.handoffs.sections import REQUIRED_SECTIONS, section_problem
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
@@ -20,96 +28,63 @@ def new_handoff_id() -> str:
     return "hof_" + secrets.token_hex(12)
 
 
+@dataclass(frozen=True)
 class HandoffService:
-    """Seed 002's store_handoff / list_handoffs / claim_handoff over a `HandoffStore`."""
+    """Seed 002's store_handoff / list_handoffs / claim_handoff over a `HandoffStore`; each
+    takes its tool's arguments as they came."""
 
-    def __init__(
-        self,
-        store: HandoffStore,
-        clock: Callable[[], float] = time.time,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._clock = clock
-        self._events = events or DomainEvents()
+    store: HandoffStore
+    clock: Callable[[], float] = time.time
+    events: DomainEvents = field(default_factory=DomainEvents)
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
-    def store(
-        self,
-        principal: Principal,
-        *,
-        title: str,
-        document_md: str,
-        project_key: str | None = None,
-        source_ref: str | None = None,
-        cwd: str | None = None,
-        harness: str | None = None,
-        tags: list[str] | None = None,
-    ) -> HandoffSummary:
+    def store_handoff(self, principal: Principal, args: StoreHandoffInput) -> HandoffSummary:
         """Persist a handoff whose document has exactly the five required sections."""
-        if problem := section_problem(document_md):
+        if problem := section_problem(args.document_md):
             raise InvalidArgument(
                 f"`document_md` {problem}; give it exactly these five sections, each as a "
                 f"Markdown heading: {', '.join(REQUIRED_SECTIONS)}",
                 field="document_md",
             )
-        handoff = Handoff(
-            id=new_handoff_id(),
-            title=title.strip() or title,
-            document_md=document_md,
-            project_key=project_key,
-            source_ref=source_ref,
-            cwd=cwd,
-            harness=harness,
-            tags=list(dict.fromkeys(tags or [])),
-            created_by=principal.actor,
-            created_at=self._now(),
-            status="open",
+        handoff = Handoff.model_validate(
+            {
+                **args.model_dump(),
+                "id": new_handoff_id(),
+                "title": args.title.strip() or args.title,
+                "tags": list(dict.fromkeys(args.tags)),
+                "created_by": principal.actor,
+                "created_at": self._now(),
+                "status": "open",
+            }
         )
-        stored = self._events.event(
+        stored = self.events.event(
             principal.team, Kind.HANDOFF_STORED, principal.actor, handoff_id=handoff.id
         )
-        self._store.create(principal.team, handoff, events=[stored])
+        self.store.create(principal.team, handoff, events=[stored])
         return handoff.summary()
 
-    def list_open(
-        self,
-        principal: Principal,
-        *,
-        project_key: str | None = None,
-        cwd: str | None = None,
-        harness: str | None = None,
-        limit: int = 20,
-    ) -> list[HandoffSummary]:
+    def list_open(self, principal: Principal, args: ListHandoffsInput) -> list[HandoffSummary]:
         """The team's unclaimed handoffs matching every filter given, newest first."""
-        wanted = OpenHandoffFilter(project_key=project_key, cwd=cwd, harness=harness)
-        page = self._store.list_open(principal.team, wanted, limit=limit)
+        wanted = OpenHandoffFilter(project_key=args.project_key, cwd=args.cwd, harness=args.harness)
+        page = self.store.list_open(principal.team, wanted, limit=args.limit)
         return [handoff.summary() for handoff in page.items]
 
-    def claim(
-        self,
-        principal: Principal,
-        *,
-        handoff_id: str,
-        claiming_agent_id: str | None = None,
-        claiming_harness: str | None = None,
-        claiming_source_ref: str | None = None,
-        claiming_cwd: str | None = None,
-    ) -> Handoff:
+    def claim(self, principal: Principal, args: ClaimHandoffInput) -> Handoff:
         """Atomically claim an open handoff.
 
         `NotFound` (seed 002's 404) for an unknown id; `Conflict` (409) carrying the existing
         claim when another agent claimed first. The holder (`claim.agent_id`) is always the
         token's identity; `claiming_agent_id` is recorded beside it as the claimant's own words.
         """
+        handoff_id = args.handoff_id
         claim = Claim(
             agent_id=principal.actor,
-            claiming_agent_id=claiming_agent_id,
-            harness=claiming_harness,
-            source_ref=claiming_source_ref,
-            cwd=claiming_cwd,
+            claiming_agent_id=args.claiming_agent_id,
+            harness=args.claiming_harness,
+            source_ref=args.claiming_source_ref,
+            cwd=args.claiming_cwd,
             claimed_at=self._now(),
         )
         unknown = NotFound(
@@ -119,10 +94,10 @@ class HandoffService:
         )
         # Read first: the claim's event names the handoff's author, and is written in the
         # claim's own transaction (the store's condition, still open, decides the race).
-        current = self._store.get(principal.team, handoff_id)
+        current = self.store.get(principal.team, handoff_id)
         if current is None:
             raise unknown
-        event = self._events.event(
+        event = self.events.event(
             principal.team,
             Kind.HANDOFF_CLAIMED,
             principal.actor,
@@ -130,7 +105,7 @@ class HandoffService:
             created_by=current.created_by,
         )
         try:
-            claimed = self._store.claim(principal.team, handoff_id, claim, events=[event])
+            claimed = self.store.claim(principal.team, handoff_id, claim, events=[event])
         except UnknownHandoff as exc:
             raise unknown from exc
         except AlreadyClaimed as exc:

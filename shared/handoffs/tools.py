@@ -35,18 +35,7 @@ SCOPE = "handoff"
     annotations=APPEND,
 )
 def store_handoff(ctx: ToolContext[HandoffService], args: StoreHandoffInput) -> StoreHandoffOutput:
-    return StoreHandoffOutput(
-        handoff=ctx.service.store(
-            ctx.principal,
-            title=args.title,
-            document_md=args.document_md,
-            project_key=args.project_key,
-            source_ref=args.source_ref,
-            cwd=args.cwd,
-            harness=args.harness,
-            tags=args.tags,
-        )
-    )
+    return StoreHandoffOutput(handoff=ctx.service.store_handoff(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -61,15 +50,7 @@ def store_handoff(ctx: ToolContext[HandoffService], args: StoreHandoffInput) -> 
     annotations=READ_ONLY,
 )
 def list_handoffs(ctx: ToolContext[HandoffService], args: ListHandoffsInput) -> ListHandoffsOutput:
-    return ListHandoffsOutput(
-        handoffs=ctx.service.list_open(
-            ctx.principal,
-            project_key=args.project_key,
-            cwd=args.cwd,
-            harness=args.harness,
-            limit=args.limit,
-        )
-    )
+    return ListHandoffsOutput(handoffs=ctx.service.list_open(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -86,13 +67,4 @@ def list_handoffs(ctx: ToolContext[HandoffService], args: ListHandoffsInput) -> 
     annotations=APPEND,
 )
 def claim_handoff(ctx: ToolContext[HandoffService], args: ClaimHandoffInput) -> ClaimHandoffOutput:
-    return ClaimHandoffOutput(
-        handoff=ctx.service.claim(
-            ctx.principal,
-            handoff_id=args.handoff_id,
-            claiming_agent_id=args.claiming_agent_id,
-            claiming_harness=args.claiming_harness,
-            claiming_source_ref=args.claiming_source_ref,
-            claiming_cwd=args.claiming_cwd,
-        )
-    )
+    return ClaimHandoffOutput(handoff=ctx.service.claim(ctx.principal, args))

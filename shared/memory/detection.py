@@ -34,7 +34,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, Literal, Protocol
 
@@ -470,38 +470,29 @@ def _detectable(memory: Memory) -> bool:
     return memory.active and memory.wallet_address is None and memory.expires_at is None
 
 
+@dataclass(eq=False)
 class Detector:
     """Finds conflicts and duplicate clusters around one memory and records them."""
 
-    def __init__(
-        self,
-        store: MemoryStore,
-        index: MemoryIndex,
-        similarity: MemorySimilarity,
-        findings: FindingStore,
-        judge_pair: ContradictionJudge = judge,
-        clock: Callable[[], float] = time.time,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._index = index
-        self._similarity = similarity
-        self._findings = findings
-        self._judge = judge_pair
-        self._clock = clock
-        self._events = events or DomainEvents()
+    store: MemoryStore
+    index: MemoryIndex
+    similarity: MemorySimilarity
+    findings: FindingStore
+    judge_pair: ContradictionJudge = judge
+    clock: Callable[[], float] = time.time
+    events: DomainEvents = field(default_factory=DomainEvents)
 
     def detect(self, team: str, memory_id: str) -> list[Finding]:
         """The findings newly recorded for `memory_id` (none when it is not an active memory,
         or everything found was recorded before)."""
-        now = datetime.fromtimestamp(self._clock(), tz=UTC)
-        memory = self._store.get(team, memory_id)
+        now = datetime.fromtimestamp(self.clock(), tz=UTC)
+        memory = self.store.get(team, memory_id)
         if memory is None or not _detectable(memory):
             return []
         candidates = self._candidates(team, memory)
         if not candidates:
             return []
-        cosines = self._similarity.similarities(_text(memory), [_text(c) for c in candidates])
+        cosines = self.similarity.similarities(_text(memory), [_text(c) for c in candidates])
         own_topic = topic(memory)
         duplicates: list[str] = []
         best = 0.0
@@ -516,7 +507,7 @@ class Detector:
                 # One text spelled two ways: a copy, whatever a judge (a model) would say.
                 verdict = Verdict("duplicate", ("same_words",))
             else:
-                verdict = self._judge(memory.content, candidate.content, cosine, same_topic)
+                verdict = self.judge_pair(memory.content, candidate.content, cosine, same_topic)
             verdict = subject_gate(verdict, memory.subject, candidate.subject)
             if verdict.kind == "duplicate":
                 duplicates.append(candidate.id)
@@ -534,14 +525,14 @@ class Detector:
                 )
                 # Written with the finding, only if it is new: detecting it again (a
                 # replayed stream record) adds nothing, so it is announced once.
-                detected = self._events.event(
+                detected = self.events.event(
                     team,
                     Kind.MEMORY_CONFLICT_DETECTED,
                     CURATOR_ACTOR,
                     finding_id=finding.id,
                     memory_ids=finding.members,
                 )
-                if self._findings.add(team, finding, events=[detected]):
+                if self.findings.add(team, finding, events=[detected]):
                     added.append(finding)
         if duplicates:
             members = sorted([memory.id, *duplicates])
@@ -553,17 +544,17 @@ class Detector:
                 topic=own_topic,
                 similarity=round(best, 4),
             )
-            if self._findings.add(team, cluster):
+            if self.findings.add(team, cluster):
                 added.append(cluster)
         return added
 
     def _candidates(self, team: str, memory: Memory) -> list[Memory]:
         chain = {memory.id, memory.supersedes, memory.superseded_by, *memory.merged_from}
         found: dict[str, Memory] = {}
-        for candidate_id, _ in self._index.search(team, _text(memory), CANDIDATES + 1):
+        for candidate_id, _ in self.index.search(team, _text(memory), CANDIDATES + 1):
             if candidate_id in chain or candidate_id in found:
                 continue
-            candidate = self._store.get(team, candidate_id)
+            candidate = self.store.get(team, candidate_id)
             if candidate is not None and _detectable(candidate):
                 found[candidate.id] = candidate
         own_topic = topic(memory)
@@ -571,10 +562,10 @@ class Detector:
             # Memories about the same subject (or key, or title), found through the index by the
             # topic's words rather than by reading the whole team: a scan per write made every
             # write O(team) (seconds per write at 100k memories, `cairn bench store`).
-            for candidate_id, _ in self._index.search(team, own_topic, TOPIC_CANDIDATES):
+            for candidate_id, _ in self.index.search(team, own_topic, TOPIC_CANDIDATES):
                 if candidate_id in chain or candidate_id in found:
                     continue
-                candidate = self._store.get(team, candidate_id)
+                candidate = self.store.get(team, candidate_id)
                 if (
                     candidate is not None
                     and _detectable(candidate)

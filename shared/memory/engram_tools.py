@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.memory.group import GROUP
+from shared.memory.group import GROUP, arguments
 from shared.memory.models import (
     Engram,
     EngramCreateInput,
@@ -63,15 +63,7 @@ def _parsed(content: str) -> Any:
     annotations=APPEND,  # each call creates a new engram
 )
 def engram_create(ctx: ToolContext[MemoryService], args: EngramCreateInput) -> EngramOutput:
-    memory = ctx.service.engram_create(
-        ctx.principal,
-        wallet_address=args.wallet_address,
-        engram_type=args.engram_type,
-        key=args.key,
-        content=args.content,
-        tags=args.tags,
-        is_public=args.is_public,
-    )
+    memory = ctx.service.engram_create(ctx.principal, **arguments(args))
     return EngramOutput(engram=Engram.of(memory))
 
 
@@ -95,13 +87,7 @@ def engram_get(ctx: ToolContext[MemoryService], args: EngramGetInput) -> EngramO
     annotations=READ_ONLY,
 )
 def engram_search(ctx: ToolContext[MemoryService], args: EngramSearchInput) -> EngramListOutput:
-    found = ctx.service.engrams(
-        ctx.principal,
-        wallet_address=args.wallet_address,
-        engram_type=args.engram_type,
-        tags=args.tags,
-        query=args.query,
-    )
+    found = ctx.service.engrams(ctx.principal, **arguments(args, "offset", "limit"))
     return _page(found, args.offset, args.limit)
 
 

@@ -12,9 +12,9 @@ lifecycle without knowing it.
 from __future__ import annotations
 
 import re
-import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
@@ -32,6 +32,8 @@ from shared.memory.models import (
     MemoryEvent,
     MemoryKind,
     MemorySource,
+    new_memory,
+    new_memory_id,
 )
 from shared.memory.ports import (
     CurationQueue,
@@ -48,10 +50,6 @@ T = TypeVar("T")
 # How far down the hybrid ranking memory_query reads before filtering.
 QUERY_DEPTH = 200
 _WORD = re.compile(r"\w+")
-
-
-def new_memory_id() -> str:
-    return "mem_" + secrets.token_hex(12)
 
 
 def view_at(memory: Memory, known_at: datetime) -> Memory | None:
@@ -102,48 +100,40 @@ def _check_window(valid_from: datetime | None, valid_to: datetime | None) -> Non
         )
 
 
+@dataclass(eq=False)
 class Lifecycle:
     """The advanced memory tools' logic (reached as `MemoryService.lifecycle`)."""
 
-    def __init__(
-        self,
-        store: MemoryStore,
-        index: MemoryIndex,
-        findings: FindingStore,
-        clock: Callable[[], float] = time.time,
-        detection: CurationQueue | None = None,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._index = index
-        self._findings = findings
-        self._clock = clock
-        self._detection = detection
-        self._events = events or DomainEvents()
+    store: MemoryStore
+    index: MemoryIndex
+    finding_store: FindingStore
+    clock: Callable[[], float] = time.time
+    detection: CurationQueue | None = None
+    events: DomainEvents = field(default_factory=DomainEvents)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     # ------------------------------------------------------------------ write / propose
 
     def write(self, principal: Principal, **claim: Any) -> Memory:
         """A filed structured memory, indexed and handed to conflict/duplicate detection."""
         memory = self._new(principal, "filed", "written", **claim)
-        self._store.create(principal.team, memory)
+        self.store.create(principal.team, memory)
         self._filed(principal.team, memory)
         return memory
 
     def propose(self, principal: Principal, **claim: Any) -> Memory:
         """A proposal: stored, never indexed, invisible to recall and search until approved."""
         memory = self._new(principal, "proposed", "proposed", **claim)
-        awaiting = self._events.event(
+        awaiting = self.events.event(
             principal.team,
             Kind.MEMORY_PROPOSAL_AWAITING_REVIEW,
             principal.actor,
             memory_id=memory.id,
             memory_kind=memory.kind,
         )
-        self._store.create(principal.team, memory, events=[awaiting])
+        self.store.create(principal.team, memory, events=[awaiting])
         return memory
 
     def _new(
@@ -153,34 +143,32 @@ class Lifecycle:
         action: EventAction,
         *,
         content: str,
-        subject: str | None,
         kind: MemoryKind,
-        title: str | None,
-        tags: list[str],
-        sources: list[MemorySource],
-        confidence: float | None,
-        valid_from: datetime | None,
-        valid_to: datetime | None,
-        metadata: dict[str, Any],
+        subject: str | None = None,
+        title: str | None = None,
+        tags: Sequence[str] = (),
+        sources: Sequence[MemorySource] = (),
+        confidence: float | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Memory:
         now = self.now()
         valid_from, valid_to = _aware(valid_from), _aware(valid_to)
         _check_window(valid_from or now, valid_to)
-        return Memory(
-            id=new_memory_id(),
+        return new_memory(
+            principal.actor,
+            now,
             title=title.strip() if title else None,
             content=content,
             subject=subject.strip() if subject else None,
             kind=kind,
-            tags=list(dict.fromkeys(tags)),
-            sources=sources,
+            tags=list(tags),
+            sources=list(sources),
             confidence=confidence,
             valid_from=valid_from,
             valid_to=valid_to,
-            metadata=metadata,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
+            metadata=dict(metadata or {}),
             status=status,
             history=[
                 MemoryEvent(
@@ -190,9 +178,9 @@ class Lifecycle:
         )
 
     def _filed(self, team: str, memory: Memory) -> None:
-        self._index.index(team, memory)
-        if self._detection is not None:
-            self._detection.submit(team, memory.id)
+        self.index.index(team, memory)
+        if self.detection is not None:
+            self.detection.submit(team, memory.id)
 
     # ------------------------------------------------------------------ review
 
@@ -215,7 +203,7 @@ class Lifecycle:
         action: EventAction = "approved" if decision == "approve" else "rejected"
         results: list[ReviewOutcome] = []
         for memory_id in dict.fromkeys(ids):
-            proposal = self._store.get(team, memory_id)
+            proposal = self.store.get(team, memory_id)
             if proposal is None:
                 results.append(
                     ReviewOutcome(
@@ -248,7 +236,7 @@ class Lifecycle:
                 }
             )
             try:
-                self._store.transition(team, decided, frozenset({"proposed"}))
+                self.store.transition(team, decided, frozenset({"proposed"}))
             except StateChanged as lost:
                 current = lost.current if isinstance(lost.current, Memory) else None
                 results.append(
@@ -269,7 +257,7 @@ class Lifecycle:
     def retract(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Mark an active memory retracted: kept with its history, out of every listing."""
         team = principal.team
-        stored = self._store.get(team, memory_id)
+        stored = self.store.get(team, memory_id)
         if stored is not None and stored.status == "retracted":
             return stored  # retracting twice changes nothing
         memory = self._active(team, memory_id, "id")
@@ -292,10 +280,10 @@ class Lifecycle:
             }
         )
         try:
-            self._store.transition(team, retracted, ACTIVE_STATUSES)
+            self.store.transition(team, retracted, ACTIVE_STATUSES)
         except StateChanged as lost:
             raise _lost(memory_id, lost, "retract") from lost
-        self._index.remove(team, memory_id)
+        self.index.remove(team, memory_id)
         return retracted
 
     def supersede(
@@ -349,10 +337,10 @@ class Lifecycle:
         )
         closed = self._close(old, new, principal.actor, now, reason)
         try:
-            self._store.supersede(team, closed, ACTIVE_STATUSES, new)
+            self.store.supersede(team, closed, ACTIVE_STATUSES, new)
         except StateChanged as lost:
             raise _lost(memory_id, lost, "supersede") from lost
-        self._index.remove(team, old.id)
+        self.index.remove(team, old.id)
         self._filed(team, new)
         return new, closed
 
@@ -443,7 +431,7 @@ class Lifecycle:
         if versions_of is not None:
             records = self._chain(team, versions_of)
         else:
-            records = self._store.iter_team(team)
+            records = self.store.iter_team(team)
         views: list[Memory] = []
         for record in records:
             view = view_at(record, known_at) if known_at is not None else record
@@ -474,7 +462,7 @@ class Lifecycle:
         contain every query word, newest first."""
         by_id = {m.id: m for m in views}
         ranked: list[Memory] = []
-        for memory_id, _ in self._index.search(team, query, QUERY_DEPTH):
+        for memory_id, _ in self.index.search(team, query, QUERY_DEPTH):
             hit = by_id.pop(memory_id, None)
             if hit is not None and hit.active:
                 ranked.append(hit)
@@ -488,13 +476,13 @@ class Lifecycle:
         return ranked + rest
 
     def _chain(self, team: str, memory_id: str) -> list[Memory]:
-        start = self._store.get(team, memory_id)
+        start = self.store.get(team, memory_id)
         if start is None:
             raise _no_memory(memory_id, "versions_of")
         first = start
         seen = {first.id}
         while first.supersedes and first.supersedes not in seen:
-            previous = self._store.get(team, first.supersedes)
+            previous = self.store.get(team, first.supersedes)
             if previous is None:
                 break
             seen.add(previous.id)
@@ -502,7 +490,7 @@ class Lifecycle:
         chain = [first]
         walked = {first.id}
         while chain[-1].superseded_by and chain[-1].superseded_by not in walked:
-            following = self._store.get(team, chain[-1].superseded_by)
+            following = self.store.get(team, chain[-1].superseded_by)
             if following is None:
                 break
             walked.add(following.id)
@@ -524,10 +512,10 @@ class Lifecycle:
         left the active states has settled itself and is not listed."""
         team = principal.team
         rows: list[tuple[Finding, list[Memory]]] = []
-        for finding in self._findings.iter_team(team):
+        for finding in self.finding_store.iter_team(team):
             if finding.kind != kind or (status != "all" and finding.status != status):
                 continue
-            members = [m for m in (self._store.get(team, i) for i in finding.members) if m]
+            members = [m for m in (self.store.get(team, i) for i in finding.members) if m]
             if finding.status == "open" and (
                 len(members) != len(finding.members) or not all(m.active for m in members)
             ):
@@ -666,17 +654,17 @@ class Lifecycle:
             }
         )
         try:
-            self._store.transition(team, merged, ACTIVE_STATUSES)
+            self.store.transition(team, merged, ACTIVE_STATUSES)
         except StateChanged as lost:
             raise _lost(survivor.id, lost, "merge into") from lost
-        self._index.index(team, merged)
+        self.index.index(team, merged)
         results = [merged]
         for other in others:
             results.append(self._superseded_by(team, other, merged, principal.actor, now, note))
         return settled, results
 
     def _open_finding(self, team: str, finding_id: str, kind: str) -> tuple[Finding, list[Memory]]:
-        finding = self._findings.get(team, finding_id)
+        finding = self.finding_store.get(team, finding_id)
         if finding is None or finding.kind != kind:
             listing = "conflicts_list" if kind == "conflict" else "duplicates_list"
             raise NotFound(
@@ -691,7 +679,7 @@ class Lifecycle:
             )
         members: list[Memory] = []
         for memory_id in finding.members:
-            member = self._store.get(team, memory_id)
+            member = self.store.get(team, memory_id)
             if member is None or not member.active:
                 raise Conflict(
                     f"`id`: memory {memory_id!r} of {kind} {finding_id!r} is no longer active "
@@ -722,7 +710,7 @@ class Lifecycle:
             }
         )
         try:
-            self._findings.settle(team, settled)
+            self.finding_store.settle(team, settled)
         except StateChanged as lost:
             current = lost.current if isinstance(lost.current, Finding) else None
             raise Conflict(
@@ -739,14 +727,14 @@ class Lifecycle:
     ) -> Memory:
         closed = self._close(memory, by, actor, now, note)
         try:
-            self._store.transition(team, closed, ACTIVE_STATUSES)
+            self.store.transition(team, closed, ACTIVE_STATUSES)
         except StateChanged as lost:
             raise _lost(memory.id, lost, "supersede") from lost
-        self._index.remove(team, memory.id)
+        self.index.remove(team, memory.id)
         return closed
 
     def _active(self, team: str, memory_id: str, field: str) -> Memory:
-        memory = self._store.get(team, memory_id)
+        memory = self.store.get(team, memory_id)
         if memory is None:
             raise _no_memory(memory_id, field)
         if not memory.active:

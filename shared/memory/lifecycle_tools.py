@@ -4,7 +4,7 @@ one memory record (shared.memory.lifecycle holds the logic; docs/memory.md the d
 
 from __future__ import annotations
 
-from shared.memory.group import GROUP
+from shared.memory.group import GROUP, arguments
 from shared.memory.lifecycle_models import (
     ConflictResolveInput,
     DuplicateResolveInput,
@@ -27,18 +27,6 @@ from shared.memory.models import FindingKind
 from shared.memory.service import MemoryService
 from shared.tools.registry import APPEND, READ_ONLY, Annotations, ToolContext
 
-_CLAIM_FIELDS = (
-    "content",
-    "subject",
-    "kind",
-    "title",
-    "tags",
-    "sources",
-    "confidence",
-    "valid_from",
-    "valid_to",
-    "metadata",
-)
 # Ends a version's validity or hides it from every listing (kept, never deleted); a repeat
 # finds the memory already in that state.
 _RETRACT = Annotations(read_only=False, destructive=True, idempotent=True, open_world=False)
@@ -59,8 +47,7 @@ _DECIDE = Annotations(read_only=False, destructive=False, idempotent=True, open_
     annotations=APPEND,
 )
 def memory_write(ctx: ToolContext[MemoryService], args: MemoryWriteInput) -> MemoryRecordOutput:
-    claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
-    return MemoryRecordOutput(memory=ctx.service.lifecycle.write(ctx.principal, **claim))
+    return MemoryRecordOutput(memory=ctx.service.lifecycle.write(ctx.principal, **arguments(args)))
 
 
 @GROUP.tool(
@@ -72,8 +59,8 @@ def memory_write(ctx: ToolContext[MemoryService], args: MemoryWriteInput) -> Mem
     annotations=APPEND,
 )
 def memory_propose(ctx: ToolContext[MemoryService], args: MemoryProposeInput) -> MemoryRecordOutput:
-    claim = {name: getattr(args, name) for name in _CLAIM_FIELDS}
-    return MemoryRecordOutput(memory=ctx.service.lifecycle.propose(ctx.principal, **claim))
+    memory = ctx.service.lifecycle.propose(ctx.principal, **arguments(args))
+    return MemoryRecordOutput(memory=memory)
 
 
 @GROUP.tool(
@@ -88,21 +75,7 @@ def memory_propose(ctx: ToolContext[MemoryService], args: MemoryProposeInput) ->
     annotations=READ_ONLY,
 )
 def memory_query(ctx: ToolContext[MemoryService], args: MemoryQueryInput) -> MemoryQueryOutput:
-    memories, cursor = ctx.service.lifecycle.query(
-        ctx.principal,
-        query=args.query,
-        subject=args.subject,
-        kind=args.kind,
-        tags=args.tags,
-        created_by=args.created_by,
-        status=args.status,
-        as_of=args.as_of,
-        known_at=args.known_at,
-        versions_of=args.versions_of,
-        limit=args.limit,
-        cursor=args.cursor,
-        flagged=args.flagged,
-    )
+    memories, cursor = ctx.service.lifecycle.query(ctx.principal, **arguments(args))
     return MemoryQueryOutput(memories=memories, next_cursor=cursor)
 
 
@@ -133,18 +106,7 @@ def memory_supersede(
     ctx: ToolContext[MemoryService], args: MemorySupersedeInput
 ) -> MemorySupersedeOutput:
     new, old = ctx.service.lifecycle.supersede(
-        ctx.principal,
-        memory_id=args.id,
-        content=args.content,
-        subject=args.subject,
-        kind=args.kind,
-        title=args.title,
-        tags=args.tags,
-        sources=args.sources,
-        confidence=args.confidence,
-        valid_from=args.valid_from,
-        valid_to=args.valid_to,
-        reason=args.reason,
+        ctx.principal, memory_id=args.id, **arguments(args, "id")
     )
     return MemorySupersedeOutput(memory=new, superseded=old)
 
@@ -159,9 +121,7 @@ def memory_supersede(
     annotations=_DECIDE,
 )
 def memory_review(ctx: ToolContext[MemoryService], args: MemoryReviewInput) -> MemoryReviewOutput:
-    results = ctx.service.lifecycle.review(
-        ctx.principal, ids=args.ids, decision=args.decision, note=args.note
-    )
+    results = ctx.service.lifecycle.review(ctx.principal, **arguments(args))
     return MemoryReviewOutput(results=results)
 
 
@@ -202,12 +162,7 @@ def conflict_resolve(
     ctx: ToolContext[MemoryService], args: ConflictResolveInput
 ) -> FindingResolveOutput:
     finding, memories = ctx.service.lifecycle.resolve_conflict(
-        ctx.principal,
-        finding_id=args.id,
-        action=args.action,
-        keep_id=args.keep_id,
-        content=args.content,
-        note=args.note,
+        ctx.principal, finding_id=args.id, **arguments(args, "id")
     )
     return FindingResolveOutput(finding=finding, memories=memories)
 
@@ -238,6 +193,6 @@ def duplicate_resolve(
     ctx: ToolContext[MemoryService], args: DuplicateResolveInput
 ) -> FindingResolveOutput:
     finding, memories = ctx.service.lifecycle.resolve_duplicates(
-        ctx.principal, finding_id=args.id, action=args.action, keep_id=args.keep_id, note=args.note
+        ctx.principal, finding_id=args.id, **arguments(args, "id")
     )
     return FindingResolveOutput(finding=finding, memories=memories)

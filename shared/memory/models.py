@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -189,6 +190,23 @@ class Memory(BaseModel):
     @property
     def valid_since(self) -> datetime:
         return self.valid_from or self.created_at
+
+
+def new_memory_id() -> str:
+    return "mem_" + secrets.token_hex(12)
+
+
+def new_memory(created_by: str, now: datetime, *, tags: list[str], **fields: Any) -> Memory:
+    """A new memory record written by `created_by` at `now`: a fresh id, tags without repeats
+    (the first of each kept), and `fields`."""
+    return Memory(
+        id=new_memory_id(),
+        tags=list(dict.fromkeys(tags)),
+        created_at=now,
+        updated_at=now,
+        created_by=created_by,
+        **fields,
+    )
 
 
 FindingKind = Literal["conflict", "duplicate"]
@@ -464,22 +482,8 @@ class Engram(BaseModel):
 
     @classmethod
     def of(cls, memory: Memory) -> Engram:
-        assert memory.wallet_address is not None
-        assert memory.engram_type is not None
-        assert memory.key is not None
-        return cls(
-            id=memory.id,
-            wallet_address=memory.wallet_address,
-            engram_type=memory.engram_type,
-            key=memory.key,
-            content=memory.content,
-            tags=memory.tags,
-            is_public=bool(memory.is_public),
-            pinned=memory.pinned,
-            created_at=memory.created_at,
-            updated_at=memory.updated_at,
-            created_by=memory.created_by,
-        )
+        """The memory's own fields, read by name (a memory that is no engram fails here)."""
+        return cls.model_validate({**dict(memory), "is_public": bool(memory.is_public)})
 
 
 class EngramOutput(BaseModel):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
-import secrets
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from shared.memory.models import (
     Memory,
     MemoryFlag,
     MemorySearchHit,
+    new_memory,
 )
 from shared.memory.ports import (
     CurationQueue,
@@ -57,32 +58,19 @@ def _require_json(content: str) -> None:
         ) from exc
 
 
-def new_memory_id() -> str:
-    return "mem_" + secrets.token_hex(12)
-
-
+@dataclass(eq=False)
 class MemoryService:
     """One memory model behind every surface: seed 000's memory_put / memory_get /
     memory_search and seed 002's remember / recall / flag_memory."""
 
-    def __init__(
-        self,
-        store: MemoryStore,
-        index: MemoryIndex,
-        clock: Callable[[], float] = time.time,
-        curation: CurationQueue | None = None,
-        *,
-        findings: FindingStore,
-        detection: CurationQueue | None = None,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._index = index
-        self._clock = clock
-        self._curation = curation
-        self._detection = detection
-        self._findings = findings
-        self._events = events
+    store: MemoryStore
+    index: MemoryIndex
+    clock: Callable[[], float] = time.time
+    curation: CurationQueue | None = None
+    _: KW_ONLY
+    findings: FindingStore
+    detection: CurationQueue | None = None
+    events: DomainEvents = field(default_factory=DomainEvents)
 
     @functools.cached_property
     def lifecycle(self) -> Lifecycle:
@@ -91,16 +79,16 @@ class MemoryService:
         from shared.memory.lifecycle import Lifecycle
 
         return Lifecycle(
-            self._store,
-            self._index,
-            self._findings,
-            clock=self._clock,
-            detection=self._detection,
-            events=self._events,
+            self.store,
+            self.index,
+            self.findings,
+            clock=self.clock,
+            detection=self.detection,
+            events=self.events,
         )
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def put(
         self,
@@ -147,33 +135,31 @@ class MemoryService:
                 try:
                     # Conditional on the memory still being active: a retraction or supersession
                     # that landed since the read is never undone by this write.
-                    self._store.transition(team, memory, ACTIVE_STATUSES)
+                    self.store.transition(team, memory, ACTIVE_STATUSES)
                 except StateChanged as exc:
                     if exc.current is None:
                         # The record is gone (a raced delete, or TTL collecting the record
                         # before its alias): the alias's copy is all that was left of it, and
                         # would answer every read of the key. Free the key, then create it.
-                        self._store.drop_alias(team, key, None, existing.id)
+                        self.store.drop_alias(team, key, None, existing.id)
                     continue  # deleted or retired meanwhile: create the key afresh
-                self._index.index(team, memory)
+                self.index.index(team, memory)
                 self._detect(team, memory)
                 return memory
-            memory = Memory(
-                id=new_memory_id(),
+            memory = new_memory(
+                principal.actor,
+                now,
                 key=key,
                 content=content,
-                tags=list(dict.fromkeys(tags)),
+                tags=tags,
                 metadata=metadata,
-                created_at=now,
-                updated_at=now,
                 expires_at=expires_at,
-                created_by=principal.actor,
             )
             try:
-                self._store.create(team, memory)
+                self.store.create(team, memory)
             except KeyTaken:
                 continue  # another writer created the key first: update theirs instead
-            self._index.index(team, memory)
+            self.index.index(team, memory)
             self._detect(team, memory)
             return memory
         raise InvalidArgument(
@@ -190,7 +176,7 @@ class MemoryService:
             )
         team = principal.team
         if memory_id is not None:
-            memory = self._live(team, self._store.get(team, memory_id))
+            memory = self._live(team, self.store.get(team, memory_id))
             if memory is not None and key is not None and memory.key != key:
                 return None
             # By id a superseded or retracted version still reads (with its status and links:
@@ -205,22 +191,14 @@ class MemoryService:
         """Memories of the caller's team ranked by relevance to `query`; expired ones never."""
         team = principal.team
         hits: list[MemorySearchHit] = []
-        ranked = self._index.search(team, query, limit * 2 + 10)
+        ranked = self.index.search(team, query, limit * 2 + 10)
         # One batch read of every candidate, not a read per hit.
-        stored = self._store.get_many(team, [memory_id for memory_id, _ in ranked])
+        stored = self.store.get_many(team, [memory_id for memory_id, _ in ranked])
         for memory_id, score in ranked:
             memory = self._live(team, stored.get(memory_id))
             if memory is None or not memory.active:
                 continue
-            hits.append(
-                MemorySearchHit(
-                    id=memory.id,
-                    key=memory.key,
-                    content=memory.content,
-                    tags=memory.tags,
-                    score=score,
-                )
-            )
+            hits.append(MemorySearchHit.model_validate({**dict(memory), "score": score}))
             if len(hits) == limit:
                 break
         return hits
@@ -237,22 +215,20 @@ class MemoryService:
     ) -> Memory:
         """Store a memory as `pending` and hand it to the curator (dedupe, merge, link)."""
         now = self.now()
-        memory = Memory(
-            id=new_memory_id(),
+        memory = new_memory(
+            principal.actor,
+            now,
             title=title.strip(),
             content=body,
-            tags=list(dict.fromkeys(tags)),
+            tags=tags,
             applies_to=list(dict.fromkeys(applies_to)),
             confidence=confidence,
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
             status="pending",
         )
-        self._store.create(principal.team, memory)
-        self._index.index(principal.team, memory)
-        if self._curation is not None:
-            self._curation.submit(principal.team, memory.id)
+        self.store.create(principal.team, memory)
+        self.index.index(principal.team, memory)
+        if self.curation is not None:
+            self.curation.submit(principal.team, memory.id)
         return memory
 
     def recall(
@@ -273,9 +249,9 @@ class MemoryService:
             # Records are read in relevance order only until the page has `limit` unflagged
             # matches: a flagged one found later would rank below them anyway.
             for position, (memory_id, score) in enumerate(
-                self._index.search(team, query, RECALL_DEPTH)
+                self.index.search(team, query, RECALL_DEPTH)
             ):
-                memory = self._live(team, self._store.get(team, memory_id))
+                memory = self._live(team, self.store.get(team, memory_id))
                 if (
                     memory is None
                     or not memory.active
@@ -291,7 +267,7 @@ class MemoryService:
             return [memory for _, _, memory in ranked[:limit]]
         now = self.now()
         candidates: Iterator[Memory] = (
-            m for m in self._store.iter_recent(team) if not m.is_expired(now) and m.active
+            m for m in self.store.iter_recent(team) if not m.is_expired(now) and m.active
         )
         recent: list[Memory] = []
         flagged: list[Memory] = []
@@ -306,7 +282,7 @@ class MemoryService:
     def flag(self, principal: Principal, *, memory_id: str, reason: str) -> Memory:
         """Record why a memory is wrong; it is demoted in recall and awaits human review."""
         team = principal.team
-        live = self._live(team, self._store.get(team, memory_id))
+        live = self._live(team, self.store.get(team, memory_id))
         if live is None or not live.active:
             raise _no_memory(memory_id)
         flag = MemoryFlag(agent_id=principal.actor, reason=reason, flagged_at=self.now())
@@ -318,7 +294,7 @@ class MemoryService:
                 "review; wait for a reviewer to resolve them before flagging it again",
                 field="memory_id",
             )
-        flagged = self._store.add_flag(team, memory_id, flag)
+        flagged = self.store.add_flag(team, memory_id, flag)
         if flagged is None:  # deleted between the read and the write
             raise _no_memory(memory_id)
         return flagged
@@ -339,29 +315,27 @@ class MemoryService:
         """A new engram; `Conflict` (409) when the wallet already has one under `key`."""
         _require_json(content)
         now = self.now()
-        memory = Memory(
-            id=new_memory_id(),
+        memory = new_memory(
+            principal.actor,
+            now,
             key=key,
             content=content,
-            tags=list(dict.fromkeys(tags)),
-            created_at=now,
-            updated_at=now,
-            created_by=principal.actor,
+            tags=tags,
             wallet_address=wallet_address,
             engram_type=engram_type,
             is_public=is_public,
         )
         try:
-            self._store.create(principal.team, memory)
+            self.store.create(principal.team, memory)
         except KeyTaken as exc:
-            existing = self._store.id_for_key(principal.team, key, wallet_address)
+            existing = self.store.id_for_key(principal.team, key, wallet_address)
             raise Conflict(
                 f"`key`: wallet {wallet_address!r} already has an engram under `key` {key!r} "
                 f"({existing}); use engram_update on that id, or pick another key",
                 field="key",
                 holder={"id": existing} if existing else None,
             ) from exc
-        self._index.index(principal.team, memory)
+        self.index.index(principal.team, memory)
         return memory
 
     def engram_get(self, principal: Principal, *, wallet_address: str, key: str) -> Memory | None:
@@ -382,7 +356,7 @@ class MemoryService:
         needle = query.casefold() if query else None
         found = [
             m
-            for m in self._store.iter_team(principal.team)
+            for m in self.store.iter_team(principal.team)
             if m.wallet_address is not None
             and not m.is_expired(now)
             and m.active
@@ -408,10 +382,10 @@ class MemoryService:
         try:
             # The store keeps the stored pin (a pin landing since the read is not undone) and
             # returns the record as written, pin included.
-            written = self._store.transition(principal.team, updated, ACTIVE_STATUSES)
+            written = self.store.transition(principal.team, updated, ACTIVE_STATUSES)
         except StateChanged as exc:  # deleted or retracted meanwhile
             raise _no_engram(engram_id) from exc
-        self._index.index(principal.team, written)
+        self.index.index(principal.team, written)
         return written
 
     def engram_delete(self, principal: Principal, *, engram_id: str) -> None:
@@ -428,10 +402,10 @@ class MemoryService:
         if engram.pinned:
             raise pinned
         try:
-            self._store.delete(principal.team, engram, unless_pinned=True)
+            self.store.delete(principal.team, engram, unless_pinned=True)
         except MemoryPinned as exc:
             raise pinned from exc
-        self._index.remove(principal.team, engram.id)
+        self.index.remove(principal.team, engram.id)
 
     def engram_set_pinned(self, principal: Principal, *, engram_id: str, pinned: bool) -> Memory:
         """Pin (protect from engram_delete and cleanup) or unpin an engram; idempotent."""
@@ -441,7 +415,7 @@ class MemoryService:
         try:
             # The pin field alone (record and key alias together): content written since the
             # read above is kept.
-            return self._store.set_pinned(principal.team, engram_id, pinned)
+            return self.store.set_pinned(principal.team, engram_id, pinned)
         except MemoryGone as exc:
             raise _no_engram(engram_id) from exc
 
@@ -481,7 +455,7 @@ class MemoryService:
         )
 
     def _engram(self, team: str, engram_id: str) -> Memory:
-        memory = self._live(team, self._store.get(team, engram_id))
+        memory = self._live(team, self.store.get(team, engram_id))
         if memory is None or memory.wallet_address is None or not memory.active:
             raise _no_engram(engram_id)
         return memory
@@ -490,7 +464,7 @@ class MemoryService:
         """Delete the team's expired memories; returns how many went."""
         now = self.now()
         pruned = 0
-        for memory in list(self._store.iter_team(team)):
+        for memory in list(self.store.iter_team(team)):
             if memory.is_expired(now):
                 self._delete(team, memory)
                 pruned += 1
@@ -499,18 +473,18 @@ class MemoryService:
     def _detect(self, team: str, memory: Memory) -> None:
         """Hand a written memory to conflict/duplicate detection, as the memories table's
         stream does in AWS (an expiring memory is scratch: never examined)."""
-        if self._detection is not None and memory.expires_at is None:
-            self._detection.submit(team, memory.id)
+        if self.detection is not None and memory.expires_at is None:
+            self.detection.submit(team, memory.id)
 
     def _live_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
         # One read: the store keeps the key and its memory's record together.
-        memory = self._store.get_by_key(team, key, wallet)
+        memory = self.store.get_by_key(team, key, wallet)
         if memory is None:
             return None
         if not memory.active:
             # A key names its active version only; a key created with an inactive memory (a
             # proposal) frees itself on sight.
-            self._store.drop_alias(team, key, wallet, memory.id)
+            self.store.drop_alias(team, key, wallet, memory.id)
             return None
         return self._live(team, memory)
 
@@ -522,8 +496,8 @@ class MemoryService:
         return memory
 
     def _delete(self, team: str, memory: Memory) -> None:
-        self._store.delete(team, memory)
-        self._index.remove(team, memory.id)
+        self.store.delete(team, memory)
+        self.index.remove(team, memory.id)
 
 
 def _no_memory(memory_id: str) -> NotFound:

@@ -6,7 +6,7 @@ Seed 002's descriptions are its text verbatim ("the exact text an agent receives
 
 from __future__ import annotations
 
-from shared.memory.group import GROUP
+from shared.memory.group import GROUP, arguments
 from shared.memory.models import (
     FlagMemoryInput,
     FlagMemoryOutput,
@@ -38,16 +38,7 @@ __all__ = ["GROUP"]
     annotations=Annotations(read_only=False, destructive=True, idempotent=True, open_world=False),
 )
 def memory_put(ctx: ToolContext[MemoryService], args: MemoryPutInput) -> MemoryOutput:
-    memory = ctx.service.put(
-        ctx.principal,
-        key=args.key,
-        content=args.content,
-        tags=args.tags,
-        metadata=args.metadata,
-        ttl_days=args.ttl_days,
-        expires_at=args.expires_at,
-    )
-    return MemoryOutput(memory=memory)
+    return MemoryOutput(memory=ctx.service.put(ctx.principal, **arguments(args)))
 
 
 @GROUP.tool(
@@ -88,13 +79,9 @@ def memory_search(ctx: ToolContext[MemoryService], args: MemorySearchInput) -> M
     annotations=APPEND,
 )
 def remember(ctx: ToolContext[MemoryService], args: RememberInput) -> RememberOutput:
+    # Seed 002: the caller's is_global / requires_approval are ignored.
     memory = ctx.service.remember(
-        ctx.principal,
-        title=args.title,
-        body=args.body,
-        tags=args.tags,
-        applies_to=args.applies_to,
-        confidence=args.confidence,
+        ctx.principal, **arguments(args, "is_global", "requires_approval")
     )
     return RememberOutput(memory_id=memory.id)
 

@@ -46,6 +46,8 @@ class ImportReport:
     read: dict[str, int] = field(default_factory=dict)
     written: int = 0
     reindexed: dict[str, int] = field(default_factory=dict)
+    # What the import re-created outside the stores (a stack's workflow schedules).
+    restored: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         tokens = self.read.get(TOKEN_KIND, 0)
@@ -57,6 +59,7 @@ class ImportReport:
             # Listed in the file by name and scopes; a token is its secret: issue new ones.
             "tokens_not_restored": tokens,
             "reindexed": self.reindexed,
+            "restored": self.restored,
         }
 
 
@@ -143,6 +146,7 @@ class Portability:
         reindex: Callable[[str], dict[str, int]] | None = None,
         forget_tokens: Callable[[str], None] | None = None,
         erase_elsewhere: Callable[[str], dict[str, int]] | None = None,
+        restore_elsewhere: Callable[[str], dict[str, int]] | None = None,
         artifact_bytes: ArtifactBytes | None = None,
     ) -> None:
         self._data = data
@@ -156,6 +160,7 @@ class Portability:
         self._reindex = reindex
         self._forget_tokens = forget_tokens
         self._erase_elsewhere = erase_elsewhere
+        self._restore_elsewhere = restore_elsewhere
 
     # ------------------------------------------------------------------ export
 
@@ -240,6 +245,8 @@ class Portability:
             progress(Progress("records", done, total))
         if self._reindex is not None:
             report.reindexed = self._reindex(target)
+        if self._restore_elsewhere is not None:
+            report.restored = self._restore_elsewhere(target)
         return report
 
     def _stored_here(self, team: str, record: Record) -> Record:

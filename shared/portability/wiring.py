@@ -160,6 +160,17 @@ def _erase_in_aws(team: str) -> dict[str, int]:
     return counts
 
 
+def _restore_in_aws(team: str) -> dict[str, int]:
+    """What an import into a stack re-creates outside the tables: the schedules of the team's
+    schedule-triggered workflows (the sync schedule is a record the import writes itself)."""
+    if runtime.settings().is_local:
+        return {}
+    from shared.workflows.wiring import restore_schedules
+
+    restored = restore_schedules(team)
+    return {"workflow_schedules": restored} if restored else {}
+
+
 def _erase_elsewhere(team: str) -> dict[str, int]:
     """What a team leaves outside the stores, on either backend: its GitHub webhook secret
     (the data folder's secrets file, or the stack's secret), and in AWS `_erase_in_aws`."""
@@ -230,5 +241,6 @@ def build_portability(*, with_index: bool = True) -> Portability:
         reindex=_reindex if with_index else None,
         forget_tokens=_forget_tokens,
         erase_elsewhere=_erase_elsewhere,
+        restore_elsewhere=_restore_in_aws,
         artifact_bytes=artifact_bytes,
     )

@@ -7,7 +7,14 @@ from datetime import datetime
 from typing import Protocol
 
 from shared.auth.principal import Principal
-from shared.sessions.models import Message, ModelChoice, ModelInfo, Persona, Session
+from shared.sessions.models import (
+    Message,
+    ModelChoice,
+    ModelInfo,
+    Persona,
+    RememberedEngram,
+    Session,
+)
 from shared.storage.pages import Page
 
 
@@ -106,40 +113,32 @@ class CompactionLost(Exception):
     """Another cleanup holds the session, or it is pinned or gone."""
 
 
-@dataclass(frozen=True)
-class StoredEngram:
-    """An engram as the session tools see it (the memory record keyed by wallet and key)."""
+# An engram as the session tools see it (the memory record keyed by wallet and key): the very
+# model hecate_remember answers with.
+StoredEngram = RememberedEngram
 
-    id: str
-    wallet_address: str
+
+@dataclass(frozen=True)
+class NewEngram:
+    """What the persona tools write: the wallet's engram under `key`."""
+
+    wallet: str
     key: str
     engram_type: str
     content: str
-    pinned: bool
-    created_at: datetime
-    updated_at: datetime
+    tags: tuple[str, ...] = ()
 
 
 class Engrams(Protocol):
     """The memory group's engrams, as the persona tools use them (same records as
     `engram_get` and `recall` read)."""
 
-    def put(
-        self, principal: Principal, *, wallet: str, key: str, engram_type: str, content: str
-    ) -> tuple[StoredEngram, bool]:
-        """Create or replace the wallet's engram under `key` (idempotent); True when created."""
+    def put(self, principal: Principal, engram: NewEngram) -> tuple[StoredEngram, bool]:
+        """Create or replace the wallet's engram under `key` (idempotent; its content only);
+        True when created."""
         ...
 
-    def create(
-        self,
-        principal: Principal,
-        *,
-        wallet: str,
-        key: str,
-        engram_type: str,
-        content: str,
-        tags: list[str],
-    ) -> StoredEngram:
+    def create(self, principal: Principal, engram: NewEngram) -> StoredEngram:
         """A new engram; the domain error `Conflict` when the key is taken."""
         ...
 

@@ -30,6 +30,7 @@ from shared.sessions.ports import (
     CompactionLost,
     Engrams,
     ModelCatalog,
+    NewEngram,
     SessionBusy,
     SessionPinned,
     SessionStore,
@@ -207,7 +208,7 @@ class SessionService:
 
         Engram content is JSON (seed 004); text that is not JSON is kept as a JSON string."""
         return self._engrams.put(
-            principal, wallet=wallet, key=key, engram_type=engram_type, content=_as_json(content)
+            principal, NewEngram(wallet, key, engram_type, content=_as_json(content))
         )
 
     def pin_engram(self, principal: Principal, *, engram_id: str, pinned: bool) -> StoredEngram:
@@ -259,11 +260,7 @@ class SessionService:
         key = f"{persona}.sessions.summary.{now.strftime('%Y%m%dT%H%M%S')}.{claimer}"
         summary = self._engrams.create(
             principal,
-            wallet=wallet,
-            key=key,
-            engram_type="knowledge",
-            content=content,
-            tags=[persona, "session-summary"],
+            NewEngram(wallet, key, "knowledge", content, tags=(persona, "session-summary")),
         )
         compacted: list[CompactedSession] = []
         for session in won:

@@ -24,7 +24,6 @@ from shared.sessions.models import (
     PinEngramOutput,
     PinnedEngram,
     PinSessionInput,
-    RememberedEngram,
     RememberInput,
     RememberOutput,
     ResumeSessionInput,
@@ -56,9 +55,7 @@ def _pinned(engram: StoredEngram) -> PinEngramOutput:
 
 
 def _remembered(engram: StoredEngram, created: bool) -> RememberOutput:
-    return RememberOutput(
-        engram=RememberedEngram.model_validate(engram, from_attributes=True), created=created
-    )
+    return RememberOutput(engram=engram, created=created)
 
 
 # --------------------------------------------------------------------------- Hecate sessions

@@ -67,23 +67,16 @@ class Effects:
     stop: str | None = None
 
 
+@dataclass(eq=False)
 class StepEngine:
     """Executions' steps and their tasks; `machines` is None for the embedded driver."""
 
-    def __init__(
-        self,
-        store: WorkflowStore,
-        tasks: StepTasks,
-        machines: StateMachines | None,
-        clock: Callable[[], float],
-        events: DomainEvents,
-    ) -> None:
-        self._store = store
-        self._tasks = tasks
-        self._machines = machines
-        self._clock = clock
-        self._events = events
-        self._end_listeners: list[EndListener] = []
+    store: WorkflowStore
+    tasks: StepTasks
+    machines: StateMachines | None
+    clock: Callable[[], float]
+    events: DomainEvents
+    _end_listeners: list[EndListener] = field(default_factory=list, init=False)
 
     def on_end(self, listener: EndListener) -> None:
         """Call `listener(team, execution, workflow name)` once an execution ends (a listener
@@ -91,7 +84,7 @@ class StepEngine:
         self._end_listeners.append(listener)
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def step_ready(self, team: str, execution_id: str, step: str, task_token: str) -> None:
         """The state machine reached `step` (the dispatcher's call): create its task, or hold it
@@ -121,7 +114,7 @@ class StepEngine:
         if not task.workflow_step_id or ":" not in task.workflow_step_id:
             return
         execution_id, step = task.workflow_step_id.split(":", 1)
-        if self._store.get_execution(team, execution_id) is None:
+        if self.store.get_execution(team, execution_id) is None:
             return
 
         def decide(ex: Execution, fx: Effects) -> bool:
@@ -137,7 +130,7 @@ class StepEngine:
         """Redo what a crash cut off and time out overdue steps, for every open execution
         (one team's when given). Returns how many executions it changed."""
         changed = 0
-        for owner, execution in self._store.open_executions(team):
+        for owner, execution in self.store.open_executions(team):
             changed += self.check(owner, execution.id)
         return changed
 
@@ -154,7 +147,7 @@ class StepEngine:
             for state in ex.steps.values():
                 if state.status != "dispatched" or state.task_id is None:
                     continue
-                task = self._tasks.get(team, state.task_id)
+                task = self.tasks.get(team, state.task_id)
                 if task is None:
                     # Decided, then the process died before the task was written: write it.
                     missing.append(self._task_for(ex, state))
@@ -173,7 +166,7 @@ class StepEngine:
                         fx.cancel.append(task.id)
                     self._step_failed(ex, state, why, fx)
                     touched = True
-            if not touched and self._machines is None:
+            if not touched and self.machines is None:
                 before = [s.status for s in ex.steps.values()]
                 self.advance(ex, fx)
                 touched = before != [s.status for s in ex.steps.values()]
@@ -227,7 +220,7 @@ class StepEngine:
         end the execution when every step has. Step Functions decides readiness itself."""
         if ex.status not in OPEN_EXECUTIONS:
             return True
-        if self._machines is None:
+        if self.machines is None:
             for step in ex.definition.steps:
                 state = ex.steps[step.name]
                 if state.status != "waiting":
@@ -307,7 +300,7 @@ class StepEngine:
     ) -> bool:
         """Read, decide, write with the revision check (again on `StaleWrite`), then act."""
         for _ in range(MAX_WRITE_ATTEMPTS):
-            execution = self._store.get_execution(team, execution_id)
+            execution = self.store.get_execution(team, execution_id)
             if execution is None:
                 raise NotFound(f"no execution {execution_id!r} in your team")
             fx = Effects()
@@ -321,7 +314,7 @@ class StepEngine:
                 # event's actor is who started it; a cancel's caller is in its `error`. It is
                 # written with the execution's own write (a stale write writes neither).
                 ended.append(
-                    self._events.event(
+                    self.events.event(
                         team,
                         _END_EVENTS[execution.status],
                         execution.started_by,
@@ -329,7 +322,7 @@ class StepEngine:
                     )
                 )
             try:
-                self._store.save_execution(team, execution, events=ended)
+                self.store.save_execution(team, execution, events=ended)
             except StaleWrite:
                 continue
             if ended:
@@ -341,7 +334,7 @@ class StepEngine:
     def _ended(self, team: str, execution: Execution) -> None:
         if not self._end_listeners:
             return
-        workflow = self._store.get(team, execution.workflow_id)
+        workflow = self.store.get(team, execution.workflow_id)
         name = workflow.name if workflow else execution.workflow_id
         for listener in self._end_listeners:
             try:
@@ -356,21 +349,21 @@ class StepEngine:
             self._create_task(team, task)
         for task_id in fx.cancel:
             with contextlib.suppress(TaskConflict):  # already closed: nothing to cancel
-                self._tasks.cancel(team, task_id, "workflow ended", self._now())
-        if self._machines is not None:
+                self.tasks.cancel(team, task_id, "workflow ended", self._now())
+        if self.machines is not None:
             if fx.stop:
-                self._machines.stop(fx.stop, "cancelled")
+                self.machines.stop(fx.stop, "cancelled")
             for token, output in fx.succeed:
-                self._machines.succeed(token, output)
+                self.machines.succeed(token, output)
             for token, cause in fx.fail:
-                self._machines.fail(token, STEP_FAILED, cause)
+                self.machines.fail(token, STEP_FAILED, cause)
 
     def _create_task(self, team: str, task: Task) -> None:
-        if self._tasks.get(team, task.id) is None:
-            created = self._events.event(
+        if self.tasks.get(team, task.id) is None:
+            created = self.events.event(
                 team, Kind.TASK_CREATED, task.created_by, **task_fields(task)
             )
-            self._tasks.create(team, task, events=[created])
+            self.tasks.create(team, task, events=[created])
 
 
 _END_EVENTS: dict[str, Kind] = {

@@ -23,6 +23,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -77,29 +78,25 @@ def new_execution_id() -> str:
     return "wfx_" + secrets.token_hex(10)
 
 
+@dataclass(eq=False)
 class WorkflowService:
-    def __init__(
-        self,
-        store: WorkflowStore,
-        tasks: StepTasks,
-        machines: StateMachines | None = None,
-        clock: Callable[[], float] = time.time,
-        schedules: Schedules | None = None,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._machines = machines
-        self._clock = clock
-        self._events = events or DomainEvents()
-        self._engine = StepEngine(store, tasks, machines, clock, self._events)
-        self._views = WorkflowViews(store, tasks)
+    store: WorkflowStore
+    tasks: StepTasks
+    machines: StateMachines | None = None
+    clock: Callable[[], float] = time.time
+    schedules: Schedules | None = None
+    events: DomainEvents = field(default_factory=DomainEvents)
+
+    def __post_init__(self) -> None:
+        self._engine = StepEngine(self.store, self.tasks, self.machines, self.clock, self.events)
+        self._views = WorkflowViews(self.store, self.tasks)
         self._triggers = WorkflowTriggers(
-            store,
+            self.store,
             lambda team, workflow, inputs, by: self.start_workflow(
                 team, workflow, inputs, started_by=by
             ),
-            clock,
-            schedules,
+            self.clock,
+            self.schedules,
         )
 
     def on_end(self, listener: EndListener) -> None:
@@ -111,7 +108,7 @@ class WorkflowService:
         self._engine.on_end(listener)
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     # ------------------------------------------------------------------ definitions
 
@@ -149,11 +146,11 @@ class WorkflowService:
         )
         for _ in range(MAX_WRITE_ATTEMPTS):
             try:
-                self._store.create(team, fresh)
+                self.store.create(team, fresh)
                 self._triggers.sync_schedule(team, fresh)
                 return self._views.workflow(team, fresh)
             except NameTaken as taken:
-                existing = taken.existing or self._store.find_by_name(team, fresh.name)
+                existing = taken.existing or self.store.find_by_name(team, fresh.name)
                 if existing is None:
                     continue
             newer = existing.model_copy(
@@ -169,7 +166,7 @@ class WorkflowService:
                 }
             )
             try:
-                self._store.replace(team, newer, existing.updated_at)
+                self.store.replace(team, newer, existing.updated_at)
                 self._triggers.sync_schedule(team, newer)
                 return self._views.workflow(team, newer)
             except StaleWrite:
@@ -179,13 +176,13 @@ class WorkflowService:
         )
 
     def get(self, principal: Principal, workflow_id: str) -> WorkflowView | None:
-        workflow = self._store.get(principal.team, workflow_id)
+        workflow = self.store.get(principal.team, workflow_id)
         if workflow is None:
             return None
         if workflow.current_execution_id:
             self._engine.check(principal.team, workflow.current_execution_id)
         return self._views.workflow(
-            principal.team, self._store.get(principal.team, workflow_id) or workflow
+            principal.team, self.store.get(principal.team, workflow_id) or workflow
         )
 
     def list_workflows(
@@ -195,7 +192,7 @@ class WorkflowService:
         found: list[WorkflowView] = []
         cursor: str | None = None
         while True:
-            page = self._store.list_team(principal.team, limit=limit, cursor=cursor)
+            page = self.store.list_team(principal.team, limit=limit, cursor=cursor)
             for workflow in page.items:
                 view = self._views.workflow(principal.team, workflow)
                 if status is None or view.status == status:
@@ -220,7 +217,7 @@ class WorkflowService:
     ) -> WorkflowView:
         """Start `workflow` for `team` (the tool, and the schedule and event triggers)."""
         if workflow.current_execution_id:
-            current = self._store.get_execution(team, workflow.current_execution_id)
+            current = self.store.get_execution(team, workflow.current_execution_id)
             if current is not None and current.status in OPEN_EXECUTIONS:
                 raise Conflict(
                     f"`workflow_id`: workflow {workflow.id!r} has an execution "
@@ -239,15 +236,15 @@ class WorkflowService:
             started_by=started_by,
             started_at=now,
         )
-        if self._machines is not None:
-            arn = workflow.state_machine_arn or self._machines.ensure(
+        if self.machines is not None:
+            arn = workflow.state_machine_arn or self.machines.ensure(
                 team, workflow, workflow.definition
             )
             workflow = workflow.model_copy(update={"state_machine_arn": arn})
-        started = self._events.event(
+        started = self.events.event(
             team, Kind.WORKFLOW_STARTED, started_by, **execution_fields(execution)
         )
-        self._store.create_execution(team, execution, events=[started])
+        self.store.create_execution(team, execution, events=[started])
         updated = workflow.model_copy(
             update={
                 "current_execution_id": execution.id,
@@ -255,17 +252,15 @@ class WorkflowService:
             }
         )
         try:
-            self._store.replace(team, updated, workflow.updated_at)
+            self.store.replace(team, updated, workflow.updated_at)
         except StaleWrite as exc:
             raise Conflict(
                 f"`workflow_id`: workflow {workflow.id!r} changed while starting (another "
                 "start or a new version); call workflow.status, then retry",
                 field="workflow_id",
             ) from exc
-        if self._machines is not None and updated.state_machine_arn:
-            execution_arn, console = self._machines.start(
-                updated.state_machine_arn, team, execution
-            )
+        if self.machines is not None and updated.state_machine_arn:
+            execution_arn, console = self.machines.start(updated.state_machine_arn, team, execution)
             self._engine.change(
                 team,
                 execution.id,
@@ -291,7 +286,7 @@ class WorkflowService:
         team = principal.team
         workflow = self._workflow(team, workflow_id)
         execution = (
-            self._store.get_execution(team, workflow.current_execution_id)
+            self.store.get_execution(team, workflow.current_execution_id)
             if workflow.current_execution_id
             else None
         )
@@ -369,7 +364,7 @@ class WorkflowService:
         return self._engine.sweep(team)
 
     def _workflow(self, team: str, workflow_id: str) -> Workflow:
-        workflow = self._store.get(team, workflow_id)
+        workflow = self.store.get(team, workflow_id)
         if workflow is None:
             raise NotFound(
                 f"`workflow_id`: no workflow with id {workflow_id!r} in your team; use an id "

@@ -34,17 +34,8 @@ DESTRUCTIVE = Annotations(read_only=False, destructive=True, idempotent=False, o
     annotations=APPEND,
 )
 def workflow_create(ctx: ToolContext[WorkflowService], args: WorkflowCreateInput) -> WorkflowOutput:
-    return WorkflowOutput(
-        workflow=ctx.service.create(
-            ctx.principal,
-            name=args.name,
-            description=args.description,
-            definition=args.definition,
-            trigger_type=args.trigger_type,
-            trigger_config=args.trigger_config,
-            tags=args.tags,
-        )
-    )
+    created = ctx.service.create(ctx.principal, **args.model_dump(exclude={"token"}))
+    return WorkflowOutput(workflow=created)
 
 
 @GROUP.tool(

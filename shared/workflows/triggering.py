@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,27 +22,21 @@ logger = logging.getLogger("cairn.workflows")
 Start = Callable[[str, Workflow, dict[str, Any], str], object]
 
 
+@dataclass(frozen=True)
 class WorkflowTriggers:
-    def __init__(
-        self,
-        store: WorkflowStore,
-        start: Start,
-        clock: Callable[[], float],
-        schedules: Schedules | None = None,
-    ) -> None:
-        self._store = store
-        self._start = start
-        self._clock = clock
-        self._schedules = schedules
+    store: WorkflowStore
+    start: Start
+    clock: Callable[[], float]
+    schedules: Schedules | None = None
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def _team_workflows(self, team: str) -> list[Workflow]:
         found: list[Workflow] = []
         cursor: str | None = None
         while True:
-            page = self._store.list_team(team, limit=100, cursor=cursor)
+            page = self.store.list_team(team, limit=100, cursor=cursor)
             found += page.items
             if page.next_cursor is None:
                 return found
@@ -61,7 +56,7 @@ class WorkflowTriggers:
             ):
                 continue
             try:
-                self._start(team, workflow, dict(payload), published_by)
+                self.start(team, workflow, dict(payload), published_by)
             except Conflict:
                 logger.info(
                     "event trigger skipped: an execution is open", extra={"id": workflow.id}
@@ -72,22 +67,22 @@ class WorkflowTriggers:
 
     def sync_schedule(self, team: str, workflow: Workflow) -> None:
         """AWS: the workflow's EventBridge schedule follows its newest trigger."""
-        if self._schedules is None:
+        if self.schedules is None:
             return
         if workflow.trigger_type == "schedule":
-            self._schedules.put(team, workflow)
+            self.schedules.put(team, workflow)
         else:
-            self._schedules.remove(team, workflow.id)
+            self.schedules.remove(team, workflow.id)
 
     def scheduled_start(self, team: str, workflow_id: str) -> bool:
         """A schedule fired: start the workflow with its trigger's inputs. False when it is no
         longer schedule-triggered (a newer version) or an execution is still open."""
-        workflow = self._store.get(team, workflow_id)
+        workflow = self.store.get(team, workflow_id)
         if workflow is None or workflow.trigger_type != "schedule":
             return False
         inputs = workflow.trigger_config.get("inputs") or {}
         try:
-            self._start(team, workflow, dict(inputs), "schedule")
+            self.start(team, workflow, dict(inputs), "schedule")
         except Conflict:
             return False
         return True
@@ -104,14 +99,14 @@ class WorkflowTriggers:
                 continue
             since = workflow.created_at
             if workflow.current_execution_id:
-                current = self._store.get_execution(team, workflow.current_execution_id)
+                current = self.store.get_execution(team, workflow.current_execution_id)
                 if current is not None:
                     since = current.started_at
             if not _schedule_due(workflow, since, now):
                 continue
             inputs = workflow.trigger_config.get("inputs") or {}
             try:
-                self._start(team, workflow, dict(inputs), "schedule")
+                self.start(team, workflow, dict(inputs), "schedule")
             except Conflict:
                 continue
             started.append(workflow.id)

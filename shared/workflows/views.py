@@ -25,20 +25,13 @@ class WorkflowViews:
             if workflow.current_execution_id
             else None
         )
-        return WorkflowView(
-            id=workflow.id,
-            name=workflow.name,
-            description=workflow.description,
-            version=workflow.version,
-            status=execution.status if execution else "created",
-            definition=workflow.definition,
-            trigger_type=workflow.trigger_type,
-            trigger_config=workflow.trigger_config,
-            tags=workflow.tags,
-            created_by=workflow.created_by,
-            created_at=workflow.created_at,
-            updated_at=workflow.updated_at,
-            execution=self.execution(team, execution) if execution else None,
+        # The view repeats the workflow's own fields (read by name), plus what it is now.
+        return WorkflowView.model_validate(
+            {
+                **dict(workflow),
+                "status": execution.status if execution else "created",
+                "execution": self.execution(team, execution) if execution else None,
+            }
         )
 
     def execution(self, team: str, ex: Execution) -> ExecutionView:
@@ -52,32 +45,14 @@ class WorkflowViews:
                 if task is not None:
                     agent, started = task.claimed_by, task.claimed_at
             steps.append(
-                StepView(
-                    name=step.name,
-                    status=state.status,
-                    requires_capability=step.requires_capability,
-                    depends_on=step.depends_on,
-                    attempt=state.attempt,
-                    task_id=state.task_id,
-                    agent=agent,
-                    started_at=started,
-                    ended_at=state.ended_at,
-                    output=state.output,
-                    artifact=state.artifact,
-                    error=state.error,
+                StepView.model_validate(
+                    {
+                        **dict(state),
+                        "requires_capability": step.requires_capability,
+                        "depends_on": step.depends_on,
+                        "agent": agent,
+                        "started_at": started,
+                    }
                 )
             )
-        return ExecutionView(
-            id=ex.id,
-            version=ex.version,
-            status=ex.status,
-            inputs=ex.inputs,
-            started_by=ex.started_by,
-            started_at=ex.started_at,
-            ended_at=ex.ended_at,
-            error=ex.error,
-            steps=steps,
-            outputs=ex.outputs(),
-            execution_arn=ex.execution_arn,
-            console_url=ex.console_url,
-        )
+        return ExecutionView.model_validate({**dict(ex), "steps": steps, "outputs": ex.outputs()})

@@ -60,6 +60,25 @@ def build_schedules() -> Schedules | None:
     )
 
 
+def restore_schedules(team: str) -> int:
+    """Create the schedule of each of `team`'s schedule-triggered workflows: an import writes
+    the workflows, and their schedules live outside the tables. How many; 0 without Scheduler."""
+    schedules = build_schedules()
+    if schedules is None:
+        return 0
+    store = build_workflow_store()
+    restored, cursor = 0, None
+    while True:
+        page = store.list_team(team, limit=100, cursor=cursor)
+        for workflow in page.items:
+            if workflow.trigger_type == "schedule":
+                schedules.put(team, workflow)
+                restored += 1
+        if page.next_cursor is None:
+            return restored
+        cursor = page.next_cursor
+
+
 def own_function_arn() -> str:
     """The workflows function's ARN: set by its handler from the invocation context."""
     arn = os.environ.get(FUNCTION_ARN_ENV)

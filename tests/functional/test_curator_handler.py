@@ -233,17 +233,7 @@ def _write(team: str, content: str, subject: str) -> tuple[str, Memory]:
         team=team, token_id="tok", token_name="t", scopes=frozenset({"memory"}), agent_id="a-1"
     )
     memory = build_memory_service().lifecycle.write(
-        principal,
-        content=content,
-        subject=subject,
-        kind="fact",
-        title=None,
-        tags=[],
-        sources=[],
-        confidence=None,
-        valid_from=None,
-        valid_to=None,
-        metadata={},
+        principal, content=content, subject=subject, kind="fact"
     )
     return team, memory
 

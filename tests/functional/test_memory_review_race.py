@@ -60,13 +60,6 @@ def test_two_reviewers_racing_on_one_proposal_see_exactly_one_decision(local: No
         content="The VPN endpoint moved to vpn2.example.com.",
         subject="vpn",
         kind="fact",
-        title=None,
-        tags=[],
-        sources=[],
-        confidence=None,
-        valid_from=None,
-        valid_to=None,
-        metadata={},
     )
     outcomes: dict[str, ReviewOutcome] = {}
     readers = threading.Barrier(2)

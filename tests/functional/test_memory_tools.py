@@ -74,7 +74,7 @@ def test_expired_memories_are_never_returned_and_are_pruned(harness: Harness, aw
     )
     service = build_memory_service()
     # Move the service's clock past the expiry instead of sleeping.
-    service._clock = lambda: datetime.now(UTC).timestamp() + 60
+    service.clock = lambda: datetime.now(UTC).timestamp() + 60
     assert harness.call(token, "memory_get", {"key": "brief"})["memory"] is None
     assert harness.call(token, "memory_search", {"query": "short lived"})["results"] == []
     table = boto3.resource("dynamodb").Table(f"cairn-{names.TABLE_MEMORIES}")

@@ -122,7 +122,7 @@ def test_sync_prunes_expired_memories(harness: Harness, bucket: str) -> None:
         token, "memory_put", {"key": "brief", "content": "short lived", "expires_at": soon}
     )
     service = build_memory_service()
-    service._clock = lambda: datetime.now(UTC).timestamp() + 5
+    service.clock = lambda: datetime.now(UTC).timestamp() + 5
 
     synced = no_error(harness.call(token, "sync", {}))
 

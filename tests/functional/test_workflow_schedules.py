@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -16,6 +17,7 @@ from shared.app.reactions import build_workflow_service
 from shared.auth.principal import Principal
 from shared.config.settings import Settings
 from shared.workflows.adapters.scheduler import EventBridgeSchedules
+from shared.workflows.models import TriggerType, WorkflowView
 from shared.workflows.service import WorkflowService
 from shared.workflows.wiring import FUNCTION_ARN_ENV
 from tests.fake_aws import fake_aws
@@ -53,6 +55,21 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Workflo
     runtime.configure(Settings())
 
 
+def _create(
+    service: WorkflowService, name: str, trigger_type: TriggerType, **trigger_config: Any
+) -> WorkflowView:
+    """Workflow `name` (STEPS, no description or tags) with this trigger, created by boss."""
+    return service.create(
+        boss(),
+        name=name,
+        description=None,
+        definition=STEPS,
+        trigger_type=trigger_type,
+        trigger_config=trigger_config,
+        tags=[],
+    )
+
+
 def _schedule(workflow_id: str) -> dict[str, object]:
     return dict(
         boto3.client("scheduler").get_schedule(
@@ -64,14 +81,8 @@ def _schedule(workflow_id: str) -> dict[str, object]:
 def test_a_schedule_trigger_creates_a_schedule_that_starts_the_workflow(
     service: WorkflowService,
 ) -> None:
-    created = service.create(
-        boss(),
-        name="daily",
-        description=None,
-        definition=STEPS,
-        trigger_type="schedule",
-        trigger_config={"expression": "cron(0 9 * * ? *)", "inputs": {"day": "mon"}},
-        tags=[],
+    created = _create(
+        service, "daily", "schedule", expression="cron(0 9 * * ? *)", inputs={"day": "mon"}
     )
     schedule = _schedule(created.id)
     assert schedule["ScheduleExpression"] == "cron(0 9 * * ? *)"
@@ -93,25 +104,9 @@ def test_a_schedule_trigger_creates_a_schedule_that_starts_the_workflow(
 
 
 def test_a_new_manual_version_removes_the_schedule(service: WorkflowService) -> None:
-    created = service.create(
-        boss(),
-        name="hourly",
-        description=None,
-        definition=STEPS,
-        trigger_type="schedule",
-        trigger_config={"expression": "rate(1 hour)"},
-        tags=[],
-    )
+    created = _create(service, "hourly", "schedule", expression="rate(1 hour)")
     event = json.loads(_schedule(created.id)["Target"]["Input"])  # type: ignore[index]
-    service.create(
-        boss(),
-        name="hourly",
-        description=None,
-        definition=STEPS,
-        trigger_type="manual",
-        trigger_config={},
-        tags=[],
-    )
+    _create(service, "hourly", "manual")
 
     with pytest.raises(Exception, match="ResourceNotFound"):
         _schedule(created.id)

@@ -33,17 +33,18 @@ def _run(harness: Harness, agent: str, step: str, output: str) -> None:
     _ok(harness.call(agent, "task.complete", {"task_id": task["id"], "output_summary": output}))
 
 
+def _create(harness: Harness, token: str, name: str, **more: object) -> dict[str, Any]:
+    """workflow.create of THREE_STEPS under `name` (with `more` arguments): the workflow."""
+    arguments = {"name": name, "definition": THREE_STEPS, **more}
+    workflow: dict[str, Any] = _ok(harness.call(token, "workflow.create", arguments))["workflow"]
+    return workflow
+
+
 def test_a_three_step_workflow_runs_through_the_tools(harness: Harness) -> None:
     boss = harness.token(team="alpha")
     agent = harness.token(team="alpha", agent_id="writer")
 
-    created = _ok(
-        harness.call(
-            boss,
-            "workflow.create",
-            {"name": "post", "definition": THREE_STEPS, "tags": ["blog"]},
-        )
-    )["workflow"]
+    created = _create(harness, boss, "post", tags=["blog"])
     assert created["status"] == "created"
     assert created["version"] == 1
     started = _ok(
@@ -207,19 +208,9 @@ def test_a_bad_definition_is_an_error_naming_the_step(harness: Harness) -> None:
 def test_a_published_event_starts_the_workflows_its_type_triggers(harness: Harness) -> None:
     boss = harness.token(team="alpha")
     agent = harness.token(team="alpha", agent_id="writer")
-    on_event = _ok(
-        harness.call(
-            boss,
-            "workflow.create",
-            {
-                "name": "on-deploy",
-                "definition": THREE_STEPS,
-                "trigger_type": "event",
-                "trigger_config": {"event_type": "deploy:finished"},
-            },
-        )
-    )["workflow"]
-    _ok(harness.call(boss, "workflow.create", {"name": "manual", "definition": THREE_STEPS}))
+    trigger = {"event_type": "deploy:finished"}
+    on_event = _create(harness, boss, "on-deploy", trigger_type="event", trigger_config=trigger)
+    _create(harness, boss, "manual")
 
     _ok(harness.call(boss, "event.publish", {"event_type": "deploy:started", "payload": {}}))
     assert _ok(harness.call(agent, "task.poll", {}))["tasks"] == []

@@ -213,3 +213,16 @@ def test_only_the_workflows_function_manages_schedules_in_its_group(synth: Synth
         "Environment"
     ]["Variables"]
     assert variables[Env.WORKFLOW_SCHEDULE_GROUP] == group
+
+
+def test_the_stack_names_what_workflow_schedules_invoke_for_an_import(synth: Synth) -> None:
+    # `cairn import --stack` re-creates a team's workflow schedules from these outputs.
+    outputs = synth.document["Outputs"]
+    function = synth.functions()[names.GROUP_WORKFLOWS]
+    assert outputs[names.Outputs.WORKFLOWS_FUNCTION_ARN]["Value"] == {
+        "Fn::GetAtt": [function, "Arn"]
+    }
+    role = synth.logical_id(synth.stack.workflows.scheduler_role)
+    assert outputs[names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN]["Value"] == {
+        "Fn::GetAtt": [role, "Arn"]
+    }

@@ -91,21 +91,6 @@ class LocalServer:
         return done.stdout.strip()
 
 
-def with_sdk_client(
-    url: str, token: str, work: Callable[[Client], Awaitable[T]], mode: str = "auto"
-) -> T:
-    """Connect the MCP SDK's client to `url` in `mode` with `token` and run `work` with it."""
-
-    async def main() -> T:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http:
-            transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode=mode) as client:
-                return await work(client)
-
-    return anyio.run(main)
-
-
 async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """`tool` called through the MCP SDK's client: it succeeded, and its structured answer."""
     result = await client.call_tool(tool, arguments)
@@ -216,3 +201,25 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     running = start_server(tmp_path_factory.mktemp("cairn-data"))
     yield running
     stop_server(running)
+
+
+def with_sdk_client(
+    server: LocalServer,
+    work: Callable[[Client], Awaitable[T]],
+    *,
+    token: str | None = None,
+    mode: str = "auto",
+    path: str = "",
+) -> T:
+    """Connect the MCP SDK's client to `server` (at `path` under its MCP URL: a toolset) in
+    `mode` with `token` (the dev token unless given) and run `work` with it."""
+
+    async def main() -> T:
+        bearer = token or server.dev_token
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
+        async with http:
+            transport = streamable_http_client(server.url + path, http_client=http)
+            async with Client(transport, mode=mode) as client:
+                return await work(client)
+
+    return anyio.run(main)

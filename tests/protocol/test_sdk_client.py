@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -16,7 +16,6 @@ from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
-T = TypeVar("T")
 MODES = ["auto", "legacy", "2026-07-28"]
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -43,14 +42,14 @@ def test_the_client_negotiates_2026_07_28_in_auto_and_pinned_modes(
     async def version(client: Client) -> str | None:
         return client.protocol_version
 
-    assert with_sdk_client(server.url, server.dev_token, version, mode) == "2026-07-28"
+    assert with_sdk_client(server, version, mode=mode) == "2026-07-28"
 
 
 def test_the_legacy_client_negotiates_a_handshake_version(server: LocalServer) -> None:
     async def version(client: Client) -> str | None:
         return client.protocol_version
 
-    assert with_sdk_client(server.url, server.dev_token, version, "legacy") in HANDSHAKE_VERSIONS
+    assert with_sdk_client(server, version, mode="legacy") in HANDSHAKE_VERSIONS
 
 
 # -- Listing ---------------------------------------------------------------------------------
@@ -64,7 +63,7 @@ def test_every_listed_tool_carries_its_schemas_and_all_four_hints(
         listed = await client.list_tools()
         return [tool.model_dump(by_alias=True, exclude_none=True) for tool in listed.tools]
 
-    listed = with_sdk_client(server.url, server.dev_token, tools, mode)
+    listed = with_sdk_client(server, tools, mode=mode)
 
     assert {"memory_put", "memory_get", "memory_search"} <= {tool["name"] for tool in listed}
     for tool in listed:
@@ -90,7 +89,7 @@ def test_a_stored_memory_is_found_by_memory_search(server: LocalServer, mode: st
         found = await client.call_tool("memory_search", {"query": word})
         return stored, found.structured_content
 
-    stored, found = with_sdk_client(server.url, server.dev_token, store_then_search, mode)
+    stored, found = with_sdk_client(server, store_then_search, mode=mode)
 
     # Hybrid ranking: other memories may follow on the vector side; the exact match leads.
     assert found["results"][0]["id"] == stored["id"]
@@ -106,7 +105,7 @@ def test_a_stored_memory_is_fetched_by_key(server: LocalServer, mode: str) -> No
         fetched = await client.call_tool("memory_get", {"key": key})
         return stored, fetched.structured_content
 
-    stored, fetched = with_sdk_client(server.url, server.dev_token, store_then_get, mode)
+    stored, fetched = with_sdk_client(server, store_then_get, mode=mode)
 
     assert fetched == {"memory": stored}
 
@@ -120,7 +119,7 @@ def test_a_stored_memory_is_fetched_by_id(server: LocalServer, mode: str) -> Non
         fetched = await client.call_tool("memory_get", {"id": stored["id"]})
         return stored, fetched.structured_content
 
-    stored, fetched = with_sdk_client(server.url, server.dev_token, store_then_get, mode)
+    stored, fetched = with_sdk_client(server, store_then_get, mode=mode)
 
     assert fetched == {"memory": stored}
 
@@ -148,7 +147,7 @@ def test_structured_content_of_each_memory_tool_matches_its_output_schema(
             outputs[name] = result.structured_content
         return schemas, outputs
 
-    schemas, outputs = with_sdk_client(server.url, server.dev_token, call_each, mode)
+    schemas, outputs = with_sdk_client(server, call_each, mode=mode)
 
     for name, structured in outputs.items():
         schema = schemas[name]
@@ -168,7 +167,7 @@ def test_the_text_block_holds_the_same_json_as_structured_content(
         result = await client.call_tool("memory_put", {"key": key, "content": "twice told"})
         return result.structured_content, result.content
 
-    structured, content = with_sdk_client(server.url, server.dev_token, put, mode)
+    structured, content = with_sdk_client(server, put, mode=mode)
 
     texts = [block.text for block in content if block.type == "text"]
     assert len(texts) == 1
@@ -184,7 +183,7 @@ def test_an_out_of_range_argument_is_a_tool_error_naming_the_field(
         text = " ".join(block.text for block in result.content if block.type == "text")
         return result.is_error, text
 
-    is_error, text = with_sdk_client(server.url, server.dev_token, search, mode)
+    is_error, text = with_sdk_client(server, search, mode=mode)
 
     assert is_error is True
     assert "limit" in text
@@ -242,7 +241,7 @@ def test_a_handoff_is_stored_listed_and_claimed_once_with_schema_valid_results(
         again = await client.call_tool("claim_handoff", {"handoff_id": handoff_id})
         return schemas, outputs, again
 
-    schemas, outputs, again = with_sdk_client(server.url, server.dev_token, hand_over, mode)
+    schemas, outputs, again = with_sdk_client(server, hand_over, mode=mode)
 
     assert [h["title"] for h in outputs["list_handoffs"]["handoffs"]] == ["exporter"]
     assert outputs["claim_handoff"]["handoff"]["document_md"] == HANDOFF_DOCUMENT
@@ -278,7 +277,7 @@ def test_remember_recall_and_flag_give_schema_valid_results(server: LocalServer,
         outputs["flag_memory"] = flagged.structured_content
         return schemas, outputs
 
-    schemas, outputs = with_sdk_client(server.url, server.dev_token, verbs, mode)
+    schemas, outputs = with_sdk_client(server, verbs, mode=mode)
 
     assert outputs["recall"]["memories"][0]["body"] == f"The {word} service runs on ARM."
     assert outputs["flag_memory"]["flag_count"] == 1

@@ -5,7 +5,7 @@ validating every structured result against the compact output schemas without a 
 from __future__ import annotations
 
 import logging
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import pytest
@@ -20,7 +20,6 @@ from tests.protocol.conftest import LocalServer, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
-T = TypeVar("T")
 MODES = ["auto", "legacy", "2026-07-28"]
 
 
@@ -46,7 +45,7 @@ def test_a_toolset_url_lists_and_calls_its_tools_and_refuses_others(
 
     with caplog.at_level(logging.WARNING):
         listed, put, found, refused = with_sdk_client(
-            server.url + "/memory+search", server.dev_token, work, mode
+            server, work, mode=mode, path="/memory+search"
         )
 
     assert listed == _tools("memory") | _tools("search")
@@ -68,7 +67,7 @@ def test_a_seed_endpoint_serves_its_seeds_tools_with_their_schemas(
         return listed, recalled
 
     with caplog.at_level(logging.WARNING):
-        listed, recalled = with_sdk_client(server.url + "/verbs", server.dev_token, work, mode)
+        listed, recalled = with_sdk_client(server, work, mode=mode, path="/verbs")
 
     assert {tool.name for tool in listed} == _tools("verbs")
     assert all(tool.output_schema is not None for tool in listed)

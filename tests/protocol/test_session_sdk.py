@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -17,7 +17,6 @@ from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
-T = TypeVar("T")
 # The agent context's preset: the six engram CRUD tools.
 AGENT_TOOLS = set(contexts.AGENT_TOOLS)
 
@@ -209,7 +208,7 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
         seen["ids"] = ids
         return seen
 
-    seen = with_sdk_client(server.url, server.dev_token, scenario, mode)
+    seen = with_sdk_client(server, scenario, mode=mode)
     ids = seen["ids"]
 
     assert seen["set_model"]["choice"]["model"]["id"] == "claude-sonnet-4-5"
@@ -226,7 +225,7 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
 
 
 def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer) -> None:
-    tools = with_sdk_client(server.url, server.dev_token, _all_tools)
+    tools = with_sdk_client(server, _all_tools)
     categories = {
         "hecate_new_session": (False, False, False),
         "hecate_list_sessions": (True, False, True),
@@ -280,7 +279,7 @@ def test_an_agent_context_token_sees_exactly_the_six_engram_tools_and_gets_32002
     team = f"ctx-{uuid.uuid4().hex[:8]}"
     token = server.create_token(team, "memory,sessions", "agent", "--context", "agent")
 
-    listed = with_sdk_client(server.url, token, _all_tools)
+    listed = with_sdk_client(server, _all_tools, token=token)
     refused = _raw_call(server, token, "memory_get", {"key": "x"})
     persona = _raw_call(server, token, "hecate_new_session", {"wallet_address": "0x1"})
     allowed = _raw_call(
@@ -309,17 +308,17 @@ def test_a_team_changes_a_preset_for_its_own_tokens_only(server: LocalServer) ->
     changed = server.cli(
         "tokens", "context", "set", "--team", team, "agent", "--tools", "engram_get,recall"
     )
-    after_set = set(with_sdk_client(server.url, token, _all_tools))
-    other_team = set(with_sdk_client(server.url, others, _all_tools))
+    after_set = set(with_sdk_client(server, _all_tools, token=token))
+    other_team = set(with_sdk_client(server, _all_tools, token=others))
     listing = [
         json.loads(line)
         for line in server.cli("tokens", "context", "list", "--team", team).stdout.splitlines()
     ]
     server.cli("tokens", "context", "reset", "--team", team, "agent")
-    after_reset = set(with_sdk_client(server.url, token, _all_tools))
-    market = set(with_sdk_client(server.url, crossroads, _all_tools))
-    everything = set(with_sdk_client(server.url, internal, _all_tools))
-    all_tools = set(with_sdk_client(server.url, server.dev_token, _all_tools))
+    after_reset = set(with_sdk_client(server, _all_tools, token=token))
+    market = set(with_sdk_client(server, _all_tools, token=crossroads))
+    everything = set(with_sdk_client(server, _all_tools, token=internal))
+    all_tools = set(with_sdk_client(server, _all_tools))
 
     assert json.loads(changed.stdout)["tools"] == ["engram_get", "recall"]
     assert after_set == {"engram_get", "recall"}

@@ -78,12 +78,12 @@ def test_a_failed_or_unreadable_answer_falls_back_to_the_rules(
 def test_the_curator_uses_the_model_only_when_one_is_configured(tmp_path: Path) -> None:
     try:
         runtime.configure(Settings(environment="test", storage="sqlite", data_dir=tmp_path))
-        assert not isinstance(build_detector()._judge, BedrockJudge)
+        assert not isinstance(build_detector().judge_pair, BedrockJudge)
         runtime.configure(
             Settings(
                 environment="test", storage="sqlite", data_dir=tmp_path, curator_model_id=MODEL
             )
         )
-        assert isinstance(build_detector()._judge, BedrockJudge)
+        assert isinstance(build_detector().judge_pair, BedrockJudge)
     finally:
         runtime.configure(Settings())

@@ -133,6 +133,12 @@ def _pin_condition(memory: Memory) -> tuple[str, dict[str, Any]]:
 PIN_RETRIES = 5
 
 
+def _team_items(table: Table, team: str, prefix: str) -> Iterator[dict[str, Any]]:
+    """Every item of the team whose sort key starts with `prefix` (memories, findings)."""
+    condition = Key("pk").eq(team_pk(team)) & Key("sk").begins_with(prefix)
+    return query_all(table, KeyConditionExpression=condition)
+
+
 class DynamoMemoryStore:
     """`MemoryStore` on the memories table (see `shared.config.tables.MEMORIES`)."""
 
@@ -476,12 +482,7 @@ class DynamoMemoryStore:
         return iter(sorted(self.iter_team(team), key=lambda m: (m.updated_at, m.id), reverse=True))
 
     def iter_team(self, team: str) -> Iterator[Memory]:
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(team_pk(team))
-            & Key("sk").begins_with(MEMORY_PREFIX),
-        }
-        for item in query_all(self._table, **kwargs):
-            yield _memory(item)
+        return map(_memory, _team_items(self._table, team, MEMORY_PREFIX))
 
 
 def _outbox(outbox: DynamoOutbox | None) -> DynamoOutbox:
@@ -535,12 +536,7 @@ class DynamoFindingStore:
         return _finding(item) if item else None
 
     def iter_team(self, team: str) -> Iterator[Finding]:
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(team_pk(team))
-            & Key("sk").begins_with(FINDING_PREFIX),
-        }
-        for item in query_all(self._table, **kwargs):
-            yield _finding(item)
+        return map(_finding, _team_items(self._table, team, FINDING_PREFIX))
 
     def settle(self, team: str, finding: Finding) -> None:
         try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from shared.domain_events.adapters.sqlite_outbox import EVENT_LOG_MIGRATIONS, SqliteOutbox
 from shared.domain_events.models import DomainEvent
@@ -230,28 +230,26 @@ class SqliteMemoryStore:
         return found
 
     def id_for_key(self, team: str, key: str, wallet: str | None = None) -> str | None:
-        row = (
-            self._db.connection()
-            .execute(
-                "SELECT id FROM memories WHERE team = ? AND alias_namespace = ?"
-                " AND alias_key = ? AND (expires_at IS NULL OR expires_at > ?)",
-                (team, _namespace(wallet), key, _now()),
-            )
-            .fetchone()
-        )
+        row = self._by_key("id", team, key, wallet)
         return str(row["id"]) if row else None
 
     def get_by_key(self, team: str, key: str, wallet: str | None = None) -> Memory | None:
-        row = (
+        row = self._by_key("record", team, key, wallet)
+        return _memory(row) if row else None
+
+    def _by_key(
+        self, column: Literal["id", "record"], team: str, key: str, wallet: str | None
+    ) -> Any:
+        """`column` of the unexpired memory the wallet's (or the team's) `key` names, if any."""
+        return (
             self._db.connection()
             .execute(
-                "SELECT record FROM memories WHERE team = ? AND alias_namespace = ?"
+                f"SELECT {column} FROM memories WHERE team = ? AND alias_namespace = ?"  # noqa: S608 - a fixed column
                 " AND alias_key = ? AND (expires_at IS NULL OR expires_at > ?)",
                 (team, _namespace(wallet), key, _now()),
             )
             .fetchone()
         )
-        return _memory(row) if row else None
 
     def create(self, team: str, memory: Memory, *, events: Sequence[DomainEvent] = ()) -> None:
         now = _now()

@@ -6,26 +6,14 @@ from __future__ import annotations
 from shared.auth.principal import Principal
 from shared.memory.models import Memory
 from shared.memory.service import MemoryService
-from shared.sessions.ports import StoredEngram
+from shared.sessions.ports import NewEngram, StoredEngram
 from shared.tools.errors import Conflict, InvalidArgument
 
 _PUT_ATTEMPTS = 3
 
 
 def _stored(memory: Memory) -> StoredEngram:
-    assert memory.wallet_address is not None
-    assert memory.engram_type is not None
-    assert memory.key is not None
-    return StoredEngram(
-        id=memory.id,
-        wallet_address=memory.wallet_address,
-        key=memory.key,
-        engram_type=memory.engram_type,
-        content=memory.content,
-        pinned=memory.pinned,
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-    )
+    return StoredEngram.model_validate(memory, from_attributes=True)
 
 
 class MemoryEngrams:
@@ -34,34 +22,26 @@ class MemoryEngrams:
     def __init__(self, memory: MemoryService) -> None:
         self._memory = memory
 
-    def put(
-        self, principal: Principal, *, wallet: str, key: str, engram_type: str, content: str
-    ) -> tuple[StoredEngram, bool]:
+    def put(self, principal: Principal, engram: NewEngram) -> tuple[StoredEngram, bool]:
+        wallet, key = engram.wallet, engram.key
         for _ in range(_PUT_ATTEMPTS):
             existing = self._memory.engram_get(principal, wallet_address=wallet, key=key)
             if existing is not None:
-                if existing.engram_type != engram_type:
+                if existing.engram_type != engram.engram_type:
                     raise InvalidArgument(
                         f"`engram_type`: wallet {wallet!r} already keeps a "
                         f"{existing.engram_type} engram under `key` {key!r}; remember it as "
                         f"{existing.engram_type}, or use another key",
                         field="engram_type",
                     )
-                if existing.content == content:
+                if existing.content == engram.content:
                     return _stored(existing), False  # the same write again: nothing changes
                 updated = self._memory.engram_update(
-                    principal, engram_id=existing.id, content=content, tags=None
+                    principal, engram_id=existing.id, content=engram.content, tags=None
                 )
                 return _stored(updated), False
             try:
-                created = self.create(
-                    principal,
-                    wallet=wallet,
-                    key=key,
-                    engram_type=engram_type,
-                    content=content,
-                    tags=[],
-                )
+                created = self.create(principal, engram)
             except Conflict:
                 continue  # created concurrently: replace that one
             return created, True
@@ -69,23 +49,14 @@ class MemoryEngrams:
             f"`key` {key!r} is being written concurrently; retry the call", field="key"
         )
 
-    def create(
-        self,
-        principal: Principal,
-        *,
-        wallet: str,
-        key: str,
-        engram_type: str,
-        content: str,
-        tags: list[str],
-    ) -> StoredEngram:
+    def create(self, principal: Principal, engram: NewEngram) -> StoredEngram:
         memory = self._memory.engram_create(
             principal,
-            wallet_address=wallet,
-            engram_type=engram_type,  # type: ignore[arg-type]
-            key=key,
-            content=content,
-            tags=tags,
+            wallet_address=engram.wallet,
+            engram_type=engram.engram_type,  # type: ignore[arg-type]
+            key=engram.key,
+            content=engram.content,
+            tags=list(engram.tags),
             is_public=False,
         )
         return _stored(memory)

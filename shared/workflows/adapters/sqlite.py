@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
@@ -69,17 +69,18 @@ class SqliteWorkflowStore(SqliteOutboxStore):
             )
 
     def get(self, team: str, workflow_id: str) -> Workflow | None:
-        row = (
-            self._db.connection()
-            .execute("SELECT record FROM workflows WHERE team = ? AND id = ?", (team, workflow_id))
-            .fetchone()
-        )
-        return Workflow.model_validate(from_json(row["record"])) if row else None
+        return self._one(team, "id", workflow_id)
 
     def find_by_name(self, team: str, name: str) -> Workflow | None:
+        return self._one(team, "name", name)
+
+    def _one(self, team: str, column: Literal["id", "name"], value: str) -> Workflow | None:
         row = (
             self._db.connection()
-            .execute("SELECT record FROM workflows WHERE team = ? AND name = ?", (team, name))
+            .execute(
+                f"SELECT record FROM workflows WHERE team = ? AND {column} = ?",  # noqa: S608 - a fixed column
+                (team, value),
+            )
             .fetchone()
         )
         return Workflow.model_validate(from_json(row["record"])) if row else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -29,23 +30,15 @@ def console_url(region: str, execution_arn: str) -> str:
     )
 
 
+@dataclass(frozen=True)
 class StepFunctionsMachines:
-    def __init__(
-        self,
-        client: SFNClient,
-        *,
-        queue_url: str,
-        role_arn: str,
-        region: str,
-        prefix: str = "cairn",
-        log_group_arn: str | None = None,
-    ) -> None:
-        self._client = client
-        self._queue_url = queue_url
-        self._role_arn = role_arn
-        self._region = region
-        self._prefix = prefix
-        self._log_group_arn = log_group_arn
+    client: SFNClient
+    _: KW_ONLY
+    queue_url: str
+    role_arn: str
+    region: str
+    prefix: str
+    log_group_arn: str | None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StepFunctionsMachines:
@@ -63,50 +56,50 @@ class StepFunctionsMachines:
     def machine_name(self, team: str, workflow: Workflow) -> str:
         # Names are account-wide: the team goes in as a hash (names allow 80 characters).
         team_hash = hashlib.sha256(team.encode()).hexdigest()[:10]
-        return f"{self._prefix}-{team_hash}-{workflow.id}-v{workflow.version}"[:80]
+        return f"{self.prefix}-{team_hash}-{workflow.id}-v{workflow.version}"[:80]
 
     def ensure(self, team: str, workflow: Workflow, definition: WorkflowDefinition) -> str:
         document = json.dumps(
             compile_definition(
                 definition,
-                queue_url=self._queue_url,
+                queue_url=self.queue_url,
                 comment=f"cairn workflow {workflow.id} version {workflow.version}",
             )
         )
         kwargs: dict[str, Any] = {
             "name": self.machine_name(team, workflow),
             "definition": document,
-            "roleArn": self._role_arn,
+            "roleArn": self.role_arn,
             "type": "STANDARD",
             "tracingConfiguration": {"enabled": True},
         }
-        if self._log_group_arn:
+        if self.log_group_arn:
             kwargs["loggingConfiguration"] = {
                 "level": "ALL",
                 "includeExecutionData": False,
-                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": self._log_group_arn}}],
+                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": self.log_group_arn}}],
             }
         try:
-            return self._client.create_state_machine(**kwargs)["stateMachineArn"]
+            return self.client.create_state_machine(**kwargs)["stateMachineArn"]
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "StateMachineAlreadyExists":
                 raise
         # The same version compiled before (a retried start): bring it up to date.
         arn = self._arn_of(kwargs["name"])
-        self._client.update_state_machine(
-            stateMachineArn=arn, definition=document, roleArn=self._role_arn
+        self.client.update_state_machine(
+            stateMachineArn=arn, definition=document, roleArn=self.role_arn
         )
         return arn
 
     def _arn_of(self, name: str) -> str:
-        for page in self._client.get_paginator("list_state_machines").paginate():
+        for page in self.client.get_paginator("list_state_machines").paginate():
             for machine in page["stateMachines"]:
                 if machine["name"] == name:
                     return machine["stateMachineArn"]
         raise LookupError(f"state machine {name} vanished")
 
     def start(self, machine_arn: str, team: str, execution: Execution) -> tuple[str, str]:
-        started = self._client.start_execution(
+        started = self.client.start_execution(
             stateMachineArn=machine_arn,
             name=execution.id,
             input=json.dumps(
@@ -114,23 +107,21 @@ class StepFunctionsMachines:
             ),
         )
         arn = started["executionArn"]
-        return arn, console_url(self._region, arn)
+        return arn, console_url(self.region, arn)
 
     def succeed(self, task_token: str, output: dict[str, object]) -> None:
-        self._answer(
-            self._client.send_task_success, taskToken=task_token, output=json.dumps(output)
-        )
+        self._answer(self.client.send_task_success, taskToken=task_token, output=json.dumps(output))
 
     def fail(self, task_token: str, error: str, cause: str) -> None:
         self._answer(
-            self._client.send_task_failure,
+            self.client.send_task_failure,
             taskToken=task_token,
             error=error,
             cause=cause[:MAX_CAUSE],
         )
 
     def stop(self, execution_arn: str, cause: str) -> None:
-        self._answer(self._client.stop_execution, executionArn=execution_arn, cause=cause)
+        self._answer(self.client.stop_execution, executionArn=execution_arn, cause=cause)
 
     @staticmethod
     def _answer(call: Any, **kwargs: Any) -> None:

@@ -199,3 +199,40 @@ def test_a_format_1_file_of_dynamodb_items_still_imports_into_a_stack(
 
     assert portability.import_file(path).written == 1
     assert open_handoffs("acme") == ["hof_0001"]
+
+
+@pytest.mark.moto
+def test_an_import_into_a_stack_recreates_its_workflow_schedules(
+    stack: StackOutputs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shared.workflows.wiring import FUNCTION_ARN_ENV, build_workflow_store
+    from tests.unit.storage.test_workflow_store_contract import workflow
+
+    scheduler = boto3.client("scheduler", region_name="us-east-1")
+    scheduler.create_schedule_group(Name=WORKFLOW_GROUP)
+    stack.outputs[names.Outputs.WORKFLOW_SCHEDULE_GROUP] = WORKFLOW_GROUP
+    stack.outputs[names.Outputs.WORKFLOWS_FUNCTION_ARN] = RUNNER
+    stack.outputs[names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN] = ROLE
+    monkeypatch.setenv(FUNCTION_ARN_ENV, "")  # on_stack sets it from the output
+    portability = on_stack("cairn-test", stack, with_index=False)
+    nightly = workflow(1).model_copy(
+        update={"trigger_type": "schedule", "trigger_config": {"expression": "rate(1 day)"}}
+    )
+    build_workflow_store().create("acme", nightly)
+    build_workflow_store().create("acme", workflow(2))  # manual: no schedule
+    path = tmp_path / "acme.jsonl"
+    path.write_text("".join(portability.export("acme")))
+    portability.delete_team("acme")
+    assert scheduler.list_schedules(GroupName=WORKFLOW_GROUP)["Schedules"] == []
+
+    report = portability.import_file(path)
+
+    assert report.restored == {"workflow_schedules": 1}
+    name = EventBridgeSchedules.schedule_name("acme", nightly.id)
+    made = scheduler.get_schedule(Name=name, GroupName=WORKFLOW_GROUP)
+    assert made["ScheduleExpression"] == "rate(1 day)"
+    assert made["Target"]["Arn"] == RUNNER
+    assert made["Target"]["RoleArn"] == ROLE
+    assert json.loads(made["Target"]["Input"]) == {
+        "workflow_schedule": {"team": "acme", "workflow_id": nightly.id}
+    }

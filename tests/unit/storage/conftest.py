@@ -11,16 +11,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
+from pydantic import BaseModel
 
 from shared import runtime
 from shared.config.settings import Settings
 from shared.storage.pages import BadCursor
 from shared.storage.sqlite import Database
+from shared.storage.values import UnstorableValue
 from tests.fake_aws import fake_aws
 
 
@@ -45,6 +48,7 @@ class Backend:
 
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 def at_once(racer: Callable[[T], None], contenders: Iterable[T]) -> None:
@@ -128,3 +132,24 @@ def atomic_moto(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
             return original(self, request)
 
     monkeypatch.setattr(BotocoreStubber, "process_request", one_at_a_time)
+
+
+# 100k four-byte characters: within the models' length limits, over DynamoDB's 400 KB item.
+OVERSIZED_TEXT = "\U0001f600" * 100_000
+
+
+def assert_refused_and_unstored(store: Any, record: Any, field: str) -> None:
+    """`store.create` refuses `record` (too large for a DynamoDB item) naming `field`, and
+    nothing of it is stored: the SQLite adapter refuses what the DynamoDB one must."""
+    with pytest.raises(UnstorableValue) as refused:
+        store.create("alpha", record)
+    assert refused.value.field == field
+    assert store.get("alpha", record.id) is None
+
+
+def numbered(model: type[M], record_id: str, at: datetime, fields: dict[str, object]) -> M:
+    """`model` read from `fields`, with id `record_id`, created and updated `at` by agent-a
+    unless `fields` says otherwise."""
+    return model.model_validate(
+        {"id": record_id, "created_at": at, "updated_at": at, "created_by": "agent-a", **fields}
+    )

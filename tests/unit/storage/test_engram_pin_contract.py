@@ -37,11 +37,17 @@ def engram(memory: MemoryService, key: str = "visitor.vip") -> Memory:
     )
 
 
+def read_then_pinned(memory: MemoryService) -> Memory:
+    """A new engram as a writer read it (unpinned), pinned in the store since."""
+    created = engram(memory)
+    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    return created
+
+
 def test_a_delete_unless_pinned_refuses_the_stored_pin_whatever_copy_it_is_given(
     memory: MemoryService,
 ) -> None:
-    created = engram(memory)  # the copy a deleter read: unpinned
-    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    created = read_then_pinned(memory)  # the copy a deleter read: unpinned
     store = build_memory_store()
 
     with pytest.raises(MemoryPinned):
@@ -141,8 +147,7 @@ def test_an_update_landing_between_a_pins_read_and_write_is_kept(memory: MemoryS
 def test_an_unpin_landing_between_an_updates_read_and_write_is_kept(
     memory: MemoryService,
 ) -> None:
-    created = engram(memory)
-    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    created = read_then_pinned(memory)
     stale = memory.engram_get(ALPHA, wallet_address=WALLET, key="visitor.vip")
     assert stale is not None
     assert stale.pinned
@@ -164,8 +169,7 @@ def test_an_unpin_landing_between_an_updates_read_and_write_is_kept(
 def test_a_supersede_written_from_a_stale_copy_keeps_the_old_versions_pin(
     memory: MemoryService,
 ) -> None:
-    created = engram(memory)  # the copy a superseder read: unpinned
-    memory.engram_set_pinned(ALPHA, engram_id=created.id, pinned=True)
+    created = read_then_pinned(memory)  # the copy a superseder read: unpinned
     store = build_memory_store()
     new = created.model_copy(update={"id": "m-new", "content": '"v2"', "supersedes": created.id})
     closed = created.model_copy(update={"status": "superseded", "superseded_by": "m-new"})

@@ -11,8 +11,13 @@ from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, HandoffStore, OpenHandoffFilter, UnknownHandoff
 from shared.handoffs.wiring import build_handoff_store
 from shared.storage.pages import BadCursor
-from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
+from tests.unit.storage.conftest import (
+    OVERSIZED_TEXT,
+    Backend,
+    assert_refused_and_unstored,
+    at_once,
+    ids_of_every_page,
+)
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 ANY = OpenHandoffFilter()
@@ -166,12 +171,8 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
 
 
 def test_a_handoff_too_large_for_a_dynamodb_item_is_refused_by_both(store: HandoffStore) -> None:
-    # 100k four-byte characters: within the model's length limit, over DynamoDB's 400 KB.
-    oversized = handoff(1, document_md="\U0001f600" * 100_000)
-    with pytest.raises(UnstorableValue) as refused:
-        store.create("alpha", oversized)
-    assert refused.value.field == "document_md"
-    assert store.get("alpha", oversized.id) is None
+    oversized = handoff(1, document_md=OVERSIZED_TEXT)
+    assert_refused_and_unstored(store, oversized, "document_md")
 
 
 def test_a_claim_keeps_the_claimants_own_description_beside_the_holder(

@@ -11,22 +11,20 @@ import pytest
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import FindingStore, KeyTaken, MemoryGone, MemoryStore, StateChanged
 from shared.memory.wiring import build_finding_store, build_memory_store
-from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend, at_once
+from tests.unit.storage.conftest import (
+    OVERSIZED_TEXT,
+    Backend,
+    assert_refused_and_unstored,
+    at_once,
+    numbered,
+)
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def memory(number: int, **fields: object) -> Memory:
-    values: dict[str, object] = {
-        "id": f"mem_{number:04d}",
-        "content": f"memory {number}",
-        "created_at": T0 + timedelta(seconds=number),
-        "updated_at": T0 + timedelta(seconds=number),
-        "created_by": "agent-a",
-    }
-    values.update(fields)
-    return Memory.model_validate(values)
+    at = T0 + timedelta(seconds=number)
+    return numbered(Memory, f"mem_{number:04d}", at, {"content": f"memory {number}", **fields})
 
 
 def flag(agent: str) -> MemoryFlag:
@@ -206,17 +204,11 @@ def test_concurrent_flags_are_all_kept(backend: Backend, store: MemoryStore) -> 
     if not backend.is_sqlite:
         pytest.skip("moto's updates are not atomic across threads (DynamoDB's are)")
     store.create("alpha", memory(1))
-    barrier = threading.Barrier(8)
 
-    def race(agent: str) -> None:
-        barrier.wait()
+    def flag_it(agent: str) -> None:
         store.add_flag("alpha", "mem_0001", flag(agent))
 
-    threads = [threading.Thread(target=race, args=(f"agent-{n}",)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    at_once(flag_it, [f"agent-{n}" for n in range(8)])
     stored = store.get("alpha", "mem_0001")
     assert stored is not None
     assert sorted(f.agent_id for f in stored.flags) == [f"agent-{n}" for n in range(8)]
@@ -424,12 +416,7 @@ def test_a_finding_is_settled_once(findings: FindingStore) -> None:
 
 
 def test_a_memory_too_large_for_a_dynamodb_item_is_refused_by_both(store: MemoryStore) -> None:
-    # 100k four-byte characters: within the model's length limit, over DynamoDB's 400 KB.
-    oversized = memory(1, content="\U0001f600" * 100_000)
-    with pytest.raises(UnstorableValue) as refused:
-        store.create("alpha", oversized)
-    assert refused.value.field == "content"
-    assert store.get("alpha", oversized.id) is None
+    assert_refused_and_unstored(store, memory(1, content=OVERSIZED_TEXT), "content")
 
 
 def test_loaded_memories_read_back_as_created_ones_do(backend: Backend) -> None:

@@ -19,23 +19,15 @@ from shared.sessions.ports import CompactionLost, SessionPinned, SessionStore, U
 from shared.sessions.service import Cleanup, SessionService
 from shared.sessions.wiring import build_model_catalog, build_session_store
 from shared.storage.pages import BadCursor
-from tests.unit.storage.conftest import Backend
+from tests.unit.storage.conftest import Backend, numbered
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 WALLET = "0xabc"
 
 
 def session(number: int, **fields: object) -> Session:
-    values: dict[str, object] = {
-        "id": f"ses_{number:04d}",
-        "persona": "hecate",
-        "wallet_address": WALLET,
-        "created_at": T0 + timedelta(minutes=number),
-        "updated_at": T0 + timedelta(minutes=number),
-        "created_by": "agent-a",
-    }
-    values.update(fields)
-    return Session.model_validate(values)
+    owner: dict[str, object] = {"persona": "hecate", "wallet_address": WALLET}
+    return numbered(Session, f"ses_{number:04d}", at(number), {**owner, **fields})
 
 
 def at(minutes: int) -> datetime:
