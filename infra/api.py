@@ -328,18 +328,27 @@ class Api(Construct):
         self.http_stage = stage
         return api
 
-    def _build_http_domain(self) -> None:
+    def _custom_domain(self) -> tuple[str, acm.ICertificate] | None:
+        """The configured domain name and its certificate; None unless both are given."""
         config = self._config
         if not (config.domain_name and config.certificate_arn):
+            return None
+        certificate = acm.Certificate.from_certificate_arn(
+            self, "Certificate", config.certificate_arn
+        )
+        return config.domain_name, certificate
+
+    def _build_http_domain(self) -> None:
+        custom = self._custom_domain()
+        if custom is None:
             return
+        domain_name, certificate = custom
         assert self.http_api is not None
         domain = apigwv2.DomainName(
             self,
             "Domain",
-            domain_name=config.domain_name,
-            certificate=acm.Certificate.from_certificate_arn(
-                self, "Certificate", config.certificate_arn
-            ),
+            domain_name=domain_name,
+            certificate=certificate,
             endpoint_type=apigwv2.EndpointType.REGIONAL,
             security_policy=apigwv2.SecurityPolicy.TLS_1_2,
         )
@@ -347,7 +356,7 @@ class Api(Construct):
             self, "DomainMapping", api=self.http_api, domain_name=domain, stage=self.http_stage
         )
         self._alias(
-            config.domain_name,
+            domain_name,
             targets.ApiGatewayv2DomainProperties(
                 domain.regional_domain_name, domain.regional_hosted_zone_id
             ),
@@ -423,7 +432,7 @@ class Api(Construct):
                 # API Gateway answers within 29 s (the gateway's own budget is 28 s).
                 read_timeout=Duration.seconds(30),
             )
-        domain = config.domain_name if config.certificate_arn else None
+        custom = self._custom_domain()
         distribution = cloudfront.Distribution(
             self,
             "Distribution",
@@ -451,12 +460,8 @@ class Api(Construct):
                 )
             },
             web_acl_id=acl_arn,
-            domain_names=[domain] if domain else None,
-            certificate=(
-                acm.Certificate.from_certificate_arn(self, "Certificate", config.certificate_arn)
-                if domain and config.certificate_arn
-                else None
-            ),
+            domain_names=[custom[0]] if custom else None,
+            certificate=custom[1] if custom else None,
             minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
             http_version=cloudfront.HttpVersion.HTTP2_AND_3,
             # North America and Europe edges only: their request price is the sheet's.
@@ -466,9 +471,9 @@ class Api(Construct):
             log_file_prefix="cloudfront/",
             log_includes_cookies=False,
         )
-        if domain:
-            self._alias(domain, targets.CloudFrontTarget(distribution))
-        self._suppress_edge(distribution, custom_certificate=domain is not None)
+        if custom:
+            self._alias(custom[0], targets.CloudFrontTarget(distribution))
+        self._suppress_edge(distribution, custom_certificate=custom is not None)
         return distribution
 
     def _edge_web_acl(self, stack: Stack) -> str:
@@ -591,20 +596,19 @@ class Api(Construct):
         )
 
     def _build_domain(self) -> None:
-        config = self._config
-        if not (config.domain_name and config.certificate_arn):
+        custom = self._custom_domain()
+        if custom is None:
             return
+        domain_name, certificate = custom
         assert self.rest_api is not None
         domain = self.rest_api.add_domain_name(
             "Domain",
-            domain_name=config.domain_name,
-            certificate=acm.Certificate.from_certificate_arn(
-                self, "Certificate", config.certificate_arn
-            ),
+            domain_name=domain_name,
+            certificate=certificate,
             endpoint_type=apigw.EndpointType.REGIONAL,
             security_policy=apigw.SecurityPolicy.TLS_1_2,
         )
-        self._alias(config.domain_name, targets.ApiGatewayDomain(domain))
+        self._alias(domain_name, targets.ApiGatewayDomain(domain))
 
     def _build_waf(self) -> None:
         assert self.rest_api is not None

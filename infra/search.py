@@ -117,35 +117,14 @@ class Search(Construct):
     # ------------------------------------------------------------------ resources
 
     def _build_collection(self, config: DeployConfig) -> aoss.CfnCollection:
-        resource = [f"collection/{self.name}"]
-        stack = Stack.of(self)
-        encryption = aoss.CfnSecurityPolicy(
-            self,
-            "EncryptionPolicy",
-            name=self.name,
-            type="encryption",
-            policy=stack.to_json_string(
-                {
-                    "Rules": [{"ResourceType": "collection", "Resource": resource}],
-                    "AWSOwnedKey": True,
-                }
-            ),
+        rules = [{"ResourceType": "collection", "Resource": [f"collection/{self.name}"]}]
+        encryption = self._security_policy(
+            "EncryptionPolicy", "encryption", {"Rules": rules, "AWSOwnedKey": True}
         )
         # No VPC: the functions run outside one. The endpoint accepts only SigV4 requests from
         # principals in the data access policy; dashboards stay closed.
-        network = aoss.CfnSecurityPolicy(
-            self,
-            "NetworkPolicy",
-            name=self.name,
-            type="network",
-            policy=stack.to_json_string(
-                [
-                    {
-                        "Rules": [{"ResourceType": "collection", "Resource": resource}],
-                        "AllowFromPublic": True,
-                    }
-                ]
-            ),
+        network = self._security_policy(
+            "NetworkPolicy", "network", [{"Rules": rules, "AllowFromPublic": True}]
         )
         collection = aoss.CfnCollection(
             self,
@@ -165,6 +144,18 @@ class Search(Construct):
         collection.add_resource_dependency(encryption)
         collection.add_resource_dependency(network)
         return collection
+
+    def _security_policy(
+        self, construct_id: str, kind: str, policy: object
+    ) -> aoss.CfnSecurityPolicy:
+        """The collection's security policy of `kind`, its document `policy` as JSON."""
+        return aoss.CfnSecurityPolicy(
+            self,
+            construct_id,
+            name=self.name,
+            type=kind,
+            policy=Stack.of(self).to_json_string(policy),
+        )
 
     def _build_domain(self, config: DeployConfig) -> opensearch.CfnDomain:
         log_groups = self._domain_log_groups(config)
@@ -296,17 +287,14 @@ class Search(Construct):
     @property
     def endpoint(self) -> str:
         """What `CAIRN_SEARCH_ENDPOINT` holds (the adapter accepts it with or without https)."""
-        if self.collection is not None:
-            return self.collection.attr_collection_endpoint
-        assert self.domain is not None
-        return self.domain.attr_domain_endpoint
+        resource = self.resource
+        if isinstance(resource, aoss.CfnCollection):
+            return resource.attr_collection_endpoint
+        return resource.attr_domain_endpoint
 
     @property
     def arn(self) -> str:
-        if self.collection is not None:
-            return self.collection.attr_arn
-        assert self.domain is not None
-        return self.domain.attr_arn
+        return self.resource.attr_arn
 
     @property
     def access_resource(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from shared.auth.contexts import AGENT_TOOLS
 from shared.protocol.toolsets import ALL, Toolset, Toolsets
 
 CORE: Final = "core"
@@ -26,16 +27,8 @@ _MEMORY_ADVANCED: Final = (
     "duplicates_list",
     "duplicate_resolve",
 )
-_ENGRAMS: Final = (
-    "engram_create",
-    "engram_get",
-    "engram_search",
-    "engram_update",
-    "engram_delete",
-    "engram_list_by_type",
-    "user_profile_get",
-    "user_profile_update",
-)
+# The engram CRUD tools (the agent context's preset), then the user profile.
+_ENGRAMS: Final = (*AGENT_TOOLS, "user_profile_get", "user_profile_update")
 _PERSONA_SESSIONS: Final = tuple(
     f"{persona}_{verb}"
     for persona, verbs in (

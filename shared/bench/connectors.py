@@ -10,7 +10,6 @@ One JSON object on stdout; progress on stderr.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.bench.index import write_corpus
+from shared.bench.index import corpus_arguments, write_corpus
 
 
 def _commit(repo: Any, root: Path, message: str) -> None:
@@ -108,12 +107,8 @@ def run(files: int, sections: int, *, progress: bool = True) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `cairn bench connectors`."""
-    parser = argparse.ArgumentParser(prog="cairn bench connectors", description=__doc__)
-    parser.add_argument("--files", type=int, default=300, help="markdown files (default 300)")
-    parser.add_argument("--sections", type=int, default=1, help="sections per file (default 1)")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    args = parser.parse_args(argv)
-    if args.files < 2 or args.sections < 1:
-        parser.error("--files must be at least 2 and --sections at least 1")
+    args = corpus_arguments(
+        "cairn bench connectors", __doc__, argv, files=300, sections=1, min_files=2
+    )
     print(json.dumps(run(args.files, args.sections, progress=not args.quiet)))
     return 0

@@ -484,7 +484,7 @@ class _Context:
         return 30_000
 
 
-def _event(body: Mapping[str, Any], token: str) -> dict[str, Any]:
+def rest_api_event(body: Mapping[str, Any], token: str) -> dict[str, Any]:
     """An API Gateway proxy event (payload 1.0: REST, and HTTP APIs configured for it)."""
     headers = {
         "Host": "abc123.execute-api.us-east-1.amazonaws.com",
@@ -628,11 +628,13 @@ def measure(calls: int = 60, levels: Sequence[str] = ("INFO", "WARN")) -> list[M
             # Not in the mix: the floor of the gateway's own work.
             "ping": lambda: {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         }
-        bare_ms = _bare_route_ms(_event({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token))
+        bare_ms = _bare_route_ms(
+            rest_api_event({"jsonrpc": "2.0", "id": 1, "method": "ping"}, token)
+        )
 
         def call(body: dict[str, Any]) -> None:
             with redirect_stdout(counter):  # EMF metrics are printed
-                response = gateway.handler(_event(body, token), _Context("gateway"))
+                response = gateway.handler(rest_api_event(body, token), _Context("gateway"))
             reply = json.loads(response["body"])
             if response["statusCode"] != 200 or "error" in reply or reply["result"].get("isError"):
                 raise RuntimeError(f"{body.get('method')} failed: {response['body'][:300]}")

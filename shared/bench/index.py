@@ -47,6 +47,33 @@ def write_corpus(folder: Path, files: int, sections: int, seed: int = 7) -> None
         (folder / f"runbook-{number:03d}.md").write_text("".join(parts))
 
 
+def corpus_arguments(
+    prog: str,
+    description: str | None,
+    argv: Sequence[str] | None,
+    *,
+    files: int,
+    sections: int,
+    min_files: int = 1,
+) -> argparse.Namespace:
+    """`--files`, `--sections` (of the corpus `write_corpus` writes) and `--quiet` parsed from
+    `argv`, with these defaults; a usage error below `min_files` files or one section."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "--files", type=int, default=files, help=f"markdown files (default {files})"
+    )
+    parser.add_argument(
+        "--sections", type=int, default=sections, help=f"sections per file (default {sections})"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    args = parser.parse_args(argv)
+    if args.files < min_files or args.sections < 1:
+        if min_files == 1:
+            parser.error("--files and --sections must be at least 1")
+        parser.error(f"--files must be at least {min_files} and --sections at least 1")
+    return args
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -132,12 +159,6 @@ def run(files: int = 24, sections: int = 8, progress: bool = True) -> dict[str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`cairn bench index [--files N] [--sections N]`."""
-    parser = argparse.ArgumentParser(prog="cairn bench index", description=__doc__)
-    parser.add_argument("--files", type=int, default=24, help="markdown files (default 24)")
-    parser.add_argument("--sections", type=int, default=8, help="sections per file (default 8)")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    args = parser.parse_args(argv)
-    if args.files < 1 or args.sections < 1:
-        parser.error("--files and --sections must be at least 1")
+    args = corpus_arguments("cairn bench index", __doc__, argv, files=24, sections=8)
     print(json.dumps(run(args.files, args.sections, progress=not args.quiet)))
     return 0

@@ -50,27 +50,14 @@ def _local_service(data_dir: Path) -> tuple[Any, Any, Any]:
     `data_dir` (MiniLM, inline enrichment)."""
     from shared import runtime
     from shared.config.settings import Settings
-    from shared.knowledge.adapters.queues import InlineQueue
     from shared.knowledge.adapters.search_index import SearchNodeIndex
-    from shared.knowledge.enrich import Enricher
-    from shared.knowledge.service import KnowledgeService
-    from shared.knowledge.wiring import build_stores
+    from shared.knowledge.wiring import build_inline_service, build_stores
     from shared.search.wiring import build_search_service
 
     runtime.configure(Settings(environment="local", storage="sqlite", data_dir=data_dir))
     stores = build_stores()
     search = build_search_service()
-    index = SearchNodeIndex(search)
-    enricher = Enricher(stores, stores, stores, index)
-    service = KnowledgeService(
-        events=stores,
-        nodes=stores,
-        entities=stores,
-        lessons=stores,
-        index=index,
-        queue=InlineQueue(enricher.enrich),
-        clock=lambda: NOW_MS / 1000,
-    )
+    service = build_inline_service(stores, SearchNodeIndex(search), clock=lambda: NOW_MS / 1000)
     return service, stores, search
 
 
@@ -82,7 +69,7 @@ def _principal() -> Any:
 
 def quality(work: Path) -> dict[str, Any]:
     """recall@10, hit@10 and MRR of search_hybrid on the labelled questions."""
-    from shared.knowledge.models import EventIn
+    from shared.knowledge.models import EventIn, SearchHybridInput
 
     service, stores, _ = _local_service(work / "quality")
     principal = _principal()
@@ -97,7 +84,8 @@ def quality(work: Path) -> dict[str, Any]:
     reciprocal: list[float] = []
     for question, marker in QUESTIONS:
         relevant = {n.uuid for n in nodes if marker.lower() in n.embed_text.lower()}
-        found = [r.uuid for r in service.search_hybrid(principal, query=question, limit=10)]
+        ranked = service.search_hybrid(principal, SearchHybridInput(query=question, limit=10))
+        found = [r.uuid for r in ranked]
         got = relevant & set(found)
         recalls.append(len(got) / min(len(relevant), 10))
         hits += bool(got)
@@ -142,6 +130,7 @@ def answers(service: Any, nodes: list[Any], split: str, cut: float | None = None
     `ASK_MIN_RELEVANCE` (the sweep, on train only).
     """
     from shared.knowledge import extractive
+    from shared.knowledge.models import AskInput
 
     principal = _principal()
     first_relevant = whole = total_sentences = no_answer = ordered = 0
@@ -150,10 +139,10 @@ def answers(service: Any, nodes: list[Any], split: str, cut: float | None = None
     for question, marker in asked:
         relevant = {n.uuid for n in nodes if marker.lower() in n.embed_text.lower()}
         if cut is None:
-            sources = service.ask_sources(principal, question=question)
-            text = service.ask(principal, question=question)
+            sources = service.ask_sources(principal, AskInput(question=question))
+            text = service.ask(principal, AskInput(question=question))
         else:
-            sources = service.ask_sources(principal, question=question, min_relevance=cut)
+            sources = service.ask_sources(principal, AskInput(question=question), min_relevance=cut)
             text = extractive.extractive_answer(question, sources) if sources else ""
         scores = [score for _, score in sources]
         ordered += all(a >= b for a, b in itertools.pairwise(scores))
@@ -188,7 +177,7 @@ def latency(work: Path, sizes: Sequence[int], queries: int) -> dict[str, Any]:
 
     from shared.knowledge.adapters.search_index import node_chunk
     from shared.knowledge.enrich import build_node
-    from shared.knowledge.models import Event
+    from shared.knowledge.models import Event, SearchHybridInput
 
     corpus = [Event.model_validate(e) for e in generate() if not e.get("probe_tag")]
     rng = random.Random(7)  # noqa: S311 - a reproducible benchmark, not a secret
@@ -215,19 +204,19 @@ def latency(work: Path, sizes: Sequence[int], queries: int) -> dict[str, Any]:
             index.index.index(batch, vectors)
         seeded = time.perf_counter() - started
         principal = _principal()
-        service.search_hybrid(principal, query="warm up the index", limit=10)
+        service.search_hybrid(principal, SearchHybridInput(query="warm up the index", limit=10))
         timings: list[float] = []
         for number in range(queries):
             question = QUESTIONS[number % len(QUESTIONS)][0]
             began = time.perf_counter()
-            service.search_hybrid(principal, query=question, limit=10)
+            service.search_hybrid(principal, SearchHybridInput(query=question, limit=10))
             timings.append((time.perf_counter() - began) * 1000)
         filtered: list[float] = []
         for number in range(queries):
             question = QUESTIONS[number % len(QUESTIONS)][0]
             began = time.perf_counter()
             service.search_hybrid(
-                principal, query=question, limit=10, project="billing", since="7d"
+                principal, SearchHybridInput(query=question, project="billing", since="7d")
             )
             filtered.append((time.perf_counter() - began) * 1000)
         figures[str(size)] = {

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from shared.knowledge.models import CiAnnotation, CiJob, CiRun, LessonKey
+from shared.knowledge.models import CiAnnotation, CiJob, CiRun, LessonKey, LessonOccurrence
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 EVENT_HEADER = "x-github-event"
@@ -72,17 +72,25 @@ def job_from_payload(raw: dict[str, Any]) -> CiJob:
     )
 
 
+def _run_identity(repo: str, raw: dict[str, Any], *, run_id: str, workflow: str) -> dict[str, str]:
+    """Which run a delivery is about: its repo, run id and workflow (under the keys its event
+    names them), commit and branch."""
+    return {
+        "repo": repo,
+        "run_id": _str(raw.get(run_id)),
+        "workflow": _str(raw.get(workflow)),
+        "sha": _str(raw.get("head_sha")),
+        "branch": _str(raw.get("head_branch")),
+    }
+
+
 def run_from_webhook(event: str, payload: dict[str, Any]) -> CiRun | None:
     """The run a `workflow_run` or `workflow_job` delivery describes (None: another event)."""
     repo = _str((payload.get("repository") or {}).get("full_name"))
     if event == "workflow_run" and isinstance(payload.get("workflow_run"), dict):
         run = payload["workflow_run"]
         return CiRun(
-            repo=repo,
-            run_id=_str(run.get("id")),
-            workflow=_str(run.get("name")),
-            sha=_str(run.get("head_sha")),
-            branch=_str(run.get("head_branch")),
+            **_run_identity(repo, run, run_id="id", workflow="name"),
             status=_str(run.get("status")),
             conclusion=run.get("conclusion"),
             started_at=run.get("run_started_at") or run.get("created_at"),
@@ -92,11 +100,7 @@ def run_from_webhook(event: str, payload: dict[str, Any]) -> CiRun | None:
     if event == "workflow_job" and isinstance(payload.get("workflow_job"), dict):
         job = payload["workflow_job"]
         return CiRun(
-            repo=repo,
-            run_id=_str(job.get("run_id")),
-            workflow=_str(job.get("workflow_name")),
-            sha=_str(job.get("head_sha")),
-            branch=_str(job.get("head_branch")),
+            **_run_identity(repo, job, run_id="run_id", workflow="workflow_name"),
             status="in_progress" if job.get("status") != "completed" else "",
             # The run's page, not its API URL (`run_url`): the job's page less `/job/<id>`.
             html_url=_run_page(_str(job.get("html_url"))),
@@ -130,8 +134,9 @@ def path_prefix(path: str) -> str:
     return f"{folder}/" if folder else ""
 
 
-def lesson_candidates(run: CiRun) -> Iterator[tuple[LessonKey, str, str, str]]:
-    """(key, occurrence id, summary, fix hint) for each failure annotation of a failed job."""
+def lesson_candidates(run: CiRun) -> Iterator[LessonOccurrence]:
+    """An occurrence (seen at the run's `updated_at`) for each failure annotation of a failed
+    job."""
     seen: set[str] = set()
     for job in run.jobs:
         if job.conclusion not in ("failure", None) and job.status == "completed":
@@ -154,7 +159,13 @@ def lesson_candidates(run: CiRun) -> Iterator[tuple[LessonKey, str, str, str]]:
             hint = f"Run {note.tool} locally on {where} before pushing" + (
                 f"; it reports {note.rule_id}" if note.rule_id else ""
             )
-            yield key, f"run:{run.run_id}", summary, hint
+            yield LessonOccurrence(
+                key=key,
+                id=f"run:{run.run_id}",
+                summary=summary,
+                fix_hint=hint,
+                seen_at=run.updated_at,
+            )
 
 
 # --------------------------------------------------------------------------- scheduled pull

@@ -235,6 +235,46 @@ class Lesson(BaseModel):
     last_seen_at: int
 
 
+class LessonOccurrence(BaseModel):
+    """One failure of the lesson `key` a CI run shows; its `id` counts once however often the
+    run is delivered."""
+
+    key: LessonKey
+    id: str
+    summary: str
+    fix_hint: str
+    seen_at: int
+
+    def first_lesson(self) -> Lesson:
+        """The lesson before any occurrence is counted (its id from the key)."""
+        import hashlib
+
+        return Lesson(
+            id="lsn_" + hashlib.sha256(self.key.key.encode()).hexdigest()[:16],
+            repo=self.key.repo,
+            tool=self.key.tool,
+            rule_id=self.key.rule_id,
+            path_prefix=self.key.path_prefix,
+            summary=self.summary,
+            fix_hint=self.fix_hint,
+            occurrences=0,
+            first_seen_at=self.seen_at,
+            last_seen_at=self.seen_at,
+        )
+
+    def counted_in(self, lesson: Lesson, *, first: bool) -> Lesson:
+        """`lesson` with this occurrence counted (`first`: the lesson was not stored yet)."""
+        return lesson.model_copy(
+            update={
+                "occurrences": lesson.occurrences + 1,
+                "summary": self.summary or lesson.summary,
+                "fix_hint": self.fix_hint or lesson.fix_hint,
+                "first_seen_at": self.seen_at if first else min(lesson.first_seen_at, self.seen_at),
+                "last_seen_at": max(lesson.last_seen_at, self.seen_at),
+            }
+        )
+
+
 class Project(BaseModel):
     git_repo: str
     cwd_root: str

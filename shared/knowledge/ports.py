@@ -15,7 +15,7 @@ from shared.knowledge.models import (
     Event,
     KnowledgeNode,
     Lesson,
-    LessonKey,
+    LessonOccurrence,
     Project,
 )
 
@@ -91,17 +91,9 @@ class LessonStore(Protocol):
         """The most recently updated run of `repo` (of that sha prefix, else of that branch)."""
         ...
 
-    def record_occurrence(
-        self,
-        team: str,
-        key: LessonKey,
-        *,
-        occurrence_id: str,
-        summary: str,
-        fix_hint: str,
-        seen_at: int,
-    ) -> Lesson:
-        """Count one failure of `key`; the same `occurrence_id` never counts twice."""
+    def record_occurrence(self, team: str, occurrence: LessonOccurrence) -> Lesson:
+        """Count one failure of the occurrence's key; the same occurrence id never counts
+        twice."""
         ...
 
     def lessons(self, team: str, *, min_occurrences: int = 2) -> list[Lesson]:

@@ -21,16 +21,22 @@ from shared.knowledge.extractive import extractive_answer
 from shared.knowledge.filters import Filters, check_source, clamp_limit, parse_since
 from shared.knowledge.models import (
     ENTITY_TYPES,
+    AskInput,
     CiRun,
     EntityResult,
     Event,
     EventIn,
     EventResult,
+    GetContextInput,
+    GetEntitiesInput,
     IngestEventsOutput,
     KnowledgeNode,
     Lesson,
     NodeResult,
     ProjectResult,
+    SearchEventsInput,
+    SearchHybridInput,
+    SearchKnowledgeInput,
 )
 from shared.knowledge.ports import (
     ChatModel,
@@ -210,21 +216,12 @@ class KnowledgeService:
 
     # ------------------------------------------------------------------ events and projects
 
-    def search_events(
-        self,
-        principal: Principal,
-        *,
-        query: str = "",
-        source: str = "all",
-        since: str = "",
-        project: str = "",
-        branch: str = "",
-        limit: int = 20,
-    ) -> list[EventResult]:
+    def search_events(self, principal: Principal, asked: SearchEventsInput) -> list[EventResult]:
         """Raw events matching every filter, newest first."""
         # `all` is valid here (and named by the error): checked before the common filters.
-        wanted = self._filters(since, project, check_source(source, allow_all=True), branch)
-        needle = query.lower()
+        source = check_source(asked.source, allow_all=True)
+        wanted = self._filters(asked.since, asked.project, source, asked.branch)
+        needle = asked.query.lower()
         found: list[EventResult] = []
         for event in self._events.recent(principal.team, since_ms=wanted.since_ms):
             if event.probe_tag is not None:
@@ -240,7 +237,7 @@ class KnowledgeService:
             if needle and needle not in haystack:
                 continue
             found.append(result)
-            if len(found) >= clamp_limit(limit):
+            if len(found) >= clamp_limit(asked.limit):
                 break
         return found
 
@@ -250,23 +247,15 @@ class KnowledgeService:
             for p in self._events.projects(principal.team, clamp_limit(limit))
         ]
 
-    def get_entities(
-        self,
-        principal: Principal,
-        *,
-        entity_type: str = "",
-        query: str = "",
-        limit: int = 50,
-        project: str = "",
-        since: str = "",
-    ) -> list[EntityResult]:
+    def get_entities(self, principal: Principal, asked: GetEntitiesInput) -> list[EntityResult]:
+        entity_type, project = asked.type, asked.project
         if entity_type and entity_type not in ENTITY_TYPES:
             raise InvalidArgument(
                 f"`type` must be one of {', '.join(ENTITY_TYPES)} or empty (got {entity_type!r})",
                 field="type",
             )
-        since_ms = parse_since(since, self.now_ms())
-        needle = query.lower()
+        since_ms = parse_since(asked.since, self.now_ms())
+        needle = asked.query.lower()
         found: list[EntityResult] = []
         for entity in self._entities.entities(principal.team, entity_type=entity_type):
             if entity.last_seen < since_ms:
@@ -284,7 +273,7 @@ class KnowledgeService:
                     entity.model_dump(include=set(EntityResult.model_fields))
                 )
             )
-            if len(found) >= clamp_limit(limit):
+            if len(found) >= clamp_limit(asked.limit):
                 break
         return found
 
@@ -345,57 +334,29 @@ class KnowledgeService:
         return scored[:limit]
 
     def search_knowledge(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        mode: str = "semantic",
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
+        self, principal: Principal, asked: SearchKnowledgeInput
     ) -> list[NodeResult]:
         """Semantic without filters; lexical when asked or when any filter is given."""
-        wanted = self._filters(since, project, source, branch)
-        limit = clamp_limit(limit)
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        limit = clamp_limit(asked.limit)
         filtered = bool(wanted.since_ms or wanted.project or wanted.source or wanted.branch)
-        if mode == "lexical" or filtered:
-            pairs = self._lexical(principal.team, query, limit, wanted)
+        if asked.mode == "lexical" or filtered:
+            pairs = self._lexical(principal.team, asked.query, limit, wanted)
         else:
-            pairs = self._ranked(principal.team, query, "semantic", limit, wanted)
+            pairs = self._ranked(principal.team, asked.query, "semantic", limit, wanted)
         return [node_result(n, s) for n, s in pairs]
 
-    def search_hybrid(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        mode: str = "hybrid",
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-        entity: str = "",
-    ) -> list[NodeResult]:
-        wanted = self._filters(since, project, source, branch)
-        pairs = self._ranked(principal.team, query, mode, clamp_limit(limit), wanted, entity)
+    def search_hybrid(self, principal: Principal, asked: SearchHybridInput) -> list[NodeResult]:
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        limit = clamp_limit(asked.limit)
+        pairs = self._ranked(principal.team, asked.query, asked.mode, limit, wanted, asked.entity)
         return [node_result(n, s) for n, s in pairs]
 
-    def get_context(
-        self,
-        principal: Principal,
-        *,
-        query: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-    ) -> str:
+    def get_context(self, principal: Principal, asked: GetContextInput) -> str:
         """Seed 003's Markdown context block (hybrid retrieval, 600-character embed text)."""
-        wanted = self._filters(since, project, source)
-        pairs = self._ranked(principal.team, query, "hybrid", clamp_limit(limit), wanted)
+        wanted = self._filters(asked.since, asked.project, asked.source)
+        query = asked.query
+        pairs = self._ranked(principal.team, query, "hybrid", clamp_limit(asked.limit), wanted)
         lines = [f"# Hippo context for: {query}", ""]
         if not pairs:
             lines.append("_No relevant knowledge found._")
@@ -421,49 +382,25 @@ class KnowledgeService:
     # ------------------------------------------------------------------ ask
 
     def ask_sources(
-        self,
-        principal: Principal,
-        *,
-        question: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-        min_relevance: float = ASK_MIN_RELEVANCE,
+        self, principal: Principal, asked: AskInput, min_relevance: float = ASK_MIN_RELEVANCE
     ) -> list[tuple[KnowledgeNode, float]]:
         """The sources `ask` answers from, numbered as its `Sources:` block numbers them: the
         hybrid ranking, best score first, without those below `min_relevance`, and a session
         repeated word for word once."""
-        wanted = self._filters(since, project, source, branch)
-        blocks = self._ask_blocks(principal.team, question, limit, min_relevance, wanted)
+        blocks = self._ask_blocks(principal.team, asked, min_relevance)
         return [(node, score) for node, score, _ in blocks]
 
     def _ask_blocks(
-        self,
-        team: str,
-        question: str,
-        limit: int,
-        min_relevance: float,
-        wanted: Filters,
+        self, team: str, asked: AskInput, min_relevance: float
     ) -> list[tuple[KnowledgeNode, float, list[KnowledgeNode]]]:
-        ranked = self._ranked(team, question, "hybrid", clamp_limit(limit), wanted)
+        wanted = self._filters(asked.since, asked.project, asked.source, asked.branch)
+        ranked = self._ranked(team, asked.question, "hybrid", clamp_limit(asked.limit), wanted)
         return _folded([(node, score) for node, score in ranked if score >= min_relevance])
 
-    def ask(
-        self,
-        principal: Principal,
-        *,
-        question: str,
-        limit: int = 10,
-        project: str = "",
-        since: str = "",
-        source: str = "",
-        branch: str = "",
-    ) -> str:
+    def ask(self, principal: Principal, asked: AskInput) -> str:
         """The answer, then a `Sources:` block; an `Error: …` string when the model fails."""
-        wanted = self._filters(since, project, source, branch)
-        blocks = self._ask_blocks(principal.team, question, limit, ASK_MIN_RELEVANCE, wanted)
+        question = asked.question
+        blocks = self._ask_blocks(principal.team, asked, ASK_MIN_RELEVANCE)
         if not blocks:
             return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
         pairs = [(node, score) for node, score, _ in blocks]
@@ -545,19 +482,7 @@ class KnowledgeService:
         stored = self._lessons.get_run(team, run.repo, run.run_id)
         run = merge_runs(stored, run).model_copy(update={"updated_at": self.now_ms()})
         self._lessons.put_run(team, run)
-        counted: list[Lesson] = []
-        for key, occurrence, summary, hint in lesson_candidates(run):
-            counted.append(
-                self._lessons.record_occurrence(
-                    team,
-                    key,
-                    occurrence_id=occurrence,
-                    summary=summary,
-                    fix_hint=hint,
-                    seen_at=run.updated_at,
-                )
-            )
-        return counted
+        return [self._lessons.record_occurrence(team, o) for o in lesson_candidates(run)]
 
 
 def _sources_block(blocks: Iterable[tuple[KnowledgeNode, float, list[KnowledgeNode]]]) -> str:

@@ -61,7 +61,7 @@ ASK = Annotations(read_only=True, destructive=False, idempotent=True, open_world
     text_field="answer",
 )
 def ask(ctx: ToolContext[KnowledgeService], args: AskInput) -> AskOutput:
-    return AskOutput(answer=ctx.service.ask(ctx.principal, **args.model_dump()))
+    return AskOutput(answer=ctx.service.ask(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -78,9 +78,7 @@ def ask(ctx: ToolContext[KnowledgeService], args: AskInput) -> AskOutput:
 def search_knowledge(
     ctx: ToolContext[KnowledgeService], args: SearchKnowledgeInput
 ) -> SearchResultsOutput:
-    return SearchResultsOutput(
-        results=ctx.service.search_knowledge(ctx.principal, **args.model_dump())
-    )
+    return SearchResultsOutput(results=ctx.service.search_knowledge(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -97,9 +95,7 @@ def search_knowledge(
 def search_hybrid(
     ctx: ToolContext[KnowledgeService], args: SearchHybridInput
 ) -> SearchResultsOutput:
-    return SearchResultsOutput(
-        results=ctx.service.search_hybrid(ctx.principal, **args.model_dump())
-    )
+    return SearchResultsOutput(results=ctx.service.search_hybrid(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -116,7 +112,7 @@ def search_hybrid(
 def search_events(
     ctx: ToolContext[KnowledgeService], args: SearchEventsInput
 ) -> SearchEventsOutput:
-    return SearchEventsOutput(events=ctx.service.search_events(ctx.principal, **args.model_dump()))
+    return SearchEventsOutput(events=ctx.service.search_events(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -131,16 +127,7 @@ def search_events(
     text_field="entities",
 )
 def get_entities(ctx: ToolContext[KnowledgeService], args: GetEntitiesInput) -> GetEntitiesOutput:
-    return GetEntitiesOutput(
-        entities=ctx.service.get_entities(
-            ctx.principal,
-            entity_type=args.type,
-            query=args.query,
-            limit=args.limit,
-            project=args.project,
-            since=args.since,
-        )
-    )
+    return GetEntitiesOutput(entities=ctx.service.get_entities(ctx.principal, args))
 
 
 @GROUP.tool(
@@ -171,7 +158,7 @@ def list_projects(
     text_field="context",
 )
 def get_context(ctx: ToolContext[KnowledgeService], args: GetContextInput) -> GetContextOutput:
-    return GetContextOutput(context=ctx.service.get_context(ctx.principal, **args.model_dump()))
+    return GetContextOutput(context=ctx.service.get_context(ctx.principal, args))
 
 
 @GROUP.tool(

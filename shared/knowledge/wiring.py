@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from shared import runtime
 from shared.config import names
 from shared.knowledge.enrich import Enricher
-from shared.knowledge.ports import ChatModel, EnrichmentQueue, KnowledgeStores
-from shared.knowledge.service import KnowledgeService
+from shared.knowledge.ports import ChatModel, EnrichmentQueue, KnowledgeStores, NodeIndex
+from shared.knowledge.service import KnowledgeService, ModelFactory
 from shared.storage.backends import Adapters
 
 if TYPE_CHECKING:
@@ -116,6 +116,30 @@ def build_knowledge_service(search: Callable[[], SearchService]) -> KnowledgeSer
         queue=build_queue(enricher),
         model=build_model,
         webhook_secrets=webhook_secret,
+    )
+
+
+def build_inline_service(
+    stores: KnowledgeStores,
+    index: NodeIndex,
+    *,
+    clock: Callable[[], float],
+    model: ModelFactory = lambda: None,
+) -> KnowledgeService:
+    """A service on `stores` and `index` that enriches what it ingests before it answers (no
+    queue, no worker): for benchmarks and tests, at the time `clock` gives."""
+    from shared.knowledge.adapters.queues import InlineQueue
+
+    enricher = Enricher(stores, stores, stores, index)
+    return KnowledgeService(
+        events=stores,
+        nodes=stores,
+        entities=stores,
+        lessons=stores,
+        index=index,
+        queue=InlineQueue(enricher.enrich),
+        model=model,
+        clock=clock,
     )
 
 

@@ -304,20 +304,12 @@ async def _answer_post(
 
     The reply is encoded in the worker thread too: the event loop only moves bytes."""
     try:
-        return await run_blocking(_handled, gateway, body, headers, base_url, toolset)
+        return await run_blocking(
+            lambda: _encoded(gateway.handle_post(body, headers, base_url, toolset))
+        )
     except Exception:
         logger.exception("request failed outside the gateway's error model")
         return _internal_error(None)
-
-
-def _handled(
-    gateway: McpGateway,
-    body: bytes,
-    headers: dict[str, str],
-    base_url: str,
-    toolset: str | None = None,
-) -> Answer:
-    return _encoded(gateway.handle_post(body, headers, base_url, toolset))
 
 
 def _encoded(reply: HttpReply) -> Answer:

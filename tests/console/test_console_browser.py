@@ -180,6 +180,14 @@ return bad;
 """
 
 
+def write_memory(server: LocalServer, token: str, content: str, **fields: Any) -> str:
+    """The id of a memory written with `content` and `fields` through the SDK."""
+    memory_id: str = sdk_call(server, token, "memory_write", {"content": content, **fields})[
+        "memory"
+    ]["id"]
+    return memory_id
+
+
 def csp_violations(browser: Any) -> list[str]:
     """The Content-Security-Policy violations the browser logged since the last call."""
     return [
@@ -314,18 +322,12 @@ def test_resolving_a_conflict_keeps_the_chosen_memory(
     browser: Any, server: LocalServer, team_a: dict[str, str]
 ) -> None:
     subject = f"deploy freeze {uuid.uuid4().hex[:6]}"
-    keep = sdk_call(
-        server,
-        team_a["agent"],
-        "memory_write",
-        {"content": "Production deploys are frozen on Fridays.", "subject": subject},
-    )["memory"]["id"]
-    lose = sdk_call(
-        server,
-        team_a["agent"],
-        "memory_write",
-        {"content": "Production deploys are not frozen on Fridays.", "subject": subject},
-    )["memory"]["id"]
+    keep = write_memory(
+        server, team_a["agent"], "Production deploys are frozen on Fridays.", subject=subject
+    )
+    lose = write_memory(
+        server, team_a["agent"], "Production deploys are not frozen on Fridays.", subject=subject
+    )
 
     def conflict_card() -> Any:
         browser.get(console_url(server, "review?section=conflicts"))
@@ -471,11 +473,11 @@ def test_no_text_overlaps_from_375_px_to_wide(
     # ran over the other card at 700 px before the layout let long words wrap.
     url = "https://wiki.example.com/engineering/runbooks/deploy-freeze-calendar-2026-q4-final-v2"
     for claim in ("freeze", "do not freeze"):
-        sdk_call(
+        write_memory(
             server,
             team_a["agent"],
-            "memory_write",
-            {"content": f"Deploys {claim} on Fridays, see {url}", "subject": "freeze-calendar"},
+            f"Deploys {claim} on Fridays, see {url}",
+            subject="freeze-calendar",
         )
 
     def conflict_listed() -> bool:

@@ -25,6 +25,18 @@ def propose(harness: Harness, token: str, content: str, **fields: Any) -> str:
     return memory_id
 
 
+def write(harness: Harness, token: str, content: str, **fields: Any) -> str:
+    memory = ok(harness, token, "memory_write", {"content": content, **fields})["memory"]
+    memory_id: str = memory["id"]
+    return memory_id
+
+
+def write_flagged(harness: Harness, token: str, content: str, *, reason: str) -> str:
+    memory_id = write(harness, token, content)
+    ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": reason})
+    return memory_id
+
+
 def status_of(harness: Harness, token: str, memory_id: str) -> str:
     memory = ok(harness, token, "memory_get", {"id": memory_id})["memory"]
     return str(memory.get("status", "filed"))
@@ -249,10 +261,7 @@ def test_every_reader_sees_the_open_proposals_and_only_the_controls_it_may_use(
     author = harness.token(scopes=("memory",), agent_id="writer")
     proposals = [propose(harness, author, f"Proposal {n}: the VPN is optional.") for n in (1, 2)]
     admin = harness.token()
-    flagged = ok(harness, admin, "memory_write", {"content": "The office closes at 15:00."})[
-        "memory"
-    ]["id"]
-    ok(harness, admin, "flag_memory", {"memory_id": flagged, "reason": "it is 18:00"})
+    flagged = write_flagged(harness, admin, "The office closes at 15:00.", reason="it is 18:00")
     console.sign_in(harness.token(scopes=scopes))
 
     page = console.client.get("/console/review?section=proposals").text
@@ -277,18 +286,8 @@ def test_every_reader_sees_the_open_proposals_and_only_the_controls_it_may_use(
 def test_a_conflict_is_resolved_by_keeping_one(console: Console) -> None:
     harness = console.harness
     token = harness.token()
-    keep = ok(
-        harness,
-        token,
-        "memory_write",
-        {"content": "Production deploys are frozen on Fridays.", "subject": "freeze"},
-    )["memory"]["id"]
-    lose = ok(
-        harness,
-        token,
-        "memory_write",
-        {"content": "Production deploys are not frozen on Fridays.", "subject": "freeze"},
-    )["memory"]["id"]
+    keep = write(harness, token, "Production deploys are frozen on Fridays.", subject="freeze")
+    lose = write(harness, token, "Production deploys are not frozen on Fridays.", subject="freeze")
     drain()
     finding = ok(harness, token, "conflicts_list", {})["items"][0]["finding"]["id"]
     console.sign_in(token)
@@ -308,7 +307,7 @@ def test_a_bad_resolution_shows_the_tools_message_and_changes_nothing(console: C
     harness = console.harness
     token = harness.token()
     for content in ("Builds use Node 18.", "Builds use Node 20."):
-        ok(harness, token, "memory_write", {"content": content, "subject": "node version"})
+        write(harness, token, content, subject="node version")
     drain()
     finding = ok(harness, token, "conflicts_list", {})["items"][0]["finding"]["id"]
     console.sign_in(token)
@@ -332,7 +331,7 @@ def test_a_duplicate_cluster_is_merged(console: Console) -> None:
     harness = console.harness
     token = harness.token()
     first = ok(harness, token, "memory_write", {"content": "Backups run nightly at 02:00 UTC."})
-    ok(harness, token, "memory_write", {"content": "Backups run nightly at 02:00 UTC."})
+    write(harness, token, "Backups run nightly at 02:00 UTC.")
     drain()
     cluster = ok(harness, token, "duplicates_list", {})["items"][0]["finding"]["id"]
     console.sign_in(token)
@@ -350,10 +349,7 @@ def test_a_duplicate_cluster_is_merged(console: Console) -> None:
 def test_a_flagged_memory_is_listed_and_retracted(console: Console) -> None:
     harness = console.harness
     token = harness.token()
-    memory_id = ok(harness, token, "memory_write", {"content": "The office closes at 15:00."})[
-        "memory"
-    ]["id"]
-    ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": "it is 18:00"})
+    memory_id = write_flagged(harness, token, "The office closes at 15:00.", reason="it is 18:00")
     console.sign_in(token)
     page = console.client.get("/console/review").text
     assert f'id="flagged-{memory_id}"' in page
@@ -374,10 +370,8 @@ def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console)
     harness = console.harness
     alpha = harness.token(team="alpha")
     secret_id = propose(harness, alpha, "Alpha's launch code word is heron.")
-    shipped = ok(
-        harness, alpha, "memory_write", {"content": "Alpha ships on Thursdays.", "subject": "ship"}
-    )["memory"]["id"]
-    ok(harness, alpha, "memory_write", {"content": "Alpha ships on Fridays.", "subject": "ship"})
+    shipped = write(harness, alpha, "Alpha ships on Thursdays.", subject="ship")
+    write(harness, alpha, "Alpha ships on Fridays.", subject="ship")
     drain()
     conflict = ok(harness, alpha, "conflicts_list", {})["items"][0]["finding"]["id"]
     other_console.sign_in(harness.token(team="beta"))
@@ -428,8 +422,8 @@ def test_team_b_sees_nothing_of_team_a(console: Console, other_console: Console)
 def test_the_browser_filters_by_subject_and_kind(console: Console) -> None:
     harness = console.harness
     token = harness.token()
-    ok(harness, token, "memory_write", {"content": "Use trunk-based dev.", "kind": "decision"})
-    ok(harness, token, "memory_write", {"content": "Alice prefers tabs.", "kind": "preference"})
+    write(harness, token, "Use trunk-based dev.", kind="decision")
+    write(harness, token, "Alice prefers tabs.", kind="preference")
     console.sign_in(token)
 
     decisions = console.client.get("/console/memories?kind=decision").text
@@ -443,13 +437,8 @@ def test_the_browser_filters_by_tags_author_and_status(console: Console) -> None
     reviewer = harness.token()
     alice = harness.token(scopes=("memory",), agent_id="alice")
     bob = harness.token(scopes=("memory",), agent_id="bob")
-    ok(
-        harness,
-        alice,
-        "memory_write",
-        {"content": "Alice: the cache TTL is 60 s.", "tags": ["cache"]},
-    )
-    ok(harness, bob, "memory_write", {"content": "Bob: the queue holds 1000.", "tags": ["queue"]})
+    write(harness, alice, "Alice: the cache TTL is 60 s.", tags=["cache"])
+    write(harness, bob, "Bob: the queue holds 1000.", tags=["queue"])
     propose(harness, bob, "Bob proposes a 2000 queue.")
     console.sign_in(reviewer)
 
@@ -471,12 +460,7 @@ def test_as_of_travels_back_to_the_version_valid_then_and_the_chain_shows_both(
 ) -> None:
     harness = console.harness
     token = harness.token()
-    old = ok(
-        harness,
-        token,
-        "memory_write",
-        {"content": "Standup is at 09:30.", "valid_from": "2026-01-01T00:00:00Z"},
-    )["memory"]["id"]
+    old = write(harness, token, "Standup is at 09:30.", valid_from="2026-01-01T00:00:00Z")
     console.sign_in(token)
     reply = console.post(
         "/console/supersede",
@@ -516,7 +500,7 @@ def test_a_bad_filter_names_the_field(console: Console) -> None:
 def test_values_from_memories_are_escaped(console: Console) -> None:
     harness = console.harness
     token = harness.token()
-    ok(harness, token, "memory_write", {"content": "<script>alert(1)</script> is not run"})
+    write(harness, token, "<script>alert(1)</script> is not run")
     console.sign_in(token)
 
     page = console.client.get("/console/memories").text
@@ -545,7 +529,7 @@ def test_a_conflict_merged_into_a_new_claim_or_marked_both_valid(console: Consol
         ("Standups are at 09:30.", "standup"),
         ("Standups are at 10:00.", "standup"),
     ):
-        ok(harness, token, "memory_write", {"content": content, "subject": subject})
+        write(harness, token, content, subject=subject)
     drain()
     by_topic = {
         i["memories"][0]["subject"]: i["finding"]["id"]
@@ -583,7 +567,7 @@ def test_a_duplicate_cluster_is_dismissed_keeping_both(console: Console) -> None
     harness = console.harness
     token = harness.token()
     for _ in range(2):
-        ok(harness, token, "memory_write", {"content": "Releases are tagged vX.Y.Z."})
+        write(harness, token, "Releases are tagged vX.Y.Z.")
     drain()
     cluster = ok(harness, token, "duplicates_list", {})["items"][0]["finding"]["id"]
     console.sign_in(token)
@@ -676,18 +660,13 @@ def test_each_section_has_its_own_link_count_and_pages(
     token = harness.token()
     for subject in ("freeze", "standup"):
         for claim in ("is", "is not"):
-            ok(
-                harness,
-                token,
-                "memory_write",
-                {"content": f"The {subject} {claim} on Friday.", "subject": subject},
-            )
+            write(harness, token, f"The {subject} {claim} on Friday.", subject=subject)
     for text in ("Backups run at 02:00 UTC.", "Logs are kept for 30 days."):
         for _ in range(2):
-            ok(harness, token, "memory_write", {"content": text})
+            write(harness, token, text)
     drain()
     flagged = [
-        ok(harness, token, "memory_write", {"content": text})["memory"]["id"]
+        write(harness, token, text)
         for text in ("The coffee machine is on floor 3.", "Parking passes renew in March.")
     ]
     for memory_id in flagged:
@@ -726,10 +705,7 @@ def test_each_section_has_its_own_link_count_and_pages(
 def test_a_decision_returns_to_its_section(console: Console) -> None:
     harness = console.harness
     token = harness.token()
-    memory_id = ok(harness, token, "memory_write", {"content": "The lift is out of order."})[
-        "memory"
-    ]["id"]
-    ok(harness, token, "flag_memory", {"memory_id": memory_id, "reason": "fixed"})
+    memory_id = write_flagged(harness, token, "The lift is out of order.", reason="fixed")
     console.sign_in(token)
 
     reply = console.post(
@@ -759,9 +735,7 @@ def test_every_state_changing_route_needs_the_csrf_token_and_the_same_origin(
     assert {"/console/review-proposals", "/console/retract", "/console/supersede"} <= set(posts)
     harness = console.harness
     token = harness.token()
-    memory_id = ok(harness, token, "memory_write", {"content": "Deploys need two approvals."})[
-        "memory"
-    ]["id"]
+    memory_id = write(harness, token, "Deploys need two approvals.")
     proposal = propose(harness, token, "Deploys need three approvals.")
     console.sign_in(token)
     fields = {

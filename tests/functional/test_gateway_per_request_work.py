@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from shared.bench.cost import rest_api_event
 from shared.config.settings import Settings
 from tests.functional.gateway_lambda import GatewayContext, gateway_entry, issued_token
 
@@ -26,27 +27,8 @@ def entry(aws: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType
 
 
 def _event(method: str, token: str) -> dict[str, Any]:
-    headers = {
-        "Host": "abc123.execute-api.us-east-1.amazonaws.com",
-        "X-Forwarded-Proto": "https",
-        "Content-Type": "application/json",
-        "Accept": "application/json",
-        "Authorization": f"Bearer {token}",
-    }
-    return {
-        "resource": "/mcp",
-        "path": "/mcp",
-        "httpMethod": "POST",
-        "headers": headers,
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": None,
-        "multiValueQueryStringParameters": None,
-        "pathParameters": None,
-        "stageVariables": None,
-        "requestContext": {"requestId": "r", "identity": {"sourceIp": "203.0.113.7"}},
-        "body": json.dumps({"jsonrpc": "2.0", "id": 1, "method": method}),
-        "isBase64Encoded": False,
-    }
+    """A REST API (payload 1.0) event calling `method`, as the cost bench sends them."""
+    return rest_api_event({"jsonrpc": "2.0", "id": 1, "method": method}, token)
 
 
 def test_warm_invocations_start_no_thread(

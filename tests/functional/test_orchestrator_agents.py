@@ -15,7 +15,7 @@ from shared.auth.wiring import build_token_service
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.agents.adapters import DynamoAgentStore
-from shared.orchestrator.agents.models import DEFAULT_AGENT_SCOPES, AgentRecord
+from shared.orchestrator.agents.models import DEFAULT_AGENT_SCOPES, AgentRecord, RegisterAgentInput
 from shared.orchestrator.agents.service import AgentService
 from shared.protocol.gateway import GatewayConfig, McpGateway
 from shared.tools.catalog import ToolCatalog
@@ -324,10 +324,10 @@ def test_a_registration_that_loses_the_name_race_is_a_409_and_its_token_is_revok
     registrar = Principal(
         team="alpha", token_id="tok_reg", token_name="reg", scopes=frozenset({"agent.register"})
     )
-    winner = service.register(registrar, name="builder", agent_type="codex")
+    winner = service.register(registrar, RegisterAgentInput(name="builder", agent_type="codex"))
 
     with pytest.raises(Conflict) as lost:
-        service.register(registrar, name="builder", agent_type="codex")
+        service.register(registrar, RegisterAgentInput(name="builder", agent_type="codex"))
 
     assert lost.value.holder == {"agent_id": winner.agent_id}
     agent_tokens = [r for r in tokens.list_team("alpha") if r.name == "agent:builder"]

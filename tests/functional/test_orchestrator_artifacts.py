@@ -17,7 +17,7 @@ from shared.auth.principal import Principal
 from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.artifacts.adapters import FolderArtifactBlobs, S3ArtifactBlobs
-from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES
+from shared.orchestrator.artifacts.models import MAX_CONTENT_BYTES, ArtifactListInput
 from shared.orchestrator.artifacts.ports import ArtifactBlobs, BlobExists, BlobMissing
 from shared.orchestrator.artifacts.wiring import build_artifact_service
 from shared.orchestrator.ports import ActiveAgent
@@ -228,7 +228,7 @@ def test_oversized_content_is_refused_and_nothing_is_written(
     assert refused.value.field == field
     assert "5 MiB" in refused.value.message
     assert _objects(bucket) == []
-    assert service.list_artifacts(BOSS, task_id=task_id, workflow_id=None) == []
+    assert service.list_artifacts(BOSS, ArtifactListInput(task_id=task_id)) == []
 
 
 def test_exactly_five_mib_is_accepted(aws: Settings, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from shared.config import names
 from shared.config.settings import Settings
 from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.adapters import DynamoTaskStore
+from shared.orchestrator.tasks.models import TaskDelegateInput, TaskListInput
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 from tests.functional.conftest import Harness
@@ -211,13 +212,21 @@ def test_fail_and_cancel_close_tasks_and_repeat_transitions_are_refused(
 def test_delegate_creates_a_subtask_in_the_parents_workflow(tasks: TaskService) -> None:
     parent = create(tasks, workflow_id="wf_1")
 
-    child = tasks.delegate(agent("coder"), parent_task_id=parent, name="sub", description="part")
+    child = tasks.delegate(
+        agent("coder"),
+        TaskDelegateInput.model_validate(
+            {"parent_task_id": parent, "name": "sub", "description": "part"}
+        ),
+    )
 
     assert child.parent_task_id == parent
     assert child.workflow_id == "wf_1"
     assert child.created_by == "coder"
     with pytest.raises(NotFound):
-        tasks.delegate(agent("coder"), parent_task_id="tsk_nope", name="x", description=None)
+        tasks.delegate(
+            agent("coder"),
+            TaskDelegateInput.model_validate({"parent_task_id": "tsk_nope", "name": "x"}),
+        )
 
 
 def test_list_filters_by_status_workflow_and_agent(tasks: TaskService, clock: list[float]) -> None:
@@ -227,10 +236,7 @@ def test_list_filters_by_status_workflow_and_agent(tasks: TaskService, clock: li
     tasks.claim(agent("coder"), b)
 
     def ids(**filters: Any) -> list[str]:
-        found = tasks.list_tasks(
-            agent("boss"),
-            **{"status": None, "workflow_id": None, "agent_id": None, "limit": 20, **filters},
-        )
+        found = tasks.list_tasks(agent("boss"), TaskListInput.model_validate(filters))
         return [t.id for t in found]
 
     assert ids() == [b, a]

@@ -96,7 +96,7 @@ def _claim_tasks(path: str, agent: str, start: multiprocessing.synchronize.Event
     from datetime import timedelta
 
     from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
-    from shared.orchestrator.tasks.ports import ClaimLost
+    from shared.orchestrator.tasks.ports import ClaimLost, TaskClaim
 
     store = SqliteTaskStore(Database(Path(path)))
     start.wait()
@@ -104,7 +104,7 @@ def _claim_tasks(path: str, agent: str, start: multiprocessing.synchronize.Event
     def claim(task_id: str) -> None:
         now = datetime.now(UTC)
         # Fence 0: both processes read the pending task; only one write may take it.
-        store.claim("alpha", task_id, agent, now, now + timedelta(minutes=15), 0)
+        store.claim("alpha", task_id, TaskClaim(agent, now, now + timedelta(minutes=15), 0))
 
     return _wins((f"tsk_{number}" for number in range(TASKS)), claim, ClaimLost)
 

@@ -31,26 +31,23 @@ def test_cdk_json_runs_the_app_through_the_uv_lookup() -> None:
     assert os.access(ROOT / app, os.X_OK)
 
 
+def _script_output(script: str, env: dict[str, str], cwd: Path | None = None) -> str:
+    """What `scripts/<script>` prints (it must succeed within 30 s)."""
+    return subprocess.run(
+        [str(ROOT / "scripts" / script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout.strip()
+
+
 def test_the_app_command_finds_uv_off_path(tmp_path: Path) -> None:
     assert shutil.which("uv", path=PATH_WITHOUT_UV) is None
     uv = _fake_uv(tmp_path)
     environment = {"HOME": str(tmp_path), "PATH": PATH_WITHOUT_UV}
-    result = subprocess.run(
-        [str(ROOT / "scripts" / "cdk-app")],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    assert result.stdout.strip() == f"uv run --project {ROOT} --frozen python -m infra.app"
-    found = subprocess.run(
-        [str(ROOT / "scripts" / "find-uv")],
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    assert found.stdout.strip() == str(uv)
+    app = _script_output("cdk-app", environment, cwd=ROOT)
+    assert app == f"uv run --project {ROOT} --frozen python -m infra.app"
+    assert _script_output("find-uv", environment) == str(uv)

@@ -24,6 +24,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.jsonrpc import tools_call
 
+T = TypeVar("T")
+
 DEV_TOKEN = "cairn_sk_protocol-tests-dev-token-0123456789abcdef"
 
 
@@ -98,16 +100,23 @@ async def sdk_call(client: Client, tool: str, arguments: dict[str, Any]) -> dict
     return content
 
 
+def mcp_headers(token: str, **extra: str) -> dict[str, str]:
+    """The headers of a JSON-RPC POST to /mcp with the bearer `token`, and `extra` ones."""
+    return {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **extra,
+    }
+
+
 def posted_call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """`tool` called with a plain HTTP POST of its JSON-RPC body, as a script would: the
     request was answered (200), and its result."""
     response = httpx.post(
         url,
         json=tools_call(tool, arguments),
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-        },
+        headers=mcp_headers(token),
         timeout=60,
     )
     assert response.status_code == 200, response.text
@@ -194,24 +203,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     stop_server(running)
 
 
-T = TypeVar("T")
-
-
 def with_sdk_client(
     server: LocalServer,
     work: Callable[[Client], Awaitable[T]],
     *,
     token: str | None = None,
     mode: str = "auto",
+    path: str = "",
 ) -> T:
-    """Connect the MCP SDK's client to `server` in `mode` with `token` (the dev token unless
-    given) and run `work` with it."""
+    """Connect the MCP SDK's client to `server` (at `path` under its MCP URL: a toolset) in
+    `mode` with `token` (the dev token unless given) and run `work` with it."""
 
     async def main() -> T:
         bearer = token or server.dev_token
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
         async with http:
-            transport = streamable_http_client(server.url, http_client=http)
+            transport = streamable_http_client(server.url + path, http_client=http)
             async with Client(transport, mode=mode) as client:
                 return await work(client)
 

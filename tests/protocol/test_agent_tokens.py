@@ -44,6 +44,13 @@ def _token_record(server: LocalServer, team: str, name: str) -> dict[str, Any]:
     return record  # type: ignore[no-any-return]
 
 
+def _registrar(server: LocalServer, prefix: str, *options: str) -> tuple[str, str]:
+    """A new team named after `prefix`, and a token of it that may register agents (issued
+    with the CLI's `options`)."""
+    team = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    return team, server.create_token(team, "agent.register", "registrar", *options)
+
+
 def _register(server: LocalServer, registrar: str, name: str) -> dict[str, Any]:
     agent: dict[str, Any] = _call(
         server, registrar, "agent.register", {"name": name, "agent_type": "worker"}
@@ -54,8 +61,7 @@ def _register(server: LocalServer, registrar: str, name: str) -> dict[str, Any]:
 def test_a_registered_agent_stores_lists_and_claims_handoffs_with_its_own_token(
     server: LocalServer,
 ) -> None:
-    team = f"handoff-{uuid.uuid4().hex[:8]}"
-    registrar = server.create_token(team, "agent.register", "registrar")
+    _, registrar = _registrar(server, "handoff")
     writer = _register(server, registrar, "writer")
     reader = _register(server, registrar, "reader")
 
@@ -79,10 +85,7 @@ def test_a_registered_agent_stores_lists_and_claims_handoffs_with_its_own_token(
 def test_an_agent_token_inherits_its_registrars_expiry_and_rate_limit(
     server: LocalServer,
 ) -> None:
-    team = f"inherit-{uuid.uuid4().hex[:8]}"
-    registrar = server.create_token(
-        team, "agent.register", "registrar", "--expires-days", "3", "--rate-limit", "40"
-    )
+    team, registrar = _registrar(server, "inherit", "--expires-days", "3", "--rate-limit", "40")
 
     _register(server, registrar, "builder")
 
@@ -98,8 +101,7 @@ def test_an_agent_token_inherits_its_registrars_expiry_and_rate_limit(
 def test_revoking_a_registration_token_revokes_the_agent_tokens_it_minted(
     server: LocalServer,
 ) -> None:
-    team = f"cascade-{uuid.uuid4().hex[:8]}"
-    registrar = server.create_token(team, "agent.register", "registrar")
+    team, registrar = _registrar(server, "cascade")
     first = _register(server, registrar, "first")
     second = _register(server, registrar, "second")
     bystander = server.create_token(team, "memory", "bystander")
@@ -114,8 +116,7 @@ def test_revoking_a_registration_token_revokes_the_agent_tokens_it_minted(
 
 
 def test_instructions_name_only_the_tools_the_token_may_call(server: LocalServer) -> None:
-    team = f"instr-{uuid.uuid4().hex[:8]}"
-    registrar = server.create_token(team, "agent.register", "registrar")
+    team, registrar = _registrar(server, "instr")
     agent = _register(server, registrar, "builder")
     memory_only = server.create_token(team, "memory.read", "reader")
     handshake = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, mcp_headers
 
 pytestmark = pytest.mark.protocol
 
@@ -18,11 +18,7 @@ def _post_bytes(server: LocalServer, body: bytes) -> httpx.Response:
     response = httpx.post(
         server.url,
         content=body,
-        headers={
-            "Authorization": f"Bearer {server.dev_token}",
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        },
+        headers=mcp_headers(server.dev_token),
         timeout=30,
     )
     assert response.status_code < 500, response.text

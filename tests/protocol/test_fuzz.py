@@ -31,6 +31,7 @@ from tests.protocol.conftest import (
     DEV_TOKEN,
     LocalServer,
     free_port,
+    mcp_headers,
     spawn_serve,
     wait_until_serving,
 )
@@ -301,11 +302,7 @@ def _post(client: httpx.Client, teams: Teams, body: bytes, token: str) -> httpx.
     return client.post(
         teams.server.url,
         content=body,
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        },
+        headers=mcp_headers(token),
         timeout=120,
     )
 

@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.protocol.conftest import LocalServer
+from tests.shells import type_into_shell
 
 pytestmark = [
     pytest.mark.protocol,
@@ -87,16 +88,8 @@ def _type_in_bash(server: LocalServer, home: Path, commands: list[str]) -> dict[
     )
     work = home / "project"
     work.mkdir()
-    subprocess.run(
-        ["bash", "-i"],
-        input=f"cd {work}\n" + "\n".join(commands) + "\nexit\n",
-        text=True,
-        env=env,
-        cwd=home,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    typed = f"cd {work}\n" + "\n".join(commands) + "\nexit\n"
+    type_into_shell("bash", typed, env=env, cwd=home, timeout=60)
     return env
 
 

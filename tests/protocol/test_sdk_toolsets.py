@@ -5,8 +5,7 @@ validating every structured result against the compact output schemas without a 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import pytest
@@ -17,25 +16,11 @@ from mcp.shared.exceptions import MCPError
 
 from shared.app.groups import tool_specs
 from shared.app.toolsets import TOOLSETS
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
-T = TypeVar("T")
 MODES = ["auto", "legacy", "2026-07-28"]
-
-
-def _with_client(
-    server: LocalServer, path: str, mode: str, work: Callable[[Client], Awaitable[T]]
-) -> T:
-    async def main() -> T:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
-        async with http:
-            transport = streamable_http_client(server.url + path, http_client=http)
-            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
-                return await work(client)
-
-    return anyio.run(main)
 
 
 def _tools(segment: str) -> set[str]:
@@ -59,7 +44,9 @@ def test_a_toolset_url_lists_and_calls_its_tools_and_refuses_others(
         return listed, put, found, refused.value
 
     with caplog.at_level(logging.WARNING):
-        listed, put, found, refused = _with_client(server, "/memory+search", mode, work)
+        listed, put, found, refused = with_sdk_client(
+            server, work, mode=mode, path="/memory+search"
+        )
 
     assert listed == _tools("memory") | _tools("search")
     assert not put.is_error
@@ -80,7 +67,7 @@ def test_a_seed_endpoint_serves_its_seeds_tools_with_their_schemas(
         return listed, recalled
 
     with caplog.at_level(logging.WARNING):
-        listed, recalled = _with_client(server, "/verbs", mode, work)
+        listed, recalled = with_sdk_client(server, work, mode=mode, path="/verbs")
 
     assert {tool.name for tool in listed} == _tools("verbs")
     assert all(tool.output_schema is not None for tool in listed)

@@ -11,19 +11,14 @@ import httpx
 import pytest
 from mcp.client import Client
 
+from shared.auth import contexts
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, with_sdk_client
+from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
-AGENT_TOOLS = {
-    "engram_create",
-    "engram_get",
-    "engram_search",
-    "engram_update",
-    "engram_delete",
-    "engram_list_by_type",
-}
+# The agent context's preset: the six engram CRUD tools.
+AGENT_TOOLS = set(contexts.AGENT_TOOLS)
 
 # Seed 004, word for word: each persona tool's description and its arguments' (name ->
 # description; the required ones are those the seed marks Yes).
@@ -213,7 +208,7 @@ def test_the_fourteen_persona_tools_work_through_the_sdk_client(
         seen["ids"] = ids
         return seen
 
-    seen = with_sdk_client(server, scenario, token=server.dev_token, mode=mode)
+    seen = with_sdk_client(server, scenario, mode=mode)
     ids = seen["ids"]
 
     assert seen["set_model"]["choice"]["model"]["id"] == "claude-sonnet-4-5"
@@ -272,11 +267,7 @@ def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer)
 def _raw_call(server: LocalServer, token: str, tool: str, arguments: dict[str, Any]) -> Any:
     return httpx.post(
         server.url,
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        },
+        headers=mcp_headers(token, **{"MCP-Protocol-Version": "2025-11-25"}),
         json=tools_call(tool, arguments),
         timeout=30,
     )

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, mcp_headers
 
 pytestmark = pytest.mark.protocol
 
@@ -22,12 +22,7 @@ ONE_MIB = 1_048_576
 
 
 def _headers(server: LocalServer, **extra: str) -> dict[str, str]:
-    return {
-        "Authorization": f"Bearer {server.dev_token}",
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        **extra,
-    }
+    return mcp_headers(server.dev_token, **extra)
 
 
 def _post(

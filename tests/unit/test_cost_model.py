@@ -349,22 +349,29 @@ def test_waf_logs_cost_per_call_only_without_a_filter_dropping_allowed_requests(
     assert cost_per_million(call, blocked, prices, calls_per_second=10)["waf_logs"] == 0.0
 
 
+def _no_io(operation: str, *, cpu: float, group: bool, bare_route_ms: float = 0.0) -> Measured:
+    """A run of `operation` with `cpu` ms in the gateway (1 ms in the group when it invokes
+    one), no DynamoDB call and no log line."""
+    return Measured(
+        operation=operation,
+        gateway_cpu_ms=cpu,
+        group_cpu_ms=1 if group else 0,
+        invokes_group=group,
+        dynamodb_calls_gateway=0,
+        dynamodb_calls_group=0,
+        read_units=0,
+        write_units=0,
+        log_bytes={"INFO": 0},
+        bare_route_ms=bare_route_ms,
+    )
+
+
 def test_the_billed_call_pays_the_rate_limiters_writes_at_the_default_token_limit() -> None:
     from shared.auth.cache import slice_size
     from shared.auth.models import DEFAULT_RATE_LIMIT_PER_MINUTE
     from shared.bench.cost import MEASURED_RATE_LIMIT_PER_MINUTE, RATES, VARIANTS
 
-    measured = Measured(
-        operation="memory_get",
-        gateway_cpu_ms=1,
-        group_cpu_ms=1,
-        invokes_group=True,
-        dynamodb_calls_gateway=0,
-        dynamodb_calls_group=0,
-        read_units=0,
-        write_units=0,
-        log_bytes={"INFO": 0, "WARN": 0},
-    )
+    measured = _no_io("memory_get", cpu=1, group=True)
     call = profile([measured], _deployment(), PRICES, mix={"memory_get": 1.0})
     # One reservation write per slice (1 % of 600/min: 6 requests), less what the measured
     # 100k/min token already paid.
@@ -377,20 +384,7 @@ def test_the_billed_call_pays_the_rate_limiters_writes_at_the_default_token_limi
 
 
 def test_a_mix_of_one_operation_prices_that_operation_alone() -> None:
-    def measured(operation: str, cpu: float, group: bool) -> Measured:
-        return Measured(
-            operation=operation,
-            gateway_cpu_ms=cpu,
-            group_cpu_ms=1 if group else 0,
-            invokes_group=group,
-            dynamodb_calls_gateway=0,
-            dynamodb_calls_group=0,
-            read_units=0,
-            write_units=0,
-            log_bytes={"INFO": 0},
-        )
-
-    runs = [measured("memory_get", 2, True), measured("tools/list", 40, False)]
+    runs = [_no_io("memory_get", cpu=2, group=True), _no_io("tools/list", cpu=40, group=False)]
 
     call = profile(runs, _deployment(), PRICES, mix={"memory_get": 1.0})
 
@@ -399,17 +393,6 @@ def test_a_mix_of_one_operation_prices_that_operation_alone() -> None:
 
 
 def test_the_warm_overhead_is_the_gateways_own_time_over_the_bare_route() -> None:
-    run = Measured(
-        operation="ping",
-        gateway_cpu_ms=0.6,
-        group_cpu_ms=0,
-        invokes_group=False,
-        dynamodb_calls_gateway=0,
-        dynamodb_calls_group=0,
-        read_units=0,
-        write_units=0,
-        log_bytes={"INFO": 0},
-        bare_route_ms=0.2,
-    )
+    run = _no_io("ping", cpu=0.6, group=False, bare_route_ms=0.2)
 
     assert run.overhead_ratio == 3.0

@@ -29,9 +29,7 @@ from shared.config.tables import KNOWLEDGE_TIME_INDEX
 from shared.knowledge.adapters.sqlite import (
     MAX_OCCURRENCE_IDS,
     combine,
-    count_occurrence,
     merge_sightings,
-    new_lesson,
     project_of,
 )
 from shared.knowledge.models import (
@@ -41,7 +39,7 @@ from shared.knowledge.models import (
     Event,
     KnowledgeNode,
     Lesson,
-    LessonKey,
+    LessonOccurrence,
     Project,
 )
 from shared.knowledge.ports import SCAN_CAP
@@ -280,35 +278,24 @@ class DynamoKnowledgeStores:
             return run
         return None
 
-    def record_occurrence(
-        self,
-        team: str,
-        key: LessonKey,
-        *,
-        occurrence_id: str,
-        summary: str,
-        fix_hint: str,
-        seen_at: int,
-    ) -> Lesson:
-        sk = "LESSON#" + hashlib.sha256(key.key.encode()).hexdigest()[:32]
+    def record_occurrence(self, team: str, occurrence: LessonOccurrence) -> Lesson:
+        sk = "LESSON#" + hashlib.sha256(occurrence.key.key.encode()).hexdigest()[:32]
         for _ in range(5):
             item = self._get(team, sk)
             seen: list[str] = list(item.get("seen_ids", [])) if item else []
             lesson = (
-                Lesson.model_validate(_fields(item, Lesson))
-                if item
-                else new_lesson(key, summary, fix_hint, seen_at)
+                Lesson.model_validate(_fields(item, Lesson)) if item else occurrence.first_lesson()
             )
-            if occurrence_id in seen:
+            if occurrence.id in seen:
                 return lesson
-            updated = count_occurrence(lesson, summary, fix_hint, seen_at, first=item is None)
+            updated = occurrence.counted_in(lesson, first=item is None)
             try:
                 put_if(
                     self._table,
                     {
                         "pk": team_pk(team),
                         "sk": sk,
-                        "seen_ids": [*seen, occurrence_id][-MAX_OCCURRENCE_IDS:],
+                        "seen_ids": [*seen, occurrence.id][-MAX_OCCURRENCE_IDS:],
                         **updated.model_dump(mode="json"),
                     },
                     "attribute_not_exists(pk) OR occurrences = :was",

@@ -15,7 +15,7 @@ from shared.knowledge.models import (
     Event,
     KnowledgeNode,
     Lesson,
-    LessonKey,
+    LessonOccurrence,
     Project,
 )
 from shared.knowledge.ports import SCAN_CAP
@@ -268,37 +268,28 @@ class SqliteKnowledgeStores:
         )
         return CiRun.model_validate(from_json(row["record"])) if row else None
 
-    def record_occurrence(
-        self,
-        team: str,
-        key: LessonKey,
-        *,
-        occurrence_id: str,
-        summary: str,
-        fix_hint: str,
-        seen_at: int,
-    ) -> Lesson:
+    def record_occurrence(self, team: str, occurrence: LessonOccurrence) -> Lesson:
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT seen_ids, record FROM knowledge_lessons WHERE team = ? AND key = ?",
-                (team, key.key),
+                (team, occurrence.key.key),
             ).fetchone()
             seen: list[str] = from_json(row["seen_ids"]) if row else []
             lesson = (
                 Lesson.model_validate(from_json(row["record"]))
                 if row
-                else new_lesson(key, summary, fix_hint, seen_at)
+                else occurrence.first_lesson()
             )
-            if occurrence_id in seen:
+            if occurrence.id in seen:
                 return lesson
-            lesson = count_occurrence(lesson, summary, fix_hint, seen_at, first=row is None)
-            seen = [*seen, occurrence_id][-MAX_OCCURRENCE_IDS:]
+            lesson = occurrence.counted_in(lesson, first=row is None)
+            seen = [*seen, occurrence.id][-MAX_OCCURRENCE_IDS:]
             tx.execute(
                 "INSERT OR REPLACE INTO knowledge_lessons (team, key, occurrences, last_seen,"
                 " seen_ids, record) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     team,
-                    key.key,
+                    occurrence.key.key,
                     lesson.occurrences,
                     lesson.last_seen_at,
                     to_json(seen),
@@ -346,36 +337,5 @@ def combine(old: Entity, new: Entity) -> Entity:
             "first_seen": min(old.first_seen, new.first_seen),
             "last_seen": max(old.last_seen, new.last_seen),
             "places": places,
-        }
-    )
-
-
-def new_lesson(key: LessonKey, summary: str, fix_hint: str, seen_at: int) -> Lesson:
-    import hashlib
-
-    return Lesson(
-        id="lsn_" + hashlib.sha256(key.key.encode()).hexdigest()[:16],
-        repo=key.repo,
-        tool=key.tool,
-        rule_id=key.rule_id,
-        path_prefix=key.path_prefix,
-        summary=summary,
-        fix_hint=fix_hint,
-        occurrences=0,
-        first_seen_at=seen_at,
-        last_seen_at=seen_at,
-    )
-
-
-def count_occurrence(
-    lesson: Lesson, summary: str, fix_hint: str, seen_at: int, *, first: bool
-) -> Lesson:
-    return lesson.model_copy(
-        update={
-            "occurrences": lesson.occurrences + 1,
-            "summary": summary or lesson.summary,
-            "fix_hint": fix_hint or lesson.fix_hint,
-            "first_seen_at": seen_at if first else min(lesson.first_seen_at, seen_at),
-            "last_seen_at": max(lesson.last_seen_at, seen_at),
         }
     )

@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
-from shared.orchestrator.agents.ports import NameTaken, UnknownAgent
+from shared.orchestrator.agents.ports import AgentChanges, NameTaken, UnknownAgent
 from shared.storage.dynamo import ConditionLost, delete_if, query_all, team_pk, update_if
 
 if TYPE_CHECKING:
@@ -159,22 +159,12 @@ class DynamoAgentStore:
                 raise
             raise NameTaken(self._alias_holder(team, agent.name)) from exc
 
-    def update(
-        self,
-        team: str,
-        agent_id: str,
-        *,
-        status: str | None = None,
-        last_heartbeat: datetime | None = None,
-        capabilities: list[str] | None = None,
-    ) -> None:
-        values: dict[str, Any] = {}
-        if status is not None:
-            values["status"] = status
-        if last_heartbeat is not None:
-            values["last_heartbeat"] = last_heartbeat.isoformat()
-        if capabilities is not None:
-            values["capabilities"] = capabilities
+    def update(self, team: str, agent_id: str, changes: AgentChanges) -> None:
+        # Moments are ISO strings in the item, as the record's JSON has them.
+        values = {
+            name: value.isoformat() if isinstance(value, datetime) else value
+            for name, value in changes.given().items()
+        }
         if not values:
             return
         try:

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from shared.auth.models import IssuedToken, Revocation, TokenRecord, TokenRequest
 from shared.auth.principal import Principal
 from shared.orchestrator.agents.models import AgentRecord
+
+
+@dataclass(frozen=True)
+class AgentChanges:
+    """The fields of an agent record an update sets (None: left as it is)."""
+
+    status: str | None = None
+    last_heartbeat: datetime | None = None
+    capabilities: list[str] | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The fields to set, by name."""
+        return {name: value for name, value in vars(self).items() if value is not None}
 
 
 class AgentStore(Protocol):
@@ -31,16 +45,8 @@ class AgentStore(Protocol):
         """
         ...
 
-    def update(
-        self,
-        team: str,
-        agent_id: str,
-        *,
-        status: str | None = None,
-        last_heartbeat: datetime | None = None,
-        capabilities: list[str] | None = None,
-    ) -> None:
-        """Set the given fields of an active agent; `UnknownAgent` when there is none."""
+    def update(self, team: str, agent_id: str, changes: AgentChanges) -> None:
+        """Set the changed fields of an active agent; `UnknownAgent` when there is none."""
         ...
 
     def deregister(self, team: str, agent_id: str, at: datetime) -> AgentRecord:

@@ -10,7 +10,6 @@ import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from shared.auth.errors import UnknownToken
 from shared.auth.models import TokenRequest
@@ -21,9 +20,16 @@ from shared.orchestrator.agents.models import (
     GRANTABLE_AGENT_SCOPES,
     Agent,
     AgentRecord,
+    RegisterAgentInput,
     RegisterAgentOutput,
 )
-from shared.orchestrator.agents.ports import AgentStore, AgentTokens, NameTaken, UnknownAgent
+from shared.orchestrator.agents.ports import (
+    AgentChanges,
+    AgentStore,
+    AgentTokens,
+    NameTaken,
+    UnknownAgent,
+)
 from shared.orchestrator.ports import ActiveAgent
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
 
@@ -35,7 +41,8 @@ def new_agent_id() -> str:
 class AgentService:
     """Seed 000's agent.* tools over an `AgentStore`, minting agent tokens through `tokens`.
 
-    >>> # service.register(principal, name="builder-1", agent_type="codex").token  → cairn_sk_…
+    >>> # asked = RegisterAgentInput(name="builder-1", agent_type="codex")
+    >>> # service.register(principal, asked).token  → cairn_sk_…
     """
 
     def __init__(
@@ -60,28 +67,16 @@ class AgentService:
 
     # --- tools ------------------------------------------------------------------------------
 
-    def register(
-        self,
-        principal: Principal,
-        *,
-        name: str,
-        agent_type: str,
-        capabilities: list[str] | None = None,
-        scopes: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        max_concurrent_tasks: int = 1,
-        default_model: str | None = None,
-        model_provider: str | None = None,
-        overwrite: bool = False,
-    ) -> RegisterAgentOutput:
+    def register(self, principal: Principal, asked: RegisterAgentInput) -> RegisterAgentOutput:
         """Create an agent in the caller's team and mint its token (returned once, here).
 
         A taken name is a `Conflict` (409, `holder` = the existing agent) unless `overwrite`:
         then the existing agent is retired and its token revoked, and the new one gets a new id.
         """
-        granted = self._granted_scopes(scopes)
+        name = asked.name
+        granted = self._granted_scopes(asked.scopes)
         existing = self._store.get_by_name(principal.team, name)
-        if existing is not None and existing.is_active and not overwrite:
+        if existing is not None and existing.is_active and not asked.overwrite:
             raise _name_conflict(name, existing.agent_id)
         agent_id = new_agent_id()
         issued = self._tokens.issue(
@@ -96,13 +91,13 @@ class AgentService:
         agent = AgentRecord(
             agent_id=agent_id,
             name=name,
-            agent_type=agent_type,
-            capabilities=list(dict.fromkeys(capabilities or [])),
+            agent_type=asked.agent_type,
+            capabilities=list(dict.fromkeys(asked.capabilities or [])),
             status=ACTIVE,
-            max_concurrent_tasks=max_concurrent_tasks,
-            default_model=default_model,
-            model_provider=model_provider,
-            metadata=metadata or {},
+            max_concurrent_tasks=asked.max_concurrent_tasks,
+            default_model=asked.default_model,
+            model_provider=asked.model_provider,
+            metadata=asked.metadata or {},
             created_at=issued.record.created_at,
             created_by=principal.actor,
             token_id=issued.record.token_id,
@@ -131,7 +126,8 @@ class AgentService:
         """Record that the agent is alive, with its free-text `status`."""
         _check_owner(principal, agent_id)
         try:
-            self._store.update(principal.team, agent_id, status=status, last_heartbeat=self._now())
+            changes = AgentChanges(status=status, last_heartbeat=self._now())
+            self._store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 
@@ -141,9 +137,8 @@ class AgentService:
         """Replace the agent's capabilities."""
         _check_owner(principal, agent_id)
         try:
-            self._store.update(
-                principal.team, agent_id, capabilities=list(dict.fromkeys(capabilities))
-            )
+            changes = AgentChanges(capabilities=list(dict.fromkeys(capabilities)))
+            self._store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 

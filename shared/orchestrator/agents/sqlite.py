@@ -22,7 +22,7 @@ from shared.orchestrator.agents.adapters import (
     agent_from_item,
 )
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
-from shared.orchestrator.agents.ports import NameTaken, UnknownAgent
+from shared.orchestrator.agents.ports import AgentChanges, NameTaken, UnknownAgent
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
 
@@ -156,22 +156,8 @@ class SqliteAgentStore:
                 (team, agent.name, agent.agent_id),
             )
 
-    def update(
-        self,
-        team: str,
-        agent_id: str,
-        *,
-        status: str | None = None,
-        last_heartbeat: datetime | None = None,
-        capabilities: list[str] | None = None,
-    ) -> None:
-        values: dict[str, Any] = {}
-        if status is not None:
-            values["status"] = status
-        if last_heartbeat is not None:
-            values["last_heartbeat"] = last_heartbeat
-        if capabilities is not None:
-            values["capabilities"] = capabilities
+    def update(self, team: str, agent_id: str, changes: AgentChanges) -> None:
+        values = changes.given()
         if not values:
             return
         with self._db.write() as tx:

@@ -42,18 +42,7 @@ READ_SCOPE = "agent.read"
     annotations=Annotations(read_only=False, destructive=True, idempotent=False, open_world=False),
 )
 def agent_register(ctx: ToolContext[Orchestrator], args: RegisterAgentInput) -> RegisterAgentOutput:
-    return ctx.service.agents.register(
-        ctx.principal,
-        name=args.name,
-        agent_type=args.agent_type,
-        capabilities=args.capabilities,
-        scopes=args.scopes,
-        metadata=args.metadata,
-        max_concurrent_tasks=args.max_concurrent_tasks,
-        default_model=args.default_model,
-        model_provider=args.model_provider,
-        overwrite=args.overwrite,
-    )
+    return ctx.service.agents.register(ctx.principal, args)
 
 
 @GROUP.tool(

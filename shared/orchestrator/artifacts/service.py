@@ -22,6 +22,7 @@ from shared.orchestrator.artifacts.models import (
     MAX_CONTENT_BYTES,
     TEXT_MIME,
     Artifact,
+    ArtifactListInput,
     ArtifactWithContent,
 )
 from shared.orchestrator.artifacts.ports import (
@@ -156,10 +157,9 @@ class ArtifactService:
         found.content_base64 = base64.b64encode(body).decode("ascii")
         return found
 
-    def list_artifacts(
-        self, principal: Principal, *, task_id: str | None, workflow_id: str | None
-    ) -> list[Artifact]:
+    def list_artifacts(self, principal: Principal, asked: ArtifactListInput) -> list[Artifact]:
         """The team's artifacts of a task and/or a workflow, newest first."""
+        task_id, workflow_id = asked.task_id, asked.workflow_id
         if task_id is None and workflow_id is None:
             # Seed 000 never exposes an unfiltered enumeration ("list_all").
             raise InvalidArgument(

@@ -60,7 +60,4 @@ def artifact_get(ctx: ToolContext[Orchestrator], args: ArtifactGetInput) -> Arti
     annotations=READ_ONLY,
 )
 def artifact_list(ctx: ToolContext[Orchestrator], args: ArtifactListInput) -> ArtifactListOutput:
-    artifacts = ctx.service.artifacts.list_artifacts(
-        ctx.principal, task_id=args.task_id, workflow_id=args.workflow_id
-    )
-    return ArtifactListOutput(artifacts=artifacts)
+    return ArtifactListOutput(artifacts=ctx.service.artifacts.list_artifacts(ctx.principal, args))

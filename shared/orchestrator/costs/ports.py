@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
+
+
+@dataclass(frozen=True)
+class BudgetCrossing:
+    """Spend over `budget` (its period and limit, e.g. `30d:50.0`) at `at`, over at least until
+    `over_until` without new reports."""
+
+    budget: str
+    at: datetime
+    over_until: datetime
 
 
 class CostLedger(Protocol):
@@ -24,16 +35,10 @@ class CostLedger(Protocol):
         ...
 
     def mark_over_budget(
-        self,
-        team: str,
-        budget: str,
-        at: datetime,
-        over_until: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, crossing: BudgetCrossing, *, events: Sequence[DomainEvent] = ()
     ) -> bool:
-        """Record that the team's spend is over `budget` (its period and limit, e.g.
-        `30d:50.0`) at `at`, and stays over at least until `over_until` without new reports.
+        """Record that the team's spend is over the crossing's budget at `at`, and stays over
+        at least until `over_until` without new reports.
 
         One conditional write: when the team was not over that budget at `at` (never, or its
         last `over_until` has passed) this is a new crossing: it is recorded with `events`

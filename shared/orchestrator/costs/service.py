@@ -19,7 +19,7 @@ from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
 from shared.domain_events.models import Kind
 from shared.orchestrator.costs.models import BudgetLine, CostGroup, CostRecord
-from shared.orchestrator.costs.ports import CostLedger
+from shared.orchestrator.costs.ports import BudgetCrossing, CostLedger
 from shared.tools.errors import InvalidArgument
 
 PERIODS: dict[str, timedelta | None] = {
@@ -155,9 +155,8 @@ class CostService:
             agent_id=record.agent_id,
             workflow_id=record.workflow_id,
         )
-        self._ledger.mark_over_budget(
-            principal.team, f"{BUDGET_PERIOD}:{limit}", now, over_until, events=[exceeded]
-        )
+        crossing = BudgetCrossing(f"{BUDGET_PERIOD}:{limit}", now, over_until)
+        self._ledger.mark_over_budget(principal.team, crossing, events=[exceeded])
 
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
         """The team's reports of the period ending now, oldest first."""

@@ -17,6 +17,7 @@ from typing import Any
 from shared.auth.principal import Principal
 from shared.domain_events.log import RETENTION, Event
 from shared.domain_events.models import RESERVED_PREFIX
+from shared.orchestrator.events.models import EventPollInput
 from shared.orchestrator.events.ports import EventLog
 from shared.tools.errors import InvalidArgument
 
@@ -69,14 +70,8 @@ class EventService:
                 logger.exception("an event publish listener failed", extra={"event_id": event_id})
         return event_id
 
-    def poll(
-        self,
-        principal: Principal,
-        *,
-        since: datetime | None,
-        event_type: str | None,
-        limit: int,
-    ) -> list[Event]:
+    def poll(self, principal: Principal, asked: EventPollInput) -> list[Event]:
+        since = asked.since
         now = datetime.fromtimestamp(self._clock(), tz=UTC)
         oldest = now - RETENTION
         if since is not None and since.tzinfo is None:
@@ -87,4 +82,4 @@ class EventService:
             since = oldest
         elif since > now:
             return []
-        return self._log.read_after(principal.team, since, event_type, limit)
+        return self._log.read_after(principal.team, since, asked.event_type, asked.limit)

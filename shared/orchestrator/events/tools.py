@@ -35,9 +35,7 @@ def event_publish(ctx: ToolContext[Orchestrator], args: EventPublishInput) -> Ev
     annotations=READ_ONLY,
 )
 def event_poll(ctx: ToolContext[Orchestrator], args: EventPollInput) -> EventPollOutput:
-    events = ctx.service.events.poll(
-        ctx.principal, since=args.since, event_type=args.event_type, limit=args.limit
-    )
+    events = ctx.service.events.poll(ctx.principal, args)
     return EventPollOutput(
         events=events, next_since=events[-1].published_at if events else args.since
     )

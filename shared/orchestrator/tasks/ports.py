@@ -40,6 +40,45 @@ class TaskFilter:
         )
 
 
+@dataclass(frozen=True)
+class TaskClaim:
+    """`holder`'s claim at `at`: a lease until `lease_until`, if the fence is still
+    `expected_fence`."""
+
+    holder: str
+    at: datetime
+    lease_until: datetime
+    expected_fence: int
+
+    def changes(self) -> dict[str, Any]:
+        """The fields a claim that holds sets (both adapters write these)."""
+        return dict(
+            status="claimed",
+            claimed_by=self.holder,
+            claimed_at=self.at,
+            lease_expires_at=self.lease_until,
+            fence=self.expected_fence + 1,
+            updated_at=self.at,
+        )
+
+
+@dataclass(frozen=True)
+class TaskFinish:
+    """`holder` closing its claim at `fence` with `status` and the `outcome` fields, at `at`."""
+
+    holder: str
+    fence: int
+    status: FinalStatus
+    outcome: dict[str, Any]
+    at: datetime
+
+    def changes(self) -> dict[str, Any]:
+        """The fields a finish that holds sets: `None` values in `outcome` are not stored."""
+        changes = {k: v for k, v in self.outcome.items() if v is not None}
+        changes.update(status=self.status, finished_at=self.at, updated_at=self.at)
+        return changes
+
+
 class TaskStore(Protocol):
     """Tasks of one team at a time; every transition is one conditional write."""
 
@@ -50,21 +89,13 @@ class TaskStore(Protocol):
     def get(self, team: str, task_id: str) -> Task | None: ...
 
     def claim(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        claimed_at: datetime,
-        lease_until: datetime,
-        expected_fence: int,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, claim: TaskClaim, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
-        """Give `holder` a lease on the task and add one to its fence.
+        """Give the claim's holder a lease on the task and add one to its fence.
 
         Holds when the fence is still `expected_fence` and the task is pending, or claimed or
-        running under a lease that ran out by `claimed_at` (whole seconds). `ClaimLost(current)`
-        otherwise (`current` is None when there is no such task).
+        running under a lease that ran out by the claim's `at` (whole seconds).
+        `ClaimLost(current)` otherwise (`current` is None when there is no such task).
         """
         ...
 
@@ -79,21 +110,12 @@ class TaskStore(Protocol):
         ...
 
     def finish(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        fence: int,
-        status: FinalStatus,
-        outcome: dict[str, Any],
-        at: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, finish: TaskFinish, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
-        """Close `holder`'s claimed or running task with `status` and the `outcome` fields.
+        """Close the holder's claimed or running task with the finish's status and outcome.
 
-        Needs `holder`'s claim at `fence` (a stale holder whose lease was taken over is
-        refused); `ClaimNotHeld(current)` otherwise. `None` values in `outcome` are not stored.
+        Needs the holder's claim at `fence` (a stale holder whose lease was taken over is
+        refused); `ClaimNotHeld(current)` otherwise.
         """
         ...
 

@@ -25,13 +25,20 @@ from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
 from shared.domain_events.models import Kind
 from shared.orchestrator.ports import ActiveAgent, AgentDirectory
-from shared.orchestrator.tasks.models import OPEN_STATUSES, Task
+from shared.orchestrator.tasks.models import (
+    OPEN_STATUSES,
+    Task,
+    TaskDelegateInput,
+    TaskListInput,
+)
 from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
     ClaimLost,
     ClaimNotHeld,
     FinalStatus,
+    TaskClaim,
     TaskFilter,
+    TaskFinish,
     TaskStore,
 )
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
@@ -112,17 +119,15 @@ class TaskService:
         self._store.create(team, task, events=[created])
         return task
 
-    def delegate(
-        self, principal: Principal, *, parent_task_id: str, name: str, description: str | None
-    ) -> Task:
+    def delegate(self, principal: Principal, asked: TaskDelegateInput) -> Task:
         """A sub-task of `parent_task_id`, in the parent's workflow."""
-        parent = self._store.get(principal.team, parent_task_id)
+        parent = self._store.get(principal.team, asked.parent_task_id)
         if parent is None:
-            raise _no_task(parent_task_id, "parent_task_id")
+            raise _no_task(asked.parent_task_id, "parent_task_id")
         return self.create(
             principal,
-            name=name,
-            description=description,
+            name=asked.name,
+            description=asked.description,
             parent_task_id=parent.id,
             workflow_id=parent.workflow_id,
         )
@@ -132,18 +137,12 @@ class TaskService:
     def get(self, principal: Principal, task_id: str) -> Task | None:
         return self._store.get(principal.team, task_id)
 
-    def list_tasks(
-        self,
-        principal: Principal,
-        *,
-        status: str | None,
-        workflow_id: str | None,
-        agent_id: str | None,
-        limit: int,
-    ) -> list[Task]:
+    def list_tasks(self, principal: Principal, asked: TaskListInput) -> list[Task]:
         """The team's tasks matching every filter, newest first."""
-        wanted = TaskFilter(status=status, workflow_id=workflow_id, claimed_by=agent_id)
-        return self._store.list_team(principal.team, wanted, limit=limit).items
+        wanted = TaskFilter(
+            status=asked.status, workflow_id=asked.workflow_id, claimed_by=asked.agent_id
+        )
+        return self._store.list_team(principal.team, wanted, limit=asked.limit).items
 
     def poll(self, principal: Principal, *, limit: int) -> list[Task]:
         """Tasks the caller could claim now: claimable, its capability held, dependencies done."""
@@ -214,7 +213,7 @@ class TaskService:
         )
         try:
             claimed = self._store.claim(
-                team, task_id, principal.actor, now, expires, task.fence, events=events
+                team, task_id, TaskClaim(principal.actor, now, expires, task.fence), events=events
             )
         except ClaimLost as lost:
             raise self._claim_lost(task_id, lost.current) from lost
@@ -246,11 +245,7 @@ class TaskService:
             finished = self._store.finish(
                 team,
                 task_id,
-                principal.actor,
-                task.fence,
-                status,
-                outcome,
-                self._now(),
+                TaskFinish(principal.actor, task.fence, status, outcome, self._now()),
                 events=[event],
             )
         except ClaimNotHeld as lost:

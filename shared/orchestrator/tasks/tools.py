@@ -125,12 +125,7 @@ def task_cancel(ctx: ToolContext[Orchestrator], args: TaskCancelInput) -> Succes
     annotations=CREATE,
 )
 def task_delegate(ctx: ToolContext[Orchestrator], args: TaskDelegateInput) -> Task:
-    return ctx.service.tasks.delegate(
-        ctx.principal,
-        parent_task_id=args.parent_task_id,
-        name=args.name,
-        description=args.description,
-    )
+    return ctx.service.tasks.delegate(ctx.principal, args)
 
 
 @GROUP.tool(
@@ -152,11 +147,4 @@ def task_get(ctx: ToolContext[Orchestrator], args: TaskIdInput) -> TaskOutput:
     annotations=READ_ONLY,
 )
 def task_list(ctx: ToolContext[Orchestrator], args: TaskListInput) -> TaskListOutput:
-    tasks = ctx.service.tasks.list_tasks(
-        ctx.principal,
-        status=args.status,
-        workflow_id=args.workflow_id,
-        agent_id=args.agent_id,
-        limit=args.limit,
-    )
-    return TaskListOutput(tasks=tasks)
+    return TaskListOutput(tasks=ctx.service.tasks.list_tasks(ctx.principal, args))

@@ -14,13 +14,11 @@ import pytest
 from shared.app.groups import load_group
 from shared.config import names
 from shared.config.settings import Settings
-from shared.knowledge.adapters.queues import InlineQueue
 from shared.knowledge.adapters.search_index import SearchNodeIndex
-from shared.knowledge.enrich import Enricher
 from shared.knowledge.ports import ChatModel
 from shared.knowledge.service import KnowledgeService
 from shared.knowledge.tools import GROUP
-from shared.knowledge.wiring import build_stores
+from shared.knowledge.wiring import build_inline_service, build_stores
 from shared.search.adapters.embedded import EmbeddedIndex
 from shared.search.service import SearchService
 from shared.search.wiring import build_document_store
@@ -70,17 +68,8 @@ def build_service(tmp_path: Path, model: list[ChatModel | None]) -> KnowledgeSer
         embedder,
         clock=lambda: NOW_MS / 1000,
     )
-    index = SearchNodeIndex(search)
-    enricher = Enricher(stores, stores, stores, index)
-    return KnowledgeService(
-        events=stores,
-        nodes=stores,
-        entities=stores,
-        lessons=stores,
-        index=index,
-        queue=InlineQueue(enricher.enrich),
-        model=lambda: model[0],
-        clock=lambda: NOW_MS / 1000,
+    return build_inline_service(
+        stores, SearchNodeIndex(search), clock=lambda: NOW_MS / 1000, model=lambda: model[0]
     )
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from shared.auth.principal import Principal
 from shared.knowledge.extractive import node_sentences
+from shared.knowledge.models import AskInput
 from shared.knowledge.ports import ModelUnavailable
 from shared.knowledge.service import ASK_MIN_RELEVANCE
 from tests.functional.knowledge.conftest import Knowledge
@@ -353,7 +354,7 @@ def test_ask_answers_with_whole_sentences_of_a_relevant_source(
     question = "how did we fix the invoice rounding bug"
     answer = knowledge.ok(corpus, "ask", {"question": question})
     principal = Principal(team="alpha", token_id="t", token_name="t", scopes=frozenset({"admin"}))
-    sources = knowledge.service.ask_sources(principal, question=question)
+    sources = knowledge.service.ask_sources(principal, AskInput(question=question))
     quoted = _quoted(answer)
     assert quoted
     for sentence, number in quoted:

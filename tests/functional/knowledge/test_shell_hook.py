@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from shared.knowledge import capture
+from tests.shells import type_into_shell
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 
@@ -41,16 +41,7 @@ def _hooked_home(home: Path, cairn: str, script: str) -> dict[str, str]:
 
 
 def _type_into_bash(env: dict[str, str], home: Path, typed: str) -> None:
-    subprocess.run(
-        ["bash", "-i"],
-        input=typed,
-        text=True,
-        env=env,
-        cwd=home,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
+    type_into_shell("bash", typed, env=env, cwd=home, timeout=30)
 
 
 def _run_bash(home: Path, script: str) -> list[str]:

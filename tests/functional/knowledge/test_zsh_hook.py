@@ -24,6 +24,7 @@ import pytest
 from shared.cli import build_parser
 from shared.knowledge import capture
 from tests.ci import skip_unless_ci
+from tests.shells import type_into_shell
 
 ORIGIN = "git@github.com:acme/billing.git"
 
@@ -70,16 +71,7 @@ def _offline_url() -> str:
 def _zsh_session(zsh: str, env: dict[str, str], cwd: Path, typed: str) -> tuple[float, str]:
     """Type `typed` into an interactive zsh; returns (seconds until it exited, its stderr)."""
     started = time.monotonic()
-    done = subprocess.run(
-        [zsh, "-i"],
-        input=typed,
-        text=True,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = type_into_shell(zsh, typed, env=env, cwd=cwd, timeout=60)
     return time.monotonic() - started, done.stderr
 
 

@@ -42,10 +42,10 @@ def test_the_scheduled_pull_reads_runs_jobs_and_failed_jobs_annotations() -> Non
     assert run.jobs[1].annotations == []
     assert "/repos/acme/billing/check-runs/26000002/annotations" not in asked  # passed job
     (candidate,) = list(lesson_candidates(run))
-    key, occurrence, summary, _ = candidate
+    key = candidate.key
     assert (key.tool, key.rule_id, key.path_prefix) == ("ruff", "F401", "src/billing/export/")
-    assert occurrence == "run:9130000001"
-    assert "F401" in summary
+    assert candidate.id == "run:9130000001"
+    assert "F401" in candidate.summary
 
 
 def test_a_failing_message_is_reported_and_the_others_enriched() -> None:

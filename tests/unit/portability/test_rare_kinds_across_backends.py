@@ -21,10 +21,11 @@ from shared.auth.wiring import build_token_store
 from shared.config.settings import Settings
 from shared.config.tables import ALL_TABLES
 from shared.connectors.models import ConnectorRecord, FolderSettings
-from shared.knowledge.models import CiRun, LessonKey
+from shared.knowledge.models import CiRun, LessonKey, LessonOccurrence
 from shared.knowledge.wiring import build_stores
 from shared.memory.models import Finding
 from shared.memory.wiring import build_finding_store
+from shared.orchestrator.costs.ports import BudgetCrossing
 from shared.orchestrator.costs.wiring import build_cost_ledger
 from shared.portability.wiring import build_team_data
 from shared.storage.team_data_dynamo import DynamoTeamData
@@ -41,16 +42,18 @@ def write_rare_kinds() -> None:
     build_finding_store().add(
         TEAM, Finding(id="fnd_1", kind="duplicate", members=["mem_1", "mem_2"], detected_at=AT)
     )
-    build_cost_ledger().mark_over_budget(TEAM, "day:5", AT, AT + timedelta(hours=3))
+    build_cost_ledger().mark_over_budget(TEAM, BudgetCrossing("day:5", AT, AT + timedelta(hours=3)))
     knowledge = build_stores()
     knowledge.put_run(TEAM, CiRun(repo="acme/app", run_id="77", sha="abc", updated_at=1_000))
     knowledge.record_occurrence(
         TEAM,
-        LessonKey(repo="acme/app", tool="ruff", rule_id="E501", path_prefix="src/"),
-        occurrence_id="o1",
-        summary="line too long",
-        fix_hint="wrap it",
-        seen_at=2_000,
+        LessonOccurrence(
+            key=LessonKey(repo="acme/app", tool="ruff", rule_id="E501", path_prefix="src/"),
+            id="o1",
+            summary="line too long",
+            fix_hint="wrap it",
+            seen_at=2_000,
+        ),
     )
     build_sync_state().put_run(
         TEAM, SyncRun(run_id="run_1", kind="sync", requested_by="tok_1", created_at=AT)

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from shared import runtime
 from shared.config.settings import Settings
+from shared.storage.pages import BadCursor
 from shared.storage.sqlite import Database
 from shared.storage.values import UnstorableValue
 from tests.fake_aws import fake_aws
@@ -78,6 +79,26 @@ def ids_of_every_page(list_page: Callable[[str | None], Any]) -> list[str]:
         if page.next_cursor is None:
             return ids
         cursor = page.next_cursor
+
+
+def assert_second_page_is_last(list_page: Callable[[str | None], Any], ids: list[str]) -> None:
+    """`list_page(cursor)`'s first page has a cursor, and the page it leads to lists `ids` and
+    has none."""
+    first = list_page(None)
+    assert first.next_cursor is not None
+    second = list_page(first.next_cursor)
+    assert [item.id for item in second.items] == ids
+    assert second.next_cursor is None
+
+
+def assert_cursors_stay_in_their_listing(list_page: Callable[[str, str | None], Any]) -> None:
+    """A cursor of team alpha's `list_page(team, cursor)` is refused for team beta, and so is a
+    string that is no cursor."""
+    cursor = list_page("alpha", None).next_cursor
+    assert cursor is not None
+    for team, foreign in (("beta", cursor), ("alpha", "not-a-cursor")):
+        with pytest.raises(BadCursor):
+            list_page(team, foreign)
 
 
 @pytest.fixture(params=[pytest.param("dynamodb", marks=pytest.mark.moto), "sqlite"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
-from shared.orchestrator.agents.ports import AgentStore, NameTaken, UnknownAgent
+from shared.orchestrator.agents.ports import AgentChanges, AgentStore, NameTaken, UnknownAgent
 from shared.orchestrator.agents.wiring import build_agent_store
 from tests.unit.storage.conftest import Backend, at_once
 
@@ -51,7 +51,7 @@ def test_reads_and_writes_are_confined_to_the_team(store: AgentStore) -> None:
     assert store.get_by_name("beta", "builder") is None
     assert list(store.iter_team("beta")) == []
     with pytest.raises(UnknownAgent):
-        store.update("beta", "agt_0001", status="busy")
+        store.update("beta", "agt_0001", AgentChanges(status="busy"))
     with pytest.raises(UnknownAgent):
         store.deregister("beta", "agt_0001", T0)
     store.create("beta", agent(2))  # the same name is free in another team
@@ -96,8 +96,10 @@ def test_replacing_an_agent_that_no_longer_holds_the_name_loses(store: AgentStor
 
 def test_update_sets_only_the_given_fields_of_an_active_agent(store: AgentStore) -> None:
     store.create("alpha", agent(1))
-    store.update("alpha", "agt_0001", status="busy", last_heartbeat=T0 + timedelta(hours=1))
-    store.update("alpha", "agt_0001", capabilities=["go", "rust"])
+    store.update(
+        "alpha", "agt_0001", AgentChanges(status="busy", last_heartbeat=T0 + timedelta(hours=1))
+    )
+    store.update("alpha", "agt_0001", AgentChanges(capabilities=["go", "rust"]))
     stored = store.get("alpha", "agt_0001")
     assert stored is not None
     assert (stored.status, stored.last_heartbeat, stored.capabilities) == (
@@ -107,10 +109,10 @@ def test_update_sets_only_the_given_fields_of_an_active_agent(store: AgentStore)
     )
     assert stored.metadata == {"ratio": 0.5, "nested": {"n": 1}}
     with pytest.raises(UnknownAgent):
-        store.update("alpha", "agt_nope", status="busy")
+        store.update("alpha", "agt_nope", AgentChanges(status="busy"))
     store.deregister("alpha", "agt_0001", T0 + timedelta(hours=2))
     with pytest.raises(UnknownAgent):
-        store.update("alpha", "agt_0001", status="busy")
+        store.update("alpha", "agt_0001", AgentChanges(status="busy"))
 
 
 def test_deregister_keeps_the_first_time_and_frees_the_name(store: AgentStore) -> None:

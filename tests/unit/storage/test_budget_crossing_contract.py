@@ -17,7 +17,7 @@ import pytest
 from shared.auth.principal import Principal
 from shared.domain_events.emitter import DomainEvents
 from shared.domain_events.models import Kind
-from shared.orchestrator.costs.ports import CostLedger
+from shared.orchestrator.costs.ports import BudgetCrossing, CostLedger
 from shared.orchestrator.costs.service import CostService
 from shared.orchestrator.costs.wiring import build_cost_ledger
 from shared.orchestrator.events.ports import EventLog
@@ -43,6 +43,11 @@ def log(backend: Backend) -> EventLog:
     return build_event_log()
 
 
+def crossing(at_day: int, until_day: int, budget: str = BUDGET) -> BudgetCrossing:
+    """Over `budget` on day `at_day`, until day `until_day` without new reports."""
+    return BudgetCrossing(budget, NOW + timedelta(days=at_day), NOW + timedelta(days=until_day))
+
+
 def test_a_crossing_is_marked_once_until_it_ends(ledger: CostLedger, log: EventLog) -> None:
     make = DomainEvents()
 
@@ -50,33 +55,21 @@ def test_a_crossing_is_marked_once_until_it_ends(ledger: CostLedger, log: EventL
         return make.event("alpha", Kind.BUDGET_EXCEEDED, "a", period="30d")
 
     first = event()
-    assert ledger.mark_over_budget("alpha", BUDGET, NOW, NOW + timedelta(days=3), events=[first])
+    assert ledger.mark_over_budget("alpha", crossing(0, 3), events=[first])
     # Still over: the same crossing, whatever the report says about its end; no event.
-    assert not ledger.mark_over_budget(
-        "alpha", BUDGET, NOW + timedelta(days=1), NOW + timedelta(days=2), events=[event()]
-    )
-    assert not ledger.mark_over_budget(
-        "alpha", BUDGET, NOW + timedelta(days=2), NOW + timedelta(days=5), events=[event()]
-    )
+    assert not ledger.mark_over_budget("alpha", crossing(1, 2), events=[event()])
+    assert not ledger.mark_over_budget("alpha", crossing(2, 5), events=[event()])
     # The end moved to day 5 (never back to day 2): day 4 is the same crossing.
-    assert not ledger.mark_over_budget(
-        "alpha", BUDGET, NOW + timedelta(days=4), NOW + timedelta(days=4), events=[event()]
-    )
+    assert not ledger.mark_over_budget("alpha", crossing(4, 4), events=[event()])
     assert [p["id"] for p in exceeded(log)] == [first.id]
     # Another team, another budget: their own crossings.
     assert ledger.mark_over_budget(
-        "beta",
-        BUDGET,
-        NOW,
-        NOW + timedelta(days=3),
-        events=[make.event("beta", Kind.BUDGET_EXCEEDED, "b")],
+        "beta", crossing(0, 3), events=[make.event("beta", Kind.BUDGET_EXCEEDED, "b")]
     )
-    assert ledger.mark_over_budget("alpha", "30d:2.0", NOW, NOW + timedelta(days=3))
+    assert ledger.mark_over_budget("alpha", crossing(0, 3, budget="30d:2.0"))
     # After the crossing ended (day 5), being over again is a new crossing.
     again = event()
-    assert ledger.mark_over_budget(
-        "alpha", BUDGET, NOW + timedelta(days=6), NOW + timedelta(days=9), events=[again]
-    )
+    assert ledger.mark_over_budget("alpha", crossing(6, 9), events=[again])
     assert [p["id"] for p in exceeded(log)] == [first.id, again.id]
 
 

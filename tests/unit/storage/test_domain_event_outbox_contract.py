@@ -23,7 +23,13 @@ from shared.handoffs.wiring import build_handoff_store
 from shared.orchestrator.events.ports import EventLog
 from shared.orchestrator.events.wiring import build_event_log
 from shared.orchestrator.tasks.models import Task
-from shared.orchestrator.tasks.ports import ClaimLost, ClaimNotHeld, TaskStore
+from shared.orchestrator.tasks.ports import (
+    ClaimLost,
+    ClaimNotHeld,
+    TaskClaim,
+    TaskFinish,
+    TaskStore,
+)
 from shared.orchestrator.tasks.wiring import build_task_store
 from tests.unit.storage.conftest import Backend
 
@@ -73,7 +79,9 @@ def test_a_claim_writes_its_events_and_a_lost_claim_writes_none(
     tasks.create("alpha", new_task())
     requeued = event(Kind.TASK_REQUEUED, task_id="tsk_0001")
     won = event(Kind.TASK_CLAIMED, task_id="tsk_0001", fence=1)
-    claimed = tasks.claim("alpha", "tsk_0001", "a", NOW, NOW + LEASE, 0, events=[requeued, won])
+    claimed = tasks.claim(
+        "alpha", "tsk_0001", TaskClaim("a", NOW, NOW + LEASE, 0), events=[requeued, won]
+    )
     assert (claimed.status, claimed.claimed_by, claimed.fence) == ("claimed", "a", 1)
     assert sorted(logged(log)) == sorted(
         [("cairn.task.requeued", requeued.id), ("cairn.task.claimed", won.id)]
@@ -85,10 +93,7 @@ def test_a_claim_writes_its_events_and_a_lost_claim_writes_none(
             tasks.claim(
                 "alpha",
                 task_id,
-                "b",
-                NOW,
-                NOW + LEASE,
-                fence,
+                TaskClaim("b", NOW, NOW + LEASE, fence),
                 events=[event(Kind.TASK_CLAIMED, task_id=task_id)],
             )
     assert len(logged(log)) == 2
@@ -98,24 +103,20 @@ def test_a_completion_writes_its_event_and_a_fenced_out_one_writes_none(
     tasks: TaskStore, log: EventLog
 ) -> None:
     tasks.create("alpha", new_task())
-    tasks.claim("alpha", "tsk_0001", "a", NOW - 2 * LEASE, NOW - LEASE, 0)
+    tasks.claim("alpha", "tsk_0001", TaskClaim("a", NOW - 2 * LEASE, NOW - LEASE, 0))
     # a's lease ran out and b took the task over: a's completion is refused, with no event.
-    tasks.claim("alpha", "tsk_0001", "b", NOW, NOW + LEASE, 1)
+    tasks.claim("alpha", "tsk_0001", TaskClaim("b", NOW, NOW + LEASE, 1))
     with pytest.raises(ClaimNotHeld):
         tasks.finish(
             "alpha",
             "tsk_0001",
-            "a",
-            1,
-            "completed",
-            {"output": "stale"},
-            NOW,
+            TaskFinish("a", 1, "completed", {"output": "stale"}, NOW),
             events=[event(Kind.TASK_COMPLETED, task_id="tsk_0001")],
         )
     assert logged(log) == []
     failed = event(Kind.TASK_FAILED, task_id="tsk_0001")
     finished = tasks.finish(
-        "alpha", "tsk_0001", "b", 2, "failed", {"error": "e"}, NOW, events=[failed]
+        "alpha", "tsk_0001", TaskFinish("b", 2, "failed", {"error": "e"}, NOW), events=[failed]
     )
     assert finished.status == "failed"
     assert logged(log) == [("cairn.task.failed", failed.id)]
@@ -128,7 +129,7 @@ def test_an_event_that_cannot_be_written_keeps_the_claim_out(
     taken = event(Kind.TASK_CLAIMED, task_id="tsk_0001")
     log.append("alpha", as_log_event(taken))  # its id is taken: the event's write must fail
     with pytest.raises(Exception):  # noqa: B017, PT011 - each adapter's own refusal
-        tasks.claim("alpha", "tsk_0001", "a", NOW, NOW + LEASE, 0, events=[taken])
+        tasks.claim("alpha", "tsk_0001", TaskClaim("a", NOW, NOW + LEASE, 0), events=[taken])
     current = tasks.get("alpha", "tsk_0001")
     assert current is not None
     assert (current.status, current.fence) == ("pending", 0)

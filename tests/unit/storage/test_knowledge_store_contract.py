@@ -11,6 +11,7 @@ from shared.knowledge.models import (
     Event,
     KnowledgeNode,
     LessonKey,
+    LessonOccurrence,
 )
 from shared.knowledge.ports import KnowledgeStores
 from shared.knowledge.wiring import build_stores
@@ -133,7 +134,10 @@ def test_a_lesson_graduates_at_two_distinct_occurrences(stores: KnowledgeStores)
 
     def occur(occurrence: str, at: int) -> int:
         lesson = stores.record_occurrence(
-            "alpha", key, occurrence_id=occurrence, summary="unused import", fix_hint="", seen_at=at
+            "alpha",
+            LessonOccurrence(
+                key=key, id=occurrence, summary="unused import", fix_hint="", seen_at=at
+            ),
         )
         return lesson.occurrences
 

@@ -18,7 +18,7 @@ from shared.domain_events.models import Kind
 from shared.orchestrator.events.adapters.sqlite import SqliteEventLog
 from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
 from shared.orchestrator.tasks.models import Task
-from shared.orchestrator.tasks.ports import ClaimLost
+from shared.orchestrator.tasks.ports import ClaimLost, TaskClaim, TaskFinish
 from shared.storage.sqlite import Database
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -73,9 +73,11 @@ def test_a_claim_read_before_a_rival_won_it_loses_to_the_rival(
 ) -> None:
     mine, theirs = stores
     mine.create("alpha", _task())
-    _rival_first(mine, lambda: theirs.claim("alpha", "tsk_1", "rival", T0, T0 + LEASE, 0))
+    _rival_first(
+        mine, lambda: theirs.claim("alpha", "tsk_1", TaskClaim("rival", T0, T0 + LEASE, 0))
+    )
     with pytest.raises(ClaimLost) as lost:
-        mine.claim("alpha", "tsk_1", "me", T0, T0 + LEASE, 0)
+        mine.claim("alpha", "tsk_1", TaskClaim("me", T0, T0 + LEASE, 0))
     assert lost.value.current is not None
     assert lost.value.current.claimed_by == "rival"
     stored = mine.get("alpha", "tsk_1")
@@ -90,11 +92,13 @@ def test_a_transition_keeps_what_a_rival_wrote_after_the_read(
     (same holder, same fence), and the finished task keeps the start."""
     mine, theirs = stores
     mine.create("alpha", _task())
-    mine.claim("alpha", "tsk_1", "me", T0, T0 + LEASE, 0)
+    mine.claim("alpha", "tsk_1", TaskClaim("me", T0, T0 + LEASE, 0))
     started = T0 + timedelta(seconds=5)
     _rival_first(mine, lambda: theirs.start("alpha", "tsk_1", "me", started, started + LEASE))
     finished = mine.finish(
-        "alpha", "tsk_1", "me", 1, "completed", {"output_data": {"ok": True}}, T0 + LEASE / 2
+        "alpha",
+        "tsk_1",
+        TaskFinish("me", 1, "completed", {"output_data": {"ok": True}}, T0 + LEASE / 2),
     )
     assert (finished.status, finished.started_at) == ("completed", started)
     assert mine.get("alpha", "tsk_1") == finished
@@ -106,9 +110,11 @@ def test_the_events_of_a_lost_transition_are_not_written(
     """The event rows are built before the lock too; a claim lost in the gap writes none."""
     mine, theirs = stores
     mine.create("alpha", _task())
-    _rival_first(mine, lambda: theirs.claim("alpha", "tsk_1", "rival", T0, T0 + LEASE, 0))
+    _rival_first(
+        mine, lambda: theirs.claim("alpha", "tsk_1", TaskClaim("rival", T0, T0 + LEASE, 0))
+    )
     event = DomainEvents().event("alpha", Kind.TASK_CLAIMED, "me", task_id="tsk_1")
     with pytest.raises(ClaimLost):
-        mine.claim("alpha", "tsk_1", "me", T0, T0 + LEASE, 0, events=[event])
+        mine.claim("alpha", "tsk_1", TaskClaim("me", T0, T0 + LEASE, 0), events=[event])
     log = SqliteEventLog(databases[1])
     assert log.read_after("alpha", T0 - timedelta(days=1), None, 10) == []

@@ -12,13 +12,20 @@ from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
     ClaimLost,
     ClaimNotHeld,
+    TaskClaim,
     TaskFilter,
+    TaskFinish,
     TaskStore,
 )
 from shared.orchestrator.tasks.wiring import build_task_store
-from shared.storage.pages import BadCursor
 from shared.storage.values import UnstorableValue
-from tests.unit.storage.conftest import Backend, at_once, ids_of_every_page
+from tests.unit.storage.conftest import (
+    Backend,
+    assert_cursors_stay_in_their_listing,
+    assert_second_page_is_last,
+    at_once,
+    ids_of_every_page,
+)
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(minutes=15)
@@ -47,7 +54,7 @@ def claim(store: TaskStore, holder: str, at: datetime = T0, number: int = 1) -> 
     """Claim `tsk_<number>` at `at`, expecting the fence the store holds now."""
     current = store.get("alpha", f"tsk_{number:04d}")
     assert current is not None
-    return store.claim("alpha", current.id, holder, at, at + LEASE, current.fence)
+    return store.claim("alpha", current.id, TaskClaim(holder, at, at + LEASE, current.fence))
 
 
 def test_a_created_task_reads_back_whole(store: TaskStore) -> None:
@@ -73,7 +80,7 @@ def test_reads_and_transitions_are_confined_to_the_team(store: TaskStore) -> Non
     assert list(store.list_open("beta")) == []
     assert store.list_team("beta", ANY, limit=10).items == []
     with pytest.raises(ClaimLost) as lost:
-        store.claim("beta", "tsk_0001", "outsider", T0, T0 + LEASE, 0)
+        store.claim("beta", "tsk_0001", TaskClaim("outsider", T0, T0 + LEASE, 0))
     assert lost.value.current is None
     with pytest.raises(AlreadyClosed) as closed:
         store.cancel("beta", "tsk_0001", None, T0)
@@ -85,12 +92,12 @@ def test_reads_and_transitions_are_confined_to_the_team(store: TaskStore) -> Non
 
 def test_a_claim_is_won_once_and_the_loser_learns_the_holder(store: TaskStore) -> None:
     store.create("alpha", task(1))
-    won = store.claim("alpha", "tsk_0001", "first", T0, T0 + LEASE, 0)
+    won = store.claim("alpha", "tsk_0001", TaskClaim("first", T0, T0 + LEASE, 0))
     assert (won.status, won.claimed_by, won.fence) == ("claimed", "first", 1)
     assert won.claimed_at == T0
     assert won.lease_expires_at == T0 + LEASE
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_0001", "second", T0, T0 + LEASE, 0)
+        store.claim("alpha", "tsk_0001", TaskClaim("second", T0, T0 + LEASE, 0))
     assert lost.value.current is not None
     assert lost.value.current.claimed_by == "first"
     assert lost.value.current.lease_expires_at == T0 + LEASE
@@ -108,7 +115,7 @@ def test_a_claim_with_the_current_fence_still_loses_to_a_live_lease(store: TaskS
 
 def test_claiming_an_unknown_task_reports_none(store: TaskStore) -> None:
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_nope", "a", T0, T0 + LEASE, 0)
+        store.claim("alpha", "tsk_nope", TaskClaim("a", T0, T0 + LEASE, 0))
     assert lost.value.current is None
 
 
@@ -133,7 +140,7 @@ def test_a_claim_with_a_stale_fence_loses(store: TaskStore) -> None:
     claim(store, "first")
     # Read at fence 0, but the lease was taken (fence 1) before this claim's write.
     with pytest.raises(ClaimLost) as lost:
-        store.claim("alpha", "tsk_0001", "late", T0 + LEASE, T0 + 2 * LEASE, 0)
+        store.claim("alpha", "tsk_0001", TaskClaim("late", T0 + LEASE, T0 + 2 * LEASE, 0))
     assert lost.value.current is not None
     assert lost.value.current.fence == 1
 
@@ -175,22 +182,24 @@ def test_a_completion_with_a_stale_fence_is_refused(store: TaskStore) -> None:
     claim(store, "worker")
     taken = claim(store, "worker", at=T0 + LEASE)  # same identity, new claim: fence 2
     with pytest.raises(ClaimNotHeld) as stale:
-        store.finish("alpha", "tsk_0001", "worker", 1, "completed", {}, T0 + LEASE)
+        store.finish("alpha", "tsk_0001", TaskFinish("worker", 1, "completed", {}, T0 + LEASE))
     assert stale.value.current is not None
     assert stale.value.current.fence == 2
     done = store.finish(
         "alpha",
         "tsk_0001",
-        "worker",
-        taken.fence,
-        "completed",
-        {
-            "output_summary": "ok",
-            "estimated_cost_usd": 0.42,
-            "tokens_input": 12,
-            "model_used": None,
-        },
-        T0 + LEASE,
+        TaskFinish(
+            "worker",
+            taken.fence,
+            "completed",
+            {
+                "output_summary": "ok",
+                "estimated_cost_usd": 0.42,
+                "tokens_input": 12,
+                "model_used": None,
+            },
+            T0 + LEASE,
+        ),
     )
     assert (done.status, done.output_summary, done.estimated_cost_usd) == ("completed", "ok", 0.42)
     assert done.tokens_input == 12
@@ -202,15 +211,15 @@ def test_only_the_holder_finishes_and_a_closed_task_stays_closed(store: TaskStor
     store.create("alpha", task(1))
     held = claim(store, "a")
     with pytest.raises(ClaimNotHeld) as other:
-        store.finish("alpha", "tsk_0001", "b", held.fence, "failed", {}, T0)
+        store.finish("alpha", "tsk_0001", TaskFinish("b", held.fence, "failed", {}, T0))
     assert other.value.current is not None
     assert other.value.current.claimed_by == "a"
     failed = store.finish(
-        "alpha", "tsk_0001", "a", held.fence, "failed", {"error_message": "x"}, T0
+        "alpha", "tsk_0001", TaskFinish("a", held.fence, "failed", {"error_message": "x"}, T0)
     )
     assert (failed.status, failed.error_message) == ("failed", "x")
     with pytest.raises(ClaimNotHeld):
-        store.finish("alpha", "tsk_0001", "a", held.fence, "completed", {}, T0)
+        store.finish("alpha", "tsk_0001", TaskFinish("a", held.fence, "completed", {}, T0))
     with pytest.raises(ClaimLost) as lost:
         claim(store, "b", at=T0 + 2 * LEASE)
     assert lost.value.current is not None
@@ -241,7 +250,7 @@ def test_open_tasks_list_by_priority_then_age_and_drop_closed_ones(store: TaskSt
     claim(store, "a", number=3)
     store.cancel("alpha", "tsk_0005", None, T0)
     held = claim(store, "a", number=6)
-    store.finish("alpha", "tsk_0006", "a", held.fence, "completed", {}, T0)
+    store.finish("alpha", "tsk_0006", TaskFinish("a", held.fence, "completed", {}, T0))
     assert [t.id for t in store.list_open("alpha")] == [
         "tsk_0004",
         "tsk_0002",
@@ -260,12 +269,17 @@ def test_open_tasks_read_past_one_batch(store: TaskStore) -> None:
     assert listed == [t.id for t in expected]
 
 
-def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None:
+def _two_claims_of_a_one_of_b(store: TaskStore) -> None:
+    """Four tasks; "a" claims tsk_0002 at T0 and tsk_0001 ten minutes later, "b" tsk_0003."""
     for number in range(1, 5):
         store.create("alpha", task(number))
     claim(store, "a", number=2)
     claim(store, "a", at=T0 + timedelta(minutes=10), number=1)
     claim(store, "b", number=3)
+
+
+def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None:
+    _two_claims_of_a_one_of_b(store)
     assert [t.id for t in store.claims_held("alpha", "a", T0)] == ["tsk_0001", "tsk_0002"]
     # tsk_0002's lease ends at T0 + 15 min, tsk_0001's at T0 + 25 min.
     assert [t.id for t in store.claims_held("alpha", "a", T0 + LEASE)] == ["tsk_0001"]
@@ -273,11 +287,7 @@ def test_claims_held_are_the_live_claims_of_the_holder(store: TaskStore) -> None
 
 
 def test_counting_claims_held_agrees_with_listing_them(store: TaskStore) -> None:
-    for number in range(1, 5):
-        store.create("alpha", task(number))
-    claim(store, "a", number=2)
-    claim(store, "a", at=T0 + timedelta(minutes=10), number=1)
-    claim(store, "b", number=3)
+    _two_claims_of_a_one_of_b(store)
     for now in (T0, T0 + LEASE, T0 + LEASE + timedelta(minutes=10)):
         for holder in ("a", "b", "c"):
             held = store.claims_held("alpha", holder, now)
@@ -324,22 +334,18 @@ def test_pages_chain_without_gaps_or_repeats(store: TaskStore) -> None:
 def test_the_last_page_has_no_cursor(store: TaskStore) -> None:
     for number in range(1, 5):
         store.create("alpha", task(number))
-    first = store.list_team("alpha", ANY, limit=2)
-    assert first.next_cursor is not None
-    second = store.list_team("alpha", ANY, limit=2, cursor=first.next_cursor)
-    assert [t.id for t in second.items] == ["tsk_0002", "tsk_0001"]
-    assert second.next_cursor is None
+    assert_second_page_is_last(
+        lambda cursor: store.list_team("alpha", ANY, limit=2, cursor=cursor),
+        ["tsk_0002", "tsk_0001"],
+    )
 
 
 def test_a_cursor_of_another_team_or_listing_is_refused(store: TaskStore) -> None:
     for number in range(1, 4):
         store.create("alpha", task(number))
-    cursor = store.list_team("alpha", ANY, limit=1).next_cursor
-    assert cursor is not None
-    with pytest.raises(BadCursor):
-        store.list_team("beta", ANY, limit=1, cursor=cursor)
-    with pytest.raises(BadCursor):
-        store.list_team("alpha", ANY, limit=1, cursor="not-a-cursor")
+    assert_cursors_stay_in_their_listing(
+        lambda team, cursor: store.list_team(team, ANY, limit=1, cursor=cursor)
+    )
 
 
 def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: TaskStore) -> None:
@@ -351,7 +357,7 @@ def test_concurrent_claims_have_exactly_one_winner(backend: Backend, store: Task
 
     def race(agent: str) -> None:
         try:
-            store.claim("alpha", "tsk_0001", agent, T0, T0 + LEASE, 0)
+            store.claim("alpha", "tsk_0001", TaskClaim(agent, T0, T0 + LEASE, 0))
             winners.append(agent)
         except ClaimLost as lost:
             holders.add(lost.current.claimed_by if lost.current else None)
@@ -373,10 +379,12 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     for number in range(1, 6):
         dynamo.create("alpha", task(number, priority=number % 2, input_data={"ratio": 0.5}))
     dynamo.create("beta", task(9))
-    held = dynamo.claim("alpha", "tsk_0002", "a", T0, T0 + LEASE, 0)
+    held = dynamo.claim("alpha", "tsk_0002", TaskClaim("a", T0, T0 + LEASE, 0))
     dynamo.start("alpha", "tsk_0002", "a", T0, T0 + LEASE)
-    done = dynamo.claim("alpha", "tsk_0003", "b", T0, T0 + LEASE, 0)
-    dynamo.finish("alpha", "tsk_0003", "b", done.fence, "completed", {"output_summary": "ok"}, T0)
+    done = dynamo.claim("alpha", "tsk_0003", TaskClaim("b", T0, T0 + LEASE, 0))
+    dynamo.finish(
+        "alpha", "tsk_0003", TaskFinish("b", done.fence, "completed", {"output_summary": "ok"}, T0)
+    )
     dynamo.cancel("alpha", "tsk_0004", "no", T0)
     items = list(backend.table(names.TABLE_COORDINATION).scan()["Items"])
     sqlite = SqliteTaskStore(Database(tmp_path / "migrated.db"))
@@ -391,8 +399,13 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
     )
     # The migrated lease still decides: live until its end, claimable after.
     with pytest.raises(ClaimLost):
-        sqlite.claim("alpha", "tsk_0002", "c", T0, T0 + LEASE, held.fence)
-    assert sqlite.claim("alpha", "tsk_0002", "c", T0 + LEASE, T0 + 2 * LEASE, held.fence).fence == 2
+        sqlite.claim("alpha", "tsk_0002", TaskClaim("c", T0, T0 + LEASE, held.fence))
+    assert (
+        sqlite.claim(
+            "alpha", "tsk_0002", TaskClaim("c", T0 + LEASE, T0 + 2 * LEASE, held.fence)
+        ).fence
+        == 2
+    )
 
 
 def test_a_task_too_large_for_a_dynamodb_item_is_refused_by_both(store: TaskStore) -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.auth.contexts import AGENT_TOOLS, ContextRequest, TeamContext
+from shared.auth.contexts import AGENT_TOOLS, ContextName, ContextRequest, TeamContext
 from shared.auth.models import TokenRequest
 from shared.auth.ports import TokenStore
 from shared.auth.service import TokenService
@@ -65,18 +65,15 @@ def test_a_context_tokens_allow_list_follows_its_team_at_every_request(
     store: TokenStore,
 ) -> None:
     service = TokenService(store, b"pepper")
-    agent = service.issue(
-        TokenRequest(team="alpha", name="a", scopes=("memory",), context="agent")
-    ).secret
-    other = service.issue(
-        TokenRequest(team="beta", name="b", scopes=("memory",), context="agent")
-    ).secret
-    crossroads = service.issue(
-        TokenRequest(team="alpha", name="c", scopes=("admin",), context="crossroads")
-    ).secret
-    internal = service.issue(
-        TokenRequest(team="alpha", name="i", scopes=("admin",), context="internal")
-    ).secret
+
+    def secret(team: str, name: str, scope: str, context: ContextName) -> str:
+        request = TokenRequest(team=team, name=name, scopes=(scope,), context=context)
+        return service.issue(request).secret
+
+    agent = secret("alpha", "a", "memory", "agent")
+    other = secret("beta", "b", "memory", "agent")
+    crossroads = secret("alpha", "c", "admin", "crossroads")
+    internal = secret("alpha", "i", "admin", "internal")
 
     preset = service.authenticate(agent)[0]
     service.set_context(ContextRequest(team="alpha", name="agent", tools=("recall",)))

@@ -18,6 +18,7 @@ from boto3.dynamodb.conditions import Key
 from shared.domain_events.adapters.outbox import DynamoOutbox
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
+from shared.orchestrator.costs.ports import BudgetCrossing
 from shared.storage.dynamo import ConditionLost, query_all, team_pk, update_if
 from shared.storage.times import sortable
 from shared.storage.values import from_dynamo, to_dynamo
@@ -57,15 +58,9 @@ class DynamoCostLedger:
         return [CostRecord.model_validate(from_dynamo(dict(item))) for item in items]
 
     def mark_over_budget(
-        self,
-        team: str,
-        budget: str,
-        at: datetime,
-        over_until: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, crossing: BudgetCrossing, *, events: Sequence[DomainEvent] = ()
     ) -> bool:
-        key = {"pk": team_pk(team), "sk": f"BUDGET#{budget}"}
+        key = {"pk": team_pk(team), "sk": f"BUDGET#{crossing.budget}"}
         names = {"#until": "over_until"}
         try:
             self._outbox.write(
@@ -79,8 +74,8 @@ class DynamoCostLedger:
                         "ConditionExpression": "attribute_not_exists(pk) OR #until <= :at",
                         "ExpressionAttributeNames": names,
                         "ExpressionAttributeValues": {
-                            ":at": sortable(at),
-                            ":until": sortable(over_until),
+                            ":at": sortable(crossing.at),
+                            ":until": sortable(crossing.over_until),
                         },
                     }
                 },
@@ -96,7 +91,7 @@ class DynamoCostLedger:
                     "SET #until = :until",
                     "#until < :until",
                     names=names,
-                    values={":until": sortable(over_until)},
+                    values={":until": sortable(crossing.over_until)},
                 )
             return False
         return True

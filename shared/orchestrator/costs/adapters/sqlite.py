@@ -11,6 +11,7 @@ from typing import Any
 from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
+from shared.orchestrator.costs.ports import BudgetCrossing
 from shared.storage.sqlite import Migration, from_json, to_json
 from shared.storage.times import sortable
 from shared.storage.values import from_dynamo
@@ -66,33 +67,32 @@ class SqliteCostLedger(SqliteOutboxStore):
                 raise ValueError(f"cost report {report_id} already exists")
 
     def mark_over_budget(
-        self,
-        team: str,
-        budget: str,
-        at: datetime,
-        over_until: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, crossing: BudgetCrossing, *, events: Sequence[DomainEvent] = ()
     ) -> bool:
         # BEGIN IMMEDIATE: the read and the write below are one step for every writer.
         rows = self._outbox.rows(team, events)
         with self._db.write() as tx:
             row = tx.execute(
                 "SELECT over_until FROM budget_crossings WHERE team = ? AND budget = ?",
-                (team, budget),
+                (team, crossing.budget),
             ).fetchone()
-            if row is not None and row["over_until"] > sortable(at):
+            if row is not None and row["over_until"] > sortable(crossing.at):
                 tx.execute(
                     "UPDATE budget_crossings SET over_until = ?"
                     " WHERE team = ? AND budget = ? AND over_until < ?",
-                    (sortable(over_until), team, budget, sortable(over_until)),
+                    (
+                        sortable(crossing.over_until),
+                        team,
+                        crossing.budget,
+                        sortable(crossing.over_until),
+                    ),
                 )
                 return False
             tx.execute(
                 "INSERT INTO budget_crossings (team, budget, crossed_at, over_until)"
                 " VALUES (?, ?, ?, ?) ON CONFLICT (team, budget) DO UPDATE SET"
                 " crossed_at = excluded.crossed_at, over_until = excluded.over_until",
-                (team, budget, sortable(at), sortable(over_until)),
+                (team, crossing.budget, sortable(crossing.at), sortable(crossing.over_until)),
             )
             self._outbox.append(tx, rows)
         return True

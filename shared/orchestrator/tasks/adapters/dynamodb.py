@@ -26,9 +26,10 @@ from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
     ClaimLost,
     ClaimNotHeld,
-    FinalStatus,
+    TaskClaim,
     TaskConflict,
     TaskFilter,
+    TaskFinish,
 )
 from shared.storage.dynamo import ConditionLost, query_all, team_pk
 from shared.storage.pages import Page
@@ -57,6 +58,11 @@ def _task(item: dict[str, Any]) -> Task:
 
 def _epoch(moment: datetime) -> int:
     return int(moment.timestamp())
+
+
+def _stored(value: Any) -> Any:
+    # Moments are ISO strings in the item, as `Task`'s JSON has them.
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 class DynamoTaskStore:
@@ -113,7 +119,7 @@ class DynamoTaskStore:
         expression = "SET " + ", ".join(f"#{k} = :set_{k}" for k in changes)
         if close:
             expression += " REMOVE queue_pk, queue_sk"
-        attribute_values = {f":set_{k}": to_dynamo(v) for k, v in changes.items()}
+        attribute_values = {f":set_{k}": to_dynamo(_stored(v)) for k, v in changes.items()}
         attribute_values.update({k: to_dynamo(v) for k, v in values.items()})
         key = {"pk": team_pk(team), "sk": _sk(task_id)}
         try:
@@ -132,31 +138,15 @@ class DynamoTaskStore:
         return _task(item)
 
     def claim(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        claimed_at: datetime,
-        lease_until: datetime,
-        expected_fence: int,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, claim: TaskClaim, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
         return self._update(
             team,
             task_id,
-            {
-                "status": "claimed",
-                "claimed_by": holder,
-                "claimed_at": claimed_at.isoformat(),
-                "lease_expires_at": lease_until.isoformat(),
-                "lease_epoch": _epoch(lease_until),
-                "fence": expected_fence + 1,
-                "updated_at": claimed_at.isoformat(),
-            },
+            {**claim.changes(), "lease_epoch": _epoch(claim.lease_until)},
             "attribute_exists(pk) AND #fence = :fence AND (#status = :pending OR "
             "((#status = :claimed OR #status = :running) AND #lease_epoch <= :now))",
-            {":fence": expected_fence, ":now": _epoch(claimed_at), **_OPEN_VALUES},
+            {":fence": claim.expected_fence, ":now": _epoch(claim.at), **_OPEN_VALUES},
             ClaimLost,
             events=events,
         )
@@ -180,25 +170,19 @@ class DynamoTaskStore:
         )
 
     def finish(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        fence: int,
-        status: FinalStatus,
-        outcome: dict[str, Any],
-        at: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, finish: TaskFinish, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
-        changes = {k: v for k, v in outcome.items() if v is not None}
-        changes.update(status=status, finished_at=at.isoformat(), updated_at=at.isoformat())
         return self._update(
             team,
             task_id,
-            changes,
+            finish.changes(),
             "#claimed_by = :me AND #fence = :fence AND (#status = :claimed OR #status = :running)",
-            {":me": holder, ":fence": fence, ":claimed": "claimed", ":running": "running"},
+            {
+                ":me": finish.holder,
+                ":fence": finish.fence,
+                ":claimed": "claimed",
+                ":running": "running",
+            },
             ClaimNotHeld,
             close=True,
             events=events,

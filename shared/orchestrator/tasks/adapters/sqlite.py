@@ -21,9 +21,10 @@ from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
     ClaimLost,
     ClaimNotHeld,
-    FinalStatus,
+    TaskClaim,
     TaskConflict,
     TaskFilter,
+    TaskFinish,
 )
 from shared.storage.pages import Page
 from shared.storage.sqlite import Migration
@@ -188,31 +189,16 @@ class SqliteTaskStore(SqliteOutboxStore):
         return changed
 
     def claim(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        claimed_at: datetime,
-        lease_until: datetime,
-        expected_fence: int,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, claim: TaskClaim, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
         return self._transition(
             team,
             task_id,
-            {
-                "status": "claimed",
-                "claimed_by": holder,
-                "claimed_at": claimed_at,
-                "lease_expires_at": lease_until,
-                "fence": expected_fence + 1,
-                "updated_at": claimed_at,
-            },
+            claim.changes(),
             f"fence = ? AND (status = 'pending' OR ({_HELD} AND lease_epoch <= ?))",
-            (expected_fence, _epoch(claimed_at)),
+            (claim.expected_fence, _epoch(claim.at)),
             ClaimLost,
-            lease_epoch=_epoch(lease_until),
+            lease_epoch=_epoch(claim.lease_until),
             events=events,
         )
 
@@ -235,25 +221,14 @@ class SqliteTaskStore(SqliteOutboxStore):
         )
 
     def finish(
-        self,
-        team: str,
-        task_id: str,
-        holder: str,
-        fence: int,
-        status: FinalStatus,
-        outcome: dict[str, Any],
-        at: datetime,
-        *,
-        events: Sequence[DomainEvent] = (),
+        self, team: str, task_id: str, finish: TaskFinish, *, events: Sequence[DomainEvent] = ()
     ) -> Task:
-        changes = {k: v for k, v in outcome.items() if v is not None}
-        changes.update(status=status, finished_at=at, updated_at=at)
         return self._transition(
             team,
             task_id,
-            changes,
+            finish.changes(),
             f"claimed_by = ? AND fence = ? AND {_HELD}",
-            (holder, fence),
+            (finish.holder, finish.fence),
             ClaimNotHeld,
             events=events,
         )
