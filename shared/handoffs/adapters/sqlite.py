@@ -8,6 +8,7 @@ winner's claim in the same transaction.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,9 +17,10 @@ from shared.domain_events.models import DomainEvent
 from shared.handoffs.models import Claim, Handoff
 from shared.handoffs.ports import AlreadyClaimed, OpenHandoffFilter, UnknownHandoff
 from shared.storage.pages import Page
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Migration, from_json, newest_first_page, to_json
 from shared.storage.times import sortable
-from shared.storage.values import check_item_size, from_dynamo
+from shared.storage.values import check_item_size
 
 MIGRATIONS = (
     Migration(
@@ -60,21 +62,15 @@ class SqliteHandoffStore(SqliteOutboxStore):
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import handoff items of the old DynamoDB-shaped snapshot (other items are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                if not str(item.get("sk", "")).startswith("HANDOFF#"):
-                    continue
-                handoff = Handoff.model_validate(
-                    {k: from_dynamo(v) for k, v in item.items() if k in Handoff.model_fields}
-                )
-                tx.execute(
-                    "INSERT OR IGNORE INTO handoffs (team, id, status, created_at, project_key,"
-                    " cwd, harness, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    self._row(str(item["team"]), handoff),
-                )
-                imported += 1
-        return imported
+
+        def write(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(
+                "INSERT OR IGNORE INTO handoffs (team, id, status, created_at, project_key,"
+                " cwd, harness, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self._row(item.team, item.record(Handoff)),
+            )
+
+        return migrate_each(self._db, items, {"HANDOFF#": write})
 
     @staticmethod
     def _row(team: str, handoff: Handoff) -> tuple[Any, ...]:

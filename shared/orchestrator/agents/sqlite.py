@@ -9,6 +9,7 @@ record stays `RETIRED_DAYS` (as DynamoDB's TTL keeps it) and is not returned aft
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from sqlite3 import Connection
@@ -23,6 +24,7 @@ from shared.orchestrator.agents.adapters import (
 )
 from shared.orchestrator.agents.models import DEREGISTERED, AgentRecord
 from shared.orchestrator.agents.ports import AgentChanges, NameTaken, UnknownAgent
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.times import sortable
 
@@ -197,25 +199,18 @@ class SqliteAgentStore:
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the agents and name aliases of an old DynamoDB-shaped snapshot of the
         coordination table; returns how many items were taken (other records are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                sort_key = str(item.get("sk", ""))
-                team = str(item.get("team") or str(item.get("pk", "")).removeprefix("TEAM#"))
-                if sort_key.startswith(AGENT_PREFIX):
-                    agent = agent_from_item(item)
-                    expires_at = item_retired_until(item, agent)
-                    tx.execute(
-                        "INSERT OR IGNORE INTO agents (team, id, expires_at, record)"
-                        " VALUES (?, ?, ?, ?)",
-                        (team, agent.agent_id, expires_at, _json(agent)),
-                    )
-                elif sort_key.startswith(NAME_PREFIX):
-                    tx.execute(
-                        "INSERT OR IGNORE INTO agent_names (team, name, agent_id) VALUES (?, ?, ?)",
-                        (team, sort_key.removeprefix(NAME_PREFIX), str(item["agent_id"])),
-                    )
-                else:
-                    continue
-                imported += 1
-        return imported
+
+        def write_agent(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            agent = agent_from_item(item.item)
+            tx.execute(
+                "INSERT OR IGNORE INTO agents (team, id, expires_at, record) VALUES (?, ?, ?, ?)",
+                (item.team, agent.agent_id, item_retired_until(item.item, agent), _json(agent)),
+            )
+
+        def write_name(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(
+                "INSERT OR IGNORE INTO agent_names (team, name, agent_id) VALUES (?, ?, ?)",
+                (item.team, item.key_after(NAME_PREFIX), str(item.item["agent_id"])),
+            )
+
+        return migrate_each(self._db, items, {AGENT_PREFIX: write_agent, NAME_PREFIX: write_name})

@@ -7,11 +7,13 @@ second record under one id fails instead of overwriting.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from shared.orchestrator.artifacts.adapters import ARTIFACT_PREFIX, artifact_from_item
 from shared.orchestrator.artifacts.models import Artifact
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 
 MIGRATIONS = (
@@ -93,16 +95,12 @@ class SqliteArtifactRecords:
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the artifact records of an old DynamoDB-shaped snapshot of the coordination
         table (other records are ignored); returns how many."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                if not str(item.get("sk", "")).startswith(ARTIFACT_PREFIX):
-                    continue
-                team = str(item.get("team") or str(item.get("pk", "")).removeprefix("TEAM#"))
-                tx.execute(
-                    "INSERT OR IGNORE INTO artifacts (team, id, task_id, workflow_id, record)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    _row(team, artifact_from_item(item)),
-                )
-                imported += 1
-        return imported
+
+        def write(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(
+                "INSERT OR IGNORE INTO artifacts (team, id, task_id, workflow_id, record)"
+                " VALUES (?, ?, ?, ?, ?)",
+                _row(item.team, artifact_from_item(item.item)),
+            )
+
+        return migrate_each(self._db, items, {ARTIFACT_PREFIX: write})

@@ -13,6 +13,7 @@ sees an entity together with exactly its chunks — never a half-replaced set.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from sqlite3 import Connection
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 from shared.config.names import TTL_ATTRIBUTE
 from shared.search.models import ChunkItem, EntityItem
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Database, Migration, from_json, to_json
 from shared.storage.values import from_dynamo
 
@@ -205,21 +207,21 @@ class SqliteDocumentStore:
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the entity and chunk items of the old DynamoDB-shaped documents table (other
         items are ignored); returns how many were taken."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                sort_key = str(item.get("sk", ""))
-                if sort_key.startswith(_ENTITY_PREFIX):
-                    self._import_entity(tx, item)
-                elif sort_key.startswith(_CHUNK_PREFIX):
-                    tx.execute(
-                        _INSERT_CHUNK.replace("INSERT", "INSERT OR IGNORE", 1),
-                        _chunk_row(_team_of(item), _record(ChunkItem, item)),
-                    )
-                else:
-                    continue
-                imported += 1
-        return imported
+
+        def write_chunk(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(
+                _INSERT_CHUNK.replace("INSERT", "INSERT OR IGNORE", 1),
+                _chunk_row(_team_of(item.item), _record(ChunkItem, item.item)),
+            )
+
+        return migrate_each(
+            self._db,
+            items,
+            {
+                _ENTITY_PREFIX: lambda tx, item: self._import_entity(tx, item.item),
+                _CHUNK_PREFIX: write_chunk,
+            },
+        )
 
     @staticmethod
     def _import_entity(tx: Connection, item: dict[str, Any]) -> None:

@@ -8,10 +8,12 @@ threads and processes.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Database, Migration
 from shared.sync.models import SyncRun, SyncScheduleView
 from shared.sync.ports import SYNC_LOCK
@@ -171,25 +173,21 @@ class SqliteSyncState:
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the lock and connector items of the old DynamoDB-shaped snapshot (other items
         are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                sort_key = str(item.get("sk", ""))
-                team = str(item.get("pk", "")).removeprefix("TEAM#")
-                if sort_key == "LOCK#sync":
-                    tx.execute(
-                        _MIGRATE_LOCK, (team, str(item["holder"]), int(item["lease_expires"]))
-                    )
-                elif sort_key.startswith("CONNECTOR#"):
-                    tx.execute(
-                        "INSERT OR IGNORE INTO sync_connectors (team, source, last_sync)"
-                        " VALUES (?, ?, ?)",
-                        (team, str(item["source"]), str(item["last_sync"])),
-                    )
-                else:
-                    continue
-                imported += 1
-        return imported
+
+        def write_lock(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            holder, expires = str(item.item["holder"]), int(item.item["lease_expires"])
+            tx.execute(_MIGRATE_LOCK, (item.team, holder, expires))
+
+        def write_connector(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(
+                "INSERT OR IGNORE INTO sync_connectors (team, source, last_sync) VALUES (?, ?, ?)",
+                (item.team, str(item.item["source"]), str(item.item["last_sync"])),
+            )
+
+        # The snapshot's only lock is the team's sync lock (`LOCK#sync`: named locks came later).
+        return migrate_each(
+            self._db, items, {"LOCK#sync": write_lock, "CONNECTOR#": write_connector}
+        )
 
 
 class SqliteScheduleBook:

@@ -4,6 +4,7 @@ report time that period sums select on."""
 from __future__ import annotations
 
 import secrets
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -12,9 +13,9 @@ from shared.domain_events.adapters.sqlite_outbox_store import SqliteOutboxStore
 from shared.domain_events.models import DomainEvent
 from shared.orchestrator.costs.models import CostRecord
 from shared.orchestrator.costs.ports import BudgetCrossing
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Migration, from_json, to_json
 from shared.storage.times import sortable
-from shared.storage.values import from_dynamo
 
 MIGRATIONS = (
     Migration(
@@ -111,13 +112,8 @@ class SqliteCostLedger(SqliteOutboxStore):
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the cost items of the old DynamoDB-shaped snapshot (other items are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                if not str(item.get("sk", "")).startswith("COST#"):
-                    continue
-                report = CostRecord.model_validate(from_dynamo(item))
-                team = str(item["pk"]).removeprefix("TEAM#")
-                tx.execute(_INSERT, _row(team, str(item["sk"]).removeprefix("COST#"), report))
-                imported += 1
-        return imported
+
+        def write(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            tx.execute(_INSERT, _row(item.team, item.key_after("COST#"), item.record(CostRecord)))
+
+        return migrate_each(self._db, items, {"COST#": write})

@@ -5,6 +5,7 @@ writes the same rows inside other stores' transactions; this adapter appends and
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -19,9 +20,9 @@ from shared.domain_events.adapters.sqlite_log_rows import (
     log_row,
 )
 from shared.domain_events.log import Event, expires_at
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Database, from_json
 from shared.storage.times import sortable
-from shared.storage.values import from_dynamo
 
 
 class SqliteEventLog:
@@ -59,20 +60,11 @@ class SqliteEventLog:
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import the event items of the old DynamoDB-shaped snapshot (other items are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                if not str(item.get("sk", "")).startswith("EVENT#"):
-                    continue
-                event = Event.model_validate(from_dynamo(item))
-                expires = item.get(TTL_ATTRIBUTE)
-                tx.execute(
-                    INSERT_EVENT,
-                    log_row(
-                        str(item["pk"]).removeprefix("TEAM#"),
-                        event,
-                        int(expires) if expires is not None else int(expires_at(event).timestamp()),
-                    ),
-                )
-                imported += 1
-        return imported
+
+        def write(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            event = item.record(Event)
+            expires = item.item.get(TTL_ATTRIBUTE)
+            expiry = int(expires) if expires is not None else int(expires_at(event).timestamp())
+            tx.execute(INSERT_EVENT, log_row(item.team, event, expiry))
+
+        return migrate_each(self._db, items, {"EVENT#": write})

@@ -9,6 +9,7 @@ the DynamoDB item keeps it, so a lease runs out at the same second on both adapt
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -27,9 +28,10 @@ from shared.orchestrator.tasks.ports import (
     TaskFinish,
 )
 from shared.storage.pages import Page
+from shared.storage.snapshot import SnapshotItem, migrate_each
 from shared.storage.sqlite import Migration
 from shared.storage.times import sortable
-from shared.storage.values import check_item_size, from_dynamo
+from shared.storage.values import check_item_size
 
 _OPEN = "status IN ('pending', 'claimed', 'running')"
 _HELD = "status IN ('claimed', 'running')"
@@ -115,24 +117,18 @@ class SqliteTaskStore(SqliteOutboxStore):
 
     def migrate_items(self, items: Iterable[dict[str, Any]]) -> int:
         """Import task items of the old DynamoDB-shaped snapshot (other items are ignored)."""
-        imported = 0
-        with self._db.write() as tx:
-            for item in items:
-                if not str(item.get("sk", "")).startswith("TASK#"):
-                    continue
-                task = Task.model_validate(
-                    {k: from_dynamo(v) for k, v in item.items() if k in Task.model_fields}
-                )
-                lease_epoch = item.get("lease_epoch")
-                if lease_epoch is None and task.lease_expires_at is not None:
-                    lease_epoch = _epoch(task.lease_expires_at)
-                lease = None if lease_epoch is None else int(lease_epoch)
-                tx.execute(
-                    _INSERT.replace("INSERT", "INSERT OR IGNORE", 1),
-                    _row(str(item["team"]), task, lease),
-                )
-                imported += 1
-        return imported
+
+        def write(tx: sqlite3.Connection, item: SnapshotItem) -> None:
+            task = item.record(Task)
+            lease_epoch = item.item.get("lease_epoch")
+            if lease_epoch is None and task.lease_expires_at is not None:
+                lease_epoch = _epoch(task.lease_expires_at)
+            lease = None if lease_epoch is None else int(lease_epoch)
+            tx.execute(
+                _INSERT.replace("INSERT", "INSERT OR IGNORE", 1), _row(item.team, task, lease)
+            )
+
+        return migrate_each(self._db, items, {"TASK#": write})
 
     def get(self, team: str, task_id: str) -> Task | None:
         row = self._db.connection().execute(_SELECT, (team, task_id)).fetchone()
