@@ -132,16 +132,14 @@ def _torch_round(
         "threads": threads,
         "batch": batch,
     }
-    done = subprocess.run(  # noqa: S603 - the operator's own torch interpreter
-        [python, "-c", TORCH_SCRIPT, json.dumps(request)],
-        capture_output=True,
-        text=True,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the torch side failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1]), np.load(out_file)
+    command = [python, "-c", TORCH_SCRIPT, json.dumps(request)]
+    pipe = subprocess.PIPE
+    # The operator's own torch interpreter, given by path.
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe) as child:  # noqa: S603
+        stdout, stderr = child.communicate()
+    if child.returncode != 0:
+        raise RuntimeError(f"the torch side failed: {stderr.decode()[-2000:]}")
+    return json.loads(stdout.decode().strip().splitlines()[-1]), np.load(out_file)
 
 
 def _cairn_round(embedder: Any, texts: list[str]) -> tuple[dict[str, Any], Any]:

