@@ -83,6 +83,7 @@ bench: .venv/.bootstrapped ## retrieval quality and latency on BEIR SciFact, too
 	$(RUN) cairn bench gateway
 	$(RUN) cairn bench aws_calls
 	$(RUN) cairn bench index
+	$(RUN) cairn bench embed --data $(BENCH_DATA)
 	$(RUN) cairn bench retrieval --synthetic 10000,100000
 	$(RUN) cairn bench store
 	$(RUN) cairn bench curation

