@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from shared.search.models import DocumentInput
-from shared.search.ports import Embedder, TeamScopedEmbedder
+from shared.search.ports import Embedder, EmbedderWrapper, TeamScopedEmbedder
 from shared.search.service import SearchService
 
 if TYPE_CHECKING:
@@ -64,21 +64,13 @@ ProgressCallback = Callable[[Progress], None]
 EMBED_SLICE = 32  # texts per reported embedding step: a model batch (16) per core of two
 
 
-class ProgressEmbedder:
+class ProgressEmbedder(EmbedderWrapper):
     """An embedder that embeds in slices and reports after each, for `cairn index`'s bar."""
 
     def __init__(self, inner: Embedder, report: ProgressCallback, counts: list[int]) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._report = report
         self._counts = counts  # [done, total], shared with the team views of this embedder
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self._inner.dimensions
 
     def for_team(self, team: str) -> Embedder:
         """The inner embedder's view for `team` (its cache keys), still reporting."""

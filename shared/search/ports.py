@@ -59,6 +59,22 @@ class Embedder(Protocol):
         ...
 
 
+class EmbedderWrapper:
+    """Base of an embedder that adds to another (a cache, progress reports): the model and its
+    dimensions are the inner embedder's."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimensions(self) -> int:
+        return self._inner.dimensions
+
+
 @runtime_checkable
 class TeamScopedEmbedder(Embedder, Protocol):
     """An embedder whose state (its cache) can be kept per team.

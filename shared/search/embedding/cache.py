@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shared.search.ports import Embedder, EmbeddingCache
+from shared.search.ports import Embedder, EmbedderWrapper, EmbeddingCache
 
 if TYPE_CHECKING:
     from shared.search.ports import Vectors
@@ -116,7 +116,7 @@ class SqliteEmbeddingCache:
             self._conn.commit()
 
 
-class CachedEmbedder:
+class CachedEmbedder(EmbedderWrapper):
     """An `Embedder` that consults `cache` first and embeds only the texts it misses.
 
     `embed` uses keys of no team (the curator's similarity checks); `for_team(team)` is the
@@ -129,19 +129,11 @@ class CachedEmbedder:
     def __init__(
         self, inner: Embedder, cache: EmbeddingCache, *, adopt_unscoped: bool = False
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._cache = cache
         self._adopt_unscoped = adopt_unscoped
         self._key_model = cache_identity(inner)
         self.misses = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self._inner.dimensions
 
     def embed(self, texts: list[str]) -> Vectors:
         """Vectors for `texts`, in order; cached ones are not recomputed (no team's keys)."""
