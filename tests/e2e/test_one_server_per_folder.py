@@ -61,13 +61,7 @@ def test_index_without_a_server_refuses_a_folder_another_process_holds(tmp_path:
     env = {**os.environ, "CAIRN_PORT": str(free_port()), "CAIRN_DATA_DIR": str(data_dir)}
     try:
         # When `cairn index` finds no server to go through
-        refused = subprocess.run(
-            [sys.executable, "-m", "shared.cli", "index", str(notes)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        refused = _cairn_index(notes, env)
     finally:
         lock.release()
 
@@ -75,13 +69,7 @@ def test_index_without_a_server_refuses_a_folder_another_process_holds(tmp_path:
     assert refused.returncode != 0
     assert f"pid {os.getpid()}" in refused.stderr
     assert "cannot index directly" in refused.stderr
-    done = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "index", str(notes)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = _cairn_index(notes, env)
     assert done.returncode == 0, done.stderr
 
 
@@ -93,3 +81,13 @@ def test_a_folder_is_free_again_once_its_server_stopped(tmp_path: Path) -> None:
     again = start_server(data_dir, port)
     output = stop_server(again)
     assert again.process.returncode == 0, output
+
+
+def _cairn_index(notes: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shared.cli", "index", str(notes)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

@@ -20,6 +20,7 @@ from shared.auth.principal import Principal
 from shared.auth.service import TokenService
 from shared.auth.wiring import build_token_service
 from shared.config.settings import Settings
+from shared.local.runtime import LocalRuntime
 from shared.protocol.gateway import GatewayConfig, HttpReply, McpGateway
 from shared.tools.invoker import InProcessInvoker
 from tests.fake_aws import fake_aws
@@ -153,3 +154,15 @@ def admin_agent(name: str, team: str = "alpha") -> Principal:
 @pytest.fixture
 def harness(aws: Settings) -> Harness:
     return Harness.over(aws)
+
+
+@contextlib.contextmanager
+def local_runtime(data_dir: Path) -> Iterator[LocalRuntime]:
+    """A started local runtime on `data_dir`, stopped (and the settings reset) afterwards."""
+    started = LocalRuntime(data_dir)
+    started.start()
+    try:
+        yield started
+    finally:
+        started.stop()
+        runtime.configure(Settings())

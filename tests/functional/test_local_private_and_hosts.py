@@ -14,6 +14,7 @@ from shared import runtime
 from shared.config.settings import Settings
 from shared.console.security import csrf_token
 from shared.local.runtime import LocalRuntime
+from tests.functional.conftest import local_runtime
 
 BASE = "http://127.0.0.1:8765"
 
@@ -24,11 +25,8 @@ def _mode(path: Path) -> int:
 
 @pytest.fixture
 def local(tmp_path: Path) -> Iterator[LocalRuntime]:
-    started = LocalRuntime(tmp_path / "data")
-    started.start()
-    yield started
-    started.stop()
-    runtime.configure(Settings())
+    with local_runtime(tmp_path / "data") as started:
+        yield started
 
 
 def test_a_new_data_folder_is_0700_and_its_files_0600(local: LocalRuntime) -> None:

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from shared import runtime
 from shared.auth.errors import InvalidToken
 from shared.auth.models import TokenRequest
 from shared.config import names
-from shared.config.settings import Settings
 from shared.local.layout import DEV_TOKEN_FILE
 from shared.local.runtime import DevTokenUnusable, LocalRuntime
+from tests.functional.conftest import local_runtime
 
 
 @pytest.fixture
@@ -22,11 +21,8 @@ def local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalRunt
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION"):
         monkeypatch.setenv(key, "placeholder")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    started = LocalRuntime(tmp_path / "data")
-    started.start()
-    yield started
-    started.stop()
-    runtime.configure(Settings())
+    with local_runtime(tmp_path / "data") as started:
+        yield started
 
 
 def restart(local: LocalRuntime) -> LocalRuntime:
