@@ -138,32 +138,15 @@ class StackConnectors:
     """A deployed stack's connectors, in its sync table (AWS credentials)."""
 
     def __init__(self, stack: str, cloudformation: Any = None, lambda_client: Any = None) -> None:
-        import boto3
-
         from shared import runtime
-        from shared.config.settings import Settings
-        from shared.config.stack import StackOutputsError, stack_outputs
+        from shared.config.stack import StackOutputsError, read_stack, stack_settings
         from shared.sync.wiring import build_connector_store
 
         try:
-            outputs = stack_outputs(
-                stack,
-                (names.Outputs.SYNC_TABLE,),
-                cloudformation or boto3.client("cloudformation"),
-            )
+            outputs = read_stack(stack, (names.Outputs.SYNC_TABLE,), cloudformation)
         except StackOutputsError as exc:
             raise ConnectorAdminError(str(exc)) from exc
-        settings = Settings.from_env().model_copy(
-            update={
-                "environment": "aws",
-                "storage": "dynamodb",
-                "tables": {
-                    **Settings().tables,
-                    names.TABLE_SYNC: outputs[names.Outputs.SYNC_TABLE],
-                },
-            }
-        )
-        runtime.configure(settings)
+        runtime.configure(stack_settings(outputs, {names.TABLE_SYNC: names.Outputs.SYNC_TABLE}))
         self._store = build_connector_store()
         self._runner = outputs.get(names.Outputs.SYNC_RUNNER_ARN)
         self._lambda = lambda_client

@@ -45,14 +45,10 @@ class CommandFailed(Exception):
 
 
 def _outputs(stack: str, cloudformation: Any) -> dict[str, str]:
-    from shared.config.stack import StackOutputsError, stack_outputs
+    from shared.config.stack import StackOutputsError, read_stack
 
-    if cloudformation is None:
-        import boto3
-
-        cloudformation = boto3.client("cloudformation")
     try:
-        return stack_outputs(stack, tuple(names.TABLE_OUTPUTS.values()), cloudformation)
+        return read_stack(stack, tuple(names.TABLE_OUTPUTS.values()), cloudformation)
     except StackOutputsError as exc:
         raise CommandFailed(str(exc)) from exc
 
@@ -62,22 +58,21 @@ def _settings_of(outputs: dict[str, str]) -> Any:
     endpoint, the schedule groups), for running these commands here on its stores with the
     environment's AWS credentials."""
     from shared.config.settings import Settings
+    from shared.config.stack import stack_settings
 
-    base = Settings.from_env()
-    return base.model_copy(
-        update={
-            "environment": "aws",
-            "storage": "dynamodb",
-            "data_dir": None,
-            "tables": {logical: outputs[key] for logical, key in names.TABLE_OUTPUTS.items()},
-            "artifacts_bucket": outputs.get(names.Outputs.ARTIFACTS_BUCKET, base.artifacts_bucket),
-            "search_endpoint": outputs.get(names.Outputs.SEARCH_ENDPOINT),
-            "sync_schedule_group": outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP),
-            "sync_runner_arn": outputs.get(names.Outputs.SYNC_RUNNER_ARN),
-            "sync_scheduler_role_arn": outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN),
-            "workflow_schedule_group": outputs.get(names.Outputs.WORKFLOW_SCHEDULE_GROUP),
-            "workflow_scheduler_role_arn": outputs.get(names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN),
-        }
+    return stack_settings(
+        outputs,
+        names.TABLE_OUTPUTS,
+        data_dir=None,
+        artifacts_bucket=outputs.get(
+            names.Outputs.ARTIFACTS_BUCKET, Settings.from_env().artifacts_bucket
+        ),
+        search_endpoint=outputs.get(names.Outputs.SEARCH_ENDPOINT),
+        sync_schedule_group=outputs.get(names.Outputs.SYNC_SCHEDULE_GROUP),
+        sync_runner_arn=outputs.get(names.Outputs.SYNC_RUNNER_ARN),
+        sync_scheduler_role_arn=outputs.get(names.Outputs.SYNC_SCHEDULER_ROLE_ARN),
+        workflow_schedule_group=outputs.get(names.Outputs.WORKFLOW_SCHEDULE_GROUP),
+        workflow_scheduler_role_arn=outputs.get(names.Outputs.WORKFLOW_SCHEDULER_ROLE_ARN),
     )
 
 

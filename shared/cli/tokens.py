@@ -79,31 +79,19 @@ class StackAdmin:
     """Uses AWS credentials: the deployed stack's tokens table and pepper secret."""
 
     def __init__(self, stack: str, cloudformation: Any = None) -> None:
-        import boto3
-
         from shared import runtime
         from shared.auth.wiring import build_token_service
-        from shared.config.settings import Settings
-        from shared.config.stack import StackOutputsError, stack_outputs
+        from shared.config.stack import StackOutputsError, read_stack, stack_settings
 
+        required = (names.Outputs.TOKENS_TABLE, names.Outputs.TOKEN_PEPPER_SECRET)
         try:
-            outputs = stack_outputs(
-                stack,
-                (names.Outputs.TOKENS_TABLE, names.Outputs.TOKEN_PEPPER_SECRET),
-                cloudformation or boto3.client("cloudformation"),
-            )
+            outputs = read_stack(stack, required, cloudformation)
         except StackOutputsError as exc:
             raise TokenAdminError(str(exc)) from exc
-        settings = Settings.from_env().model_copy(
-            update={
-                "environment": "aws",
-                "storage": "dynamodb",  # a deployed stack's tokens table, whatever CAIRN_STORAGE
-                "tables": {
-                    **Settings().tables,
-                    names.TABLE_TOKENS: outputs[names.Outputs.TOKENS_TABLE],
-                },
-                "token_pepper_secret_arn": outputs[names.Outputs.TOKEN_PEPPER_SECRET],
-            }
+        settings = stack_settings(
+            outputs,
+            {names.TABLE_TOKENS: names.Outputs.TOKENS_TABLE},
+            token_pepper_secret_arn=outputs[names.Outputs.TOKEN_PEPPER_SECRET],
         )
         runtime.configure(settings)
         self._service = build_token_service(settings)

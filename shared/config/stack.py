@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shared.config.settings import Settings
 
 
 class StackOutputsError(Exception):
@@ -24,3 +27,33 @@ def stack_outputs(stack: str, required: Sequence[str], cloudformation: Any) -> d
             "this version?"
         )
     return outputs
+
+
+def read_stack(stack: str, required: Sequence[str], cloudformation: Any = None) -> dict[str, str]:
+    """`stack_outputs` through the environment's CloudFormation client unless one is given."""
+    if cloudformation is None:
+        import boto3
+
+        cloudformation = boto3.client("cloudformation")
+    return stack_outputs(stack, required, cloudformation)
+
+
+def stack_settings(
+    outputs: Mapping[str, str], tables: Mapping[str, str], **update: Any
+) -> Settings:
+    """This process's settings pointed at a deployed stack, to run a command here on its
+    stores with the environment's AWS credentials: DynamoDB, each table of `tables` (logical
+    name → output key) named by its output, and `update` on top."""
+    from shared.config.settings import Settings
+
+    return Settings.from_env().model_copy(
+        update={
+            "environment": "aws",
+            "storage": "dynamodb",  # a deployed stack's tables, whatever CAIRN_STORAGE says
+            "tables": {
+                **Settings().tables,
+                **{logical: outputs[key] for logical, key in tables.items()},
+            },
+            **update,
+        }
+    )
