@@ -15,6 +15,7 @@ import pytest
 
 from shared.orchestrator.ports import ActiveAgent
 from shared.orchestrator.tasks.adapters.sqlite import SqliteTaskStore
+from shared.orchestrator.tasks.ports import TaskFinish
 from shared.orchestrator.tasks.service import LEASE_SECONDS, TaskService
 from shared.storage.sqlite import Database
 from shared.tools.errors import Conflict, InvalidArgument, NotFound
@@ -413,15 +414,8 @@ def test_a_finish_the_process_died_before_applying_is_applied_by_the_sweep(
     task = system.open_task("a")
     system.tasks.claim(who("coder"), task.id)
     # The store records the completion, the hook never runs (the process died in between).
-    system.tasks._store.finish(
-        "alpha",
-        task.id,
-        "coder",
-        1,
-        "completed",
-        {"output_summary": "ok"},
-        system.tasks._now(),
-    )
+    finish = TaskFinish("coder", 1, "completed", {"output_summary": "ok"}, system.tasks._now())
+    system.tasks._store.finish("alpha", task.id, finish)
     assert system.offered() == []
 
     assert system.workflows.sweep() == 1
