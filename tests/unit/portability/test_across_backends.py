@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ def backend(storage: str, data_dir: Path) -> Iterator[Harness]:
         yield Harness.over(settings)
 
 
+NO_KNOWLEDGE = "_No relevant knowledge found._"
+
+
 def seed(h: Harness) -> dict[str, str]:
     """One of every kind of record, through the tools; the ids the reads need."""
     boss = h.token(team=TEAM)
@@ -172,6 +176,14 @@ def seed(h: Harness) -> dict[str, str]:
         # In AWS the enrichment queue's worker makes the event's node and entities; here the
         # enricher runs in-process, as the local server's does.
         build_enricher().enrich(TEAM, ["e1"])
+    else:
+        # Locally a background worker enriches it: the reads start once its node is found.
+        for _ in range(300):
+            if NO_KNOWLEDGE not in call("get_context", {"query": "git"})["context"]:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the local enricher made no node of the shell event in 30 s")
     call("sync_schedule_set", {"every": "1h"})
     call("inbox_put", {"content": "# notes\nthe cache is warm", "title": "notes"})
     call("sync", {})
