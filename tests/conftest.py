@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 # Tests never reach a real AWS account, whatever the developer's shell exports.
 for _key, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -31,38 +29,3 @@ if _WORKER:
     os.environ["TMPDIR"] = tempfile.tempdir = tempfile.mkdtemp(prefix=f"cairn-tests-{_WORKER}-")
     # A worker's folder is its own, so it goes with the worker (a run left ~50 of them behind).
     atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)
-
-
-# The files that take longest (servers in subprocesses, CDK synths, the real embedder through
-# moto) run first, so that no worker starts one of them while the other has finished: with a
-# file per worker at a time, a long file picked up last is the run's tail. A file's own tests
-# keep their order (the sort is stable); `make test` passes --no-loadscope-reorder so that
-# pytest-xdist keeps this order instead of its own (most tests first).
-LONGEST_FIRST = (
-    "tests/e2e/",
-    "tests/infra/test_bundles.py",
-    "tests/functional/test_recall_ranking.py",
-    "tests/infra/test_policy.py",
-    "tests/unit/storage/test_document_store_contract.py",
-    "tests/functional/test_memory_tools.py",
-    "tests/unit/test_coldstart.py",
-    "tests/functional/test_session_tools.py",
-    "tests/infra/",
-    "tests/protocol/test_smoke_script.py",
-    "tests/protocol/test_security.py",
-    "tests/protocol/test_conformance.py",
-    "tests/console/test_console_review.py",
-    "tests/functional/test_memory_lifecycle.py",
-    "tests/unit/storage/test_memory_store_contract.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        for place, prefix in enumerate(LONGEST_FIRST):
-            if path.startswith(prefix):
-                return place
-        return len(LONGEST_FIRST)
-
-    items.sort(key=rank)
