@@ -168,20 +168,13 @@ class CachedEmbedder(EmbedderWrapper):
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
 
-class _TeamEmbedder:
+class _TeamEmbedder(EmbedderWrapper):
     """`CachedEmbedder.for_team`: the same model and cache, keys of one team."""
 
     def __init__(self, parent: CachedEmbedder, team: str) -> None:
+        super().__init__(parent)
         self._parent = parent
         self._team = team
-
-    @property
-    def model_id(self) -> str:
-        return self._parent.model_id
-
-    @property
-    def dimensions(self) -> int:
-        return self._parent.dimensions
 
     def embed(self, texts: list[str]) -> Vectors:
         """Vectors for `texts` through the cache entries of this team only."""
