@@ -7,6 +7,8 @@ Tool outputs serialise to exactly seed 000's shapes under the gateway's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -68,15 +70,25 @@ class SearchFilters:
 
 @dataclass(frozen=True)
 class IndexQuery:
-    """One page of a ranked, entity-grouped query against a `SearchIndex`."""
+    """One page of a ranked, entity-grouped query against a `SearchIndex`.
+
+    `vector` may still be computing (a `Future`: the query's embedding), so an index can run
+    its BM25 leg meanwhile; it reads the vector with `query_vector` where it needs it.
+    """
 
     text: str
-    vector: list[float] | None
+    vector: Sequence[float] | Future[list[float]] | None
     filters: SearchFilters
     mode: SearchMode = "hybrid"
     offset: int = 0
     limit: int = 20
     chunks_per_entity: int = 3
+
+
+def query_vector(query: IndexQuery) -> Sequence[float] | None:
+    """The query's vector, waiting for it if it is still being computed."""
+    vector = query.vector
+    return vector.result() if isinstance(vector, Future) else vector
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from shared.search.models import (
     IndexPage,
     IndexQuery,
     SearchFilters,
+    query_vector,
 )
 from shared.search.text import query_terms
 from shared.storage.sqlite import ThreadConnections
@@ -941,12 +942,13 @@ class EmbeddedIndex:
     def _vector(self, query: IndexQuery, depth: int) -> list[tuple[int, str, float]]:
         import numpy as np
 
-        if query.vector is None:
+        vector = query_vector(query)
+        if vector is None:
             return []
         team = self._team_vectors(query.filters.team)
         if len(team.rowids) == 0:
             return []
-        q = np.asarray(query.vector, dtype=np.float32)
+        q = np.asarray(vector, dtype=np.float32)
         # einsum's own SIMD loop rather than BLAS sgemv: single-threaded whatever the BLAS
         # thread setting, and faster here (100k × 384: 7.2 ms CPU against 12.9 ms for one
         # OpenBLAS thread; the default thread count on 2 busy cores took 29 ms at 10k chunks).
@@ -972,7 +974,8 @@ class EmbeddedIndex:
         bm25_weight, _ = fusion.weights(query.mode)
         # Cosines are needed for the relevance score in every mode, so the vector ranking is
         # computed whenever there is a query vector (a bm25-only query weighs it 0). Beside
-        # BM25 it runs on another thread: FTS5 and numpy's dot product both release the GIL.
+        # BM25 it runs on another thread, where it also waits for the query's embedding if
+        # that is still computing: FTS5, numpy and the model all release the GIL.
         if bm25_weight > 0 and query.vector is not None:
             vector_leg = _query_legs().submit(self._vector, query, fusion.depth)
             bm25 = self._bm25(query, fusion.depth)

@@ -47,6 +47,7 @@ from shared.search.models import (
     IndexPage,
     IndexQuery,
     SearchFilters,
+    query_vector,
 )
 
 if TYPE_CHECKING:
@@ -477,7 +478,8 @@ class OpenSearchIndex:
             ]
         # The k-NN search runs whenever there is a query vector: its cosines feed every hit's
         # relevance score, even when a bm25-only query gives the ranking no weight.
-        if query.vector is not None:
+        vector = query_vector(query)
+        if vector is not None:
             lines += [
                 {"index": name},
                 {
@@ -486,7 +488,7 @@ class OpenSearchIndex:
                     "query": {
                         "knn": {
                             "vector": {
-                                "vector": list(query.vector),
+                                "vector": list(vector),
                                 "k": depth,
                                 "filter": {"bool": {"filter": filters}},
                             }
