@@ -31,7 +31,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared.coldstart import end_init
 from shared.memory.detection import raised_at
 from shared.memory.wiring import build_curator, build_detector
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler, logger, metrics, tracer
 
 MEMORY_SORT_KEY_PREFIX = "MEMORY#"
 CURATED_EVENTS = frozenset({DynamoDBRecordEventName.INSERT, DynamoDBRecordEventName.MODIFY})
@@ -108,9 +108,7 @@ def _detect(team: str, memory_id: str) -> str:
     return "detected"
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=curate, processor=processor, context=context

@@ -22,7 +22,7 @@ from shared.config.names import Env
 from shared.config.settings import Settings
 from shared.domain_events.adapters.eventbridge import EventBridgeSink
 from shared.domain_events.publisher import domain_event, publish_records
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler, logger, metrics
 
 runtime.configure(Settings.from_env())
 
@@ -37,9 +37,7 @@ def _sink() -> EventBridgeSink:
     )
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     records = event.get("Records", [])
     retry_from = publish_records(records, _sink())

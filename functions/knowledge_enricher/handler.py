@@ -11,14 +11,12 @@ from shared.coldstart import end_init
 from shared.knowledge.github import api_fetcher
 from shared.knowledge.wiring import ci_pull_targets
 from shared.knowledge.worker import handle_batch, run_ci_pull
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler
 
 CI_PULL = {"knowledge": "ci_pull"}
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event == CI_PULL:
         service = build_knowledge_service()

@@ -13,7 +13,7 @@ from shared.app.sync_service import build_sync_service
 from shared.auth.wiring import build_token_store
 from shared.coldstart import end_init
 from shared.config.settings import Settings
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler, logger
 from shared.sync.runner import run_event
 
 runtime.configure(Settings.from_env())
@@ -23,9 +23,7 @@ def _team_exists(team: str) -> bool:
     return bool(build_token_store().list_team(team))
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     result = run_event(event, sync=build_sync_service(), team_exists=_team_exists)
     logger.info("sync run", extra=result)

@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.app.reactions import build_workflow_service
 from shared.coldstart import end_init
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler, logger, metrics, tracer
 from shared.workflows.dispatcher import dispatch
 
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -47,9 +47,7 @@ def dispatch_record(record: SQSRecord) -> str:
     return message.step
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=dispatch_record, processor=processor, context=context

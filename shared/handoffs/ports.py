@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from shared.domain_events.models import DomainEvent
@@ -19,15 +19,10 @@ class OpenHandoffFilter:
     cwd: str | None = None
     harness: str | None = None
 
-    def matches(self, handoff: Handoff) -> bool:
-        return all(
-            wanted is None or getattr(handoff, name) == wanted
-            for name, wanted in (
-                ("project_key", self.project_key),
-                ("cwd", self.cwd),
-                ("harness", self.harness),
-            )
-        )
+    def given(self) -> dict[str, str]:
+        """The fields given, by name: each is a stored attribute (DynamoDB) and a column
+        (SQLite) of the same name."""
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
 
 class HandoffStore(Protocol):

@@ -22,6 +22,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from shared.knowledge.models import EntitySighting, Event, KnowledgeNode, Outcome
@@ -386,27 +387,20 @@ def build_node(uuid: str, key: str, events: Sequence[Event]) -> KnowledgeNode:
     )
 
 
+@dataclass(eq=False)
 class Enricher:
     """Turns stored events into nodes and entities, and indexes the nodes."""
 
-    def __init__(
-        self,
-        events: EventStore,
-        nodes: NodeStore,
-        entities: EntityStore,
-        index: NodeIndex,
-        model: Callable[[], ChatModel | None] = lambda: None,
-    ) -> None:
-        self._events = events
-        self._nodes = nodes
-        self._entities = entities
-        self._index = index
-        self._model = model
+    events: EventStore
+    nodes: NodeStore
+    entities: EntityStore
+    index: NodeIndex
+    model: Callable[[], ChatModel | None] = lambda: None
 
     def enrich(self, team: str, event_ids: Sequence[str]) -> list[KnowledgeNode]:
         """Enrich these (stored) events: sessionize, (re)build their nodes, record entities."""
         events = sorted(
-            (e for e in self._events.get_many(team, event_ids) if e.probe_tag is None),
+            (e for e in self.events.get_many(team, event_ids) if e.probe_tag is None),
             key=lambda e: (e.timestamp, e.id),
         )
         if not events:
@@ -420,7 +414,7 @@ class Enricher:
             current = latest.get(key)
             if current is None:
                 after = event.timestamp - SESSION_GAP_MS if joins_by_time(event) else 0
-                found = self._nodes.open_session(team, key, after)
+                found = self.nodes.open_session(team, key, after)
                 if found is not None and len(found.member_event_ids) < MAX_EVENTS_PER_NODE:
                     ids = self._member_ids(found)
                     members.setdefault(found.uuid, ids)
@@ -445,19 +439,19 @@ class Enricher:
             )
         built: list[KnowledgeNode] = []
         for uuid, ids in members.items():
-            stored = self._events.get_many(team, ids)
+            stored = self.events.get_many(team, ids)
             if stored:
                 node = self._refine(build_node(uuid, keys[uuid], stored))
-                self._nodes.put(team, node)
+                self.nodes.put(team, node)
                 built.append(node)
-        self._entities.record(team, [s for e in events for s in entities_of(e)])
-        self._index.index(team, built)
+        self.entities.record(team, [s for e in events for s in entities_of(e)])
+        self.index.index(team, built)
         return built
 
     def _refine(self, node: KnowledgeNode) -> KnowledgeNode:
         """With a model configured, let it rewrite the summary and intent from the session's
         deterministic draft; any failure keeps the draft (enrichment never depends on it)."""
-        model = self._model()
+        model = self.model()
         if model is None:
             return node
         prompt = (

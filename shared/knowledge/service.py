@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -154,34 +155,23 @@ def node_result(node: KnowledgeNode, score: float) -> NodeResult:
     )
 
 
+@dataclass(eq=False)
 class KnowledgeService:
     """Seed 003 over the knowledge stores, the hybrid engine, a queue and an optional model."""
 
-    def __init__(
-        self,
-        *,
-        events: EventStore,
-        nodes: NodeStore,
-        entities: EntityStore,
-        lessons: LessonStore,
-        index: NodeIndex,
-        queue: EnrichmentQueue,
-        model: ModelFactory = lambda: None,
-        webhook_secrets: Callable[[str], str | None] = lambda team: None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._events = events
-        self._nodes = nodes
-        self._entities = entities
-        self._lessons = lessons
-        self._index = index
-        self._queue = queue
-        self._model = model
-        self._webhook_secrets = webhook_secrets
-        self._clock = clock
+    _: KW_ONLY
+    events: EventStore
+    nodes: NodeStore
+    entities: EntityStore
+    lessons: LessonStore
+    index: NodeIndex
+    queue: EnrichmentQueue
+    model: ModelFactory = lambda: None
+    webhook_secrets: Callable[[str], str | None] = lambda team: None
+    clock: Callable[[], float] = time.time
 
     def now_ms(self) -> int:
-        return int(self._clock() * 1000)
+        return int(self.clock() * 1000)
 
     def _filters(self, since: str, project: str, source: str, branch: str = "") -> Filters:
         return Filters(
@@ -204,9 +194,9 @@ class KnowledgeService:
             )
         now = self.now_ms()
         redacted = [_redacted(e, now) for e in events]
-        stored = self._events.put_new(principal.team, [e for e, _ in redacted])
+        stored = self.events.put_new(principal.team, [e for e, _ in redacted])
         if stored:
-            self._queue.submit(principal.team, stored)
+            self.queue.submit(principal.team, stored)
         new = set(stored)
         return IngestEventsOutput(
             accepted=len(stored),
@@ -223,7 +213,7 @@ class KnowledgeService:
         wanted = self._filters(asked.since, asked.project, source, asked.branch)
         needle = asked.query.lower()
         found: list[EventResult] = []
-        for event in self._events.recent(principal.team, since_ms=wanted.since_ms):
+        for event in self.events.recent(principal.team, since_ms=wanted.since_ms):
             if event.probe_tag is not None:
                 continue
             if wanted.source and event.source != wanted.source:
@@ -244,7 +234,7 @@ class KnowledgeService:
     def list_projects(self, principal: Principal, *, limit: int = 50) -> list[ProjectResult]:
         return [
             ProjectResult(git_repo=p.git_repo, cwd_root=p.cwd_root, last_seen=p.last_seen)
-            for p in self._events.projects(principal.team, clamp_limit(limit))
+            for p in self.events.projects(principal.team, clamp_limit(limit))
         ]
 
     def get_entities(self, principal: Principal, asked: GetEntitiesInput) -> list[EntityResult]:
@@ -257,7 +247,7 @@ class KnowledgeService:
         since_ms = parse_since(asked.since, self.now_ms())
         needle = asked.query.lower()
         found: list[EntityResult] = []
-        for entity in self._entities.entities(principal.team, entity_type=entity_type):
+        for entity in self.entities.entities(principal.team, entity_type=entity_type):
             if entity.last_seen < since_ms:
                 continue
             if (
@@ -301,16 +291,16 @@ class KnowledgeService:
             wanted.since_ms or wanted.project or wanted.source or wanted.branch or entity
         )
         if mode == "recent":
-            recent = self._nodes.recent_nodes(team, since_ms=wanted.since_ms)
+            recent = self.nodes.recent_nodes(team, since_ms=wanted.since_ms)
             kept = [n for n in recent if self._keep(n, wanted, entity)][:limit]
             now = self.now_ms()
             # Newest first, so the recency never rises down the list (equal times, equal scores).
             return [(n, 0.5 ** (max(0, now - n.captured_at) / RECENCY_HALF_LIFE_MS)) for n in kept]
         depth = FILTERED_DEPTH if filtered else limit
-        hits = self._index.query(team, query, mode, depth)
+        hits = self.index.query(team, query, mode, depth)
         position = {uuid: rank for rank, (uuid, _) in enumerate(hits)}
         scores = dict(hits)
-        nodes = self._nodes.get_nodes(team, [uuid for uuid, _ in hits])
+        nodes = self.nodes.get_nodes(team, [uuid for uuid, _ in hits])
         kept = [n for n in nodes if self._keep(n, wanted, entity)]
         # By score, best first (the index already answers so; the store's read order is not
         # part of its contract), equal scores in the index's order.
@@ -323,7 +313,7 @@ class KnowledgeService:
         """Seed 003's lexical path: substring matching over summary and embed_text."""
         terms = _terms(query) or [query.lower()]
         scored: list[tuple[KnowledgeNode, float]] = []
-        for node in self._nodes.recent_nodes(team, since_ms=wanted.since_ms):
+        for node in self.nodes.recent_nodes(team, since_ms=wanted.since_ms):
             if not self._keep(node, wanted):
                 continue
             text = f"{node.summary}\n{node.embed_text}".lower()
@@ -405,7 +395,7 @@ class KnowledgeService:
             return f"No relevant knowledge found for: {question}\n\nSources:\n(none)\n"
         pairs = [(node, score) for node, score, _ in blocks]
         sources = _sources_block(blocks)
-        model = self._model()
+        model = self.model()
         if model is None:
             return f"{extractive_answer(question, pairs)}\n\n{sources}"
         try:
@@ -419,7 +409,7 @@ class KnowledgeService:
     def get_ci_status(
         self, principal: Principal, *, repo: str, sha: str | None = None, branch: str | None = None
     ) -> dict[str, Any]:
-        run = self._lessons.latest_run(principal.team, repo, sha=sha, branch=branch)
+        run = self.lessons.latest_run(principal.team, repo, sha=sha, branch=branch)
         return {} if run is None else run.model_dump(mode="json", exclude={"updated_at"})
 
     def get_lessons(
@@ -432,7 +422,7 @@ class KnowledgeService:
         limit: int = 10,
     ) -> list[Lesson]:
         found: list[Lesson] = []
-        for lesson in self._lessons.lessons(principal.team):
+        for lesson in self.lessons.lessons(principal.team):
             if repo and lesson.repo != repo:
                 continue
             if tool and lesson.tool != tool:
@@ -451,7 +441,7 @@ class KnowledgeService:
 
         from shared.knowledge.github import run_from_webhook, signature_valid
 
-        secret = self._webhook_secrets(team)
+        secret = self.webhook_secrets(team)
         if secret is None or not signature_valid(secret, body, signature):
             raise BadSignature(
                 "X-Hub-Signature-256 does not match the team's webhook secret", field="signature"
@@ -479,10 +469,10 @@ class KnowledgeService:
         """Store a run; each failure annotation counts toward its lesson."""
         from shared.knowledge.github import lesson_candidates, merge_runs
 
-        stored = self._lessons.get_run(team, run.repo, run.run_id)
+        stored = self.lessons.get_run(team, run.repo, run.run_id)
         run = merge_runs(stored, run).model_copy(update={"updated_at": self.now_ms()})
-        self._lessons.put_run(team, run)
-        return [self._lessons.record_occurrence(team, o) for o in lesson_candidates(run)]
+        self.lessons.put_run(team, run)
+        return [self.lessons.record_occurrence(team, o) for o in lesson_candidates(run)]
 
 
 def _sources_block(blocks: Iterable[tuple[KnowledgeNode, float, list[KnowledgeNode]]]) -> str:

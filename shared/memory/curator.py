@@ -68,30 +68,24 @@ def _text(memory: Memory) -> str:
     return f"{memory.heading}\n\n{memory.content}" if memory.heading else memory.content
 
 
+@dataclass(eq=False)
 class Curator:
     """Files pending memories of a team: merge into a duplicate, or file with links."""
 
-    def __init__(
-        self,
-        store: MemoryStore,
-        index: MemoryIndex,
-        similarity: MemorySimilarity,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._store = store
-        self._index = index
-        self._similarity = similarity
-        self._clock = clock
+    store: MemoryStore
+    index: MemoryIndex
+    similarity: MemorySimilarity
+    clock: Callable[[], float] = time.time
 
     def file(self, team: str, memory_id: str) -> CurationOutcome:
         """Curate one memory (no-op unless it exists and is pending)."""
-        now = datetime.fromtimestamp(self._clock(), tz=UTC)
-        memory = self._store.get(team, memory_id)
+        now = datetime.fromtimestamp(self.clock(), tz=UTC)
+        memory = self.store.get(team, memory_id)
         if memory is None or memory.status != "pending" or memory.is_expired(now):
             return CurationOutcome(memory_id, "skipped")
         candidates = self._candidates(team, memory, now)
         scores = (
-            self._similarity.similarities(_text(memory), [_text(c) for c in candidates])
+            self.similarity.similarities(_text(memory), [_text(c) for c in candidates])
             if candidates
             else []
         )
@@ -115,7 +109,7 @@ class Curator:
                 pass  # the duplicate was deleted or retired meanwhile: file this one alone
         links = [c.id for score, c in ranked if score >= LINK_SIMILARITY][:MAX_LINKS]
         try:
-            self._store.transition(
+            self.store.transition(
                 team,
                 memory.model_copy(update={"status": "filed", "links": links}),
                 frozenset({"pending"}),
@@ -126,10 +120,10 @@ class Curator:
 
     def _candidates(self, team: str, memory: Memory, now: datetime) -> list[Memory]:
         found: list[Memory] = []
-        for candidate_id, _ in self._index.search(team, _text(memory), CANDIDATES + 1):
+        for candidate_id, _ in self.index.search(team, _text(memory), CANDIDATES + 1):
             if candidate_id == memory.id:
                 continue
-            candidate = self._store.get(team, candidate_id)
+            candidate = self.store.get(team, candidate_id)
             if (
                 candidate is not None
                 and candidate.active
@@ -149,10 +143,10 @@ class Curator:
                 "updated_at": now,
             }
         )
-        self._store.transition(team, merged, ACTIVE_STATUSES)
-        self._index.index(team, merged)
-        self._store.delete(team, memory)
-        self._index.remove(team, memory.id)
+        self.store.transition(team, merged, ACTIVE_STATUSES)
+        self.index.index(team, merged)
+        self.store.delete(team, memory)
+        self.index.remove(team, memory.id)
 
 
 class InlineCuration:

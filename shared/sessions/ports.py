@@ -18,6 +18,14 @@ from shared.sessions.models import (
 from shared.storage.pages import Page
 
 
+@dataclass(frozen=True)
+class SessionOwner:
+    """Whose sessions a listing reads: one persona's with one wallet."""
+
+    persona: Persona
+    wallet: str
+
+
 class SessionStore(Protocol):
     """Sessions, their messages and the personas' model choices, one team at a time."""
 
@@ -54,13 +62,7 @@ class SessionStore(Protocol):
         ...
 
     def list_owner(
-        self,
-        team: str,
-        persona: Persona,
-        wallet: str,
-        *,
-        limit: int,
-        cursor: str | None = None,
+        self, team: str, owner: SessionOwner, *, limit: int, cursor: str | None = None
     ) -> Page[Session]:
         """The persona's sessions with the wallet, most recently updated first (then by id)."""
         ...

@@ -32,6 +32,7 @@ from shared.sessions.ports import (
     ModelCatalog,
     NewEngram,
     SessionBusy,
+    SessionOwner,
     SessionPinned,
     SessionStore,
     StoredEngram,
@@ -111,7 +112,8 @@ class SessionService:
         self, principal: Principal, *, persona: Persona, wallet: str, limit: int
     ) -> list[Session]:
         """The persona's sessions with the wallet, most recently updated first."""
-        return self._store.list_owner(principal.team, persona, wallet, limit=limit).items
+        owner = SessionOwner(persona, wallet)
+        return self._store.list_owner(principal.team, owner, limit=limit).items
 
     def resume(
         self, principal: Principal, *, persona: Persona, wallet: str, session_id: str
@@ -226,7 +228,7 @@ class SessionService:
         claim (a message, a resume, a pin) is kept.
         """
         team = principal.team
-        sessions = self._all(team, persona, wallet)
+        sessions = self._all(team, SessionOwner(persona, wallet))
         older = [s for s in sessions[KEEP_RECENT:] if not s.pinned]
         batch = older[::-1][:MAX_COMPACTED]  # the oldest first
         claimer = "cln_" + secrets.token_hex(8)
@@ -270,11 +272,11 @@ class SessionService:
                 self._store.release_compaction(team, session.id, claimer)
         return Cleanup(compacted=compacted, kept=len(sessions) - len(compacted), summary=summary)
 
-    def _all(self, team: str, persona: Persona, wallet: str) -> list[Session]:
+    def _all(self, team: str, owner: SessionOwner) -> list[Session]:
         found: list[Session] = []
         cursor: str | None = None
         while True:
-            page = self._store.list_owner(team, persona, wallet, limit=_PAGE, cursor=cursor)
+            page = self._store.list_owner(team, owner, limit=_PAGE, cursor=cursor)
             found += page.items
             if page.next_cursor is None:
                 return found

@@ -15,6 +15,7 @@ import logging
 import re
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -51,22 +52,15 @@ def _message(error: BaseException) -> str:
     return f"{type(error).__name__} (unexpected; see the server log)"
 
 
+@dataclass(eq=False)
 class ConnectorSync:
     """Runs registered connectors for a team."""
 
-    def __init__(
-        self,
-        search: SearchService,
-        store: ConnectorStore,
-        context: SourceContext,
-        now: Callable[[], datetime],
-        locks: SyncState | None = None,
-    ) -> None:
-        self._search = search
-        self._store = store
-        self._context = context
-        self._now = now
-        self._locks = locks
+    search: SearchService
+    store: ConnectorStore
+    context: SourceContext
+    now: Callable[[], datetime]
+    locks: SyncState | None = None
 
     def run(self, team: str, record: ConnectorRecord) -> ConnectorResult:
         """Sync `record` under its own lock (`connector_lock`: `sync_run` skips the team's
@@ -74,22 +68,22 @@ class ConnectorSync:
         while another sync of it holds the lock, the result says so and nothing is done. A
         failure is the result's (success false, the message naming the connector and the
         cause), never an exception: the team's other connectors go on."""
-        if self._locks is None:
+        if self.locks is None:
             return self._run(team, record, lambda: None)
-        locks, name = self._locks, connector_lock(record.name)
+        locks, name = self.locks, connector_lock(record.name)
         holder = f"connector:{secrets.token_hex(6)}"
-        started = self._now()
+        started = self.now()
         if not locks.acquire_lock(team, holder, started, LOCK_LEASE_SECONDS, name=name):
             return ConnectorResult(
                 source=record.name,
                 success=False,
                 message=f"connector {record.name!r} ({record.kind}): skipped, another sync "
                 "of it is running; it syncs again at the next sync",
-                stats=SyncStats(started_at=started, finished_at=self._now()),
+                stats=SyncStats(started_at=started, finished_at=self.now()),
             )
 
         def keep() -> None:  # a long sync keeps its lock past the lease
-            locks.renew_lock(team, holder, self._now(), LOCK_LEASE_SECONDS, name=name)
+            locks.renew_lock(team, holder, self.now(), LOCK_LEASE_SECONDS, name=name)
 
         try:
             return self._run(team, record, keep)
@@ -97,7 +91,7 @@ class ConnectorSync:
             locks.release_lock(team, holder, name=name)
 
     def _run(self, team: str, record: ConnectorRecord, keep: Callable[[], None]) -> ConnectorResult:
-        started = self._now()
+        started = self.now()
         counts: dict[str, int] = {}
         cursor = record.status.cursor
         try:
@@ -109,7 +103,7 @@ class ConnectorSync:
                     "connector sync failed", extra={"team": team, "connector": record.name}
                 )
             error = f"connector {record.name!r} ({record.kind}): {_message(exc)}"
-        finished = self._now()
+        finished = self.now()
         status = ConnectorStatus(
             last_sync=finished,
             last_success=finished if error is None else record.status.last_success,
@@ -117,7 +111,7 @@ class ConnectorSync:
             counts=counts,
             cursor=cursor,
         )
-        self._store.record_status(team, record.name, status)
+        self.store.record_status(team, record.name, status)
         stats = SyncStats(
             entities_seen=counts.get("seen", 0),
             chunks_written=counts.get("chunks", 0),
@@ -146,12 +140,12 @@ class ConnectorSync:
         self, team: str, record: ConnectorRecord, keep: Callable[[], None]
     ) -> tuple[str | None, dict[str, int]]:
         settings = record.settings
-        source = open_source(team, record, self._context)
+        source = open_source(team, record, self.context)
         try:
             listing = source.list(record.status.cursor)
             if listing is None:
                 return record.status.cursor, {"unchanged_source": 1}
-            known = self._store.item_versions(team, record.name)
+            known = self.store.item_versions(team, record.name)
             counts = {
                 "seen": 0,
                 "indexed": 0,
@@ -223,11 +217,11 @@ class ConnectorSync:
                     batch = []
                     keep()
             self._upsert(team, batch, counts)
-            for entity in list(self._search.documents.iter_entities(team, record.name)):
-                if entity.source_id not in seen and self._search.delete_document(team, entity.id):
+            for entity in list(self.search.documents.iter_entities(team, record.name)):
+                if entity.source_id not in seen and self.search.delete_document(team, entity.id):
                     counts["tombstoned"] += 1
             gone = [item for item in known if item not in considered]
-            self._store.update_item_versions(team, record.name, versions, gone)
+            self.store.update_item_versions(team, record.name, versions, gone)
             return listing.cursor, {k: v for k, v in counts.items() if v or k in _ALWAYS}
         finally:
             source.close()
@@ -235,7 +229,7 @@ class ConnectorSync:
     def _upsert(self, team: str, batch: list[DocumentInput], counts: dict[str, int]) -> None:
         if not batch:
             return
-        result = self._search.upsert_documents(team, batch)
+        result = self.search.upsert_documents(team, batch)
         counts["indexed"] += result.indexed
         counts["unchanged"] += result.unchanged
         counts["chunks"] += result.chunks

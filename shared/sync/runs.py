@@ -19,6 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
@@ -92,6 +93,7 @@ class RunInterrupted(Exception):
     """The local server is stopping: the run ends here, reported failed."""
 
 
+@dataclass(eq=False)
 class RunExecutor:
     """Does a recorded run's work, reporting progress in its record.
 
@@ -100,38 +102,29 @@ class RunExecutor:
     both; `remove_connector` forgets the connector `source` names, its schedule and documents.
     """
 
-    def __init__(
-        self,
-        state: SyncState,
-        search: SearchService,
-        memories: MemoryStore,
-        connectors: Callable[[str, str | None], dict[str, int]],
-        clock: Callable[[], float] = time.time,
-        remove_connector: Callable[[str, str], dict[str, int]] | None = None,
-    ) -> None:
-        self._state = state
-        self._search = search
-        self._memories = memories
-        self._connectors = connectors
-        self._clock = clock
-        self._remove_connector = remove_connector
+    state: SyncState
+    search: SearchService
+    memories: MemoryStore
+    connectors: Callable[[str, str | None], dict[str, int]]
+    clock: Callable[[], float] = time.time
+    remove_connector: Callable[[str, str], dict[str, int]] | None = None
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def execute(
         self, team: str, run_id: str, interrupted: Callable[[], bool] = lambda: False
     ) -> SyncRun:
         """Run `run_id` of `team` once: a run that is not `queued` (a repeated delivery of the
         asynchronous invoke, or one already finished) is returned untouched."""
-        run = self._state.get_run(team, run_id)
+        run = self.state.get_run(team, run_id)
         if run is None:
             raise LookupError(f"team {team!r} has no sync run {run_id!r}")
         if run.state != "queued":
             return run
         now = self._now()
         run = run.model_copy(update={"state": "running", "started_at": now, "heartbeat_at": now})
-        self._state.put_run(team, run)
+        self.state.put_run(team, run)
         if run.holds_lock:
             self.renew(team, run.run_id, now)
         try:
@@ -153,28 +146,28 @@ class RunExecutor:
 
     def renew(self, team: str, run_id: str, now: datetime) -> None:
         """Extend the run's lock; a lock lost meanwhile is logged (the work is idempotent)."""
-        if not self._state.renew_lock(team, lock_holder(run_id), now, LOCK_LEASE_SECONDS):
+        if not self.state.renew_lock(team, lock_holder(run_id), now, LOCK_LEASE_SECONDS):
             logger.warning("sync run lost its lock", extra={"team": team, "run_id": run_id})
 
     def _finish(self, team: str, run: SyncRun) -> None:
         now = self._now()
-        self._state.put_run(team, run.model_copy(update={"finished_at": now, "heartbeat_at": now}))
+        self.state.put_run(team, run.model_copy(update={"finished_at": now, "heartbeat_at": now}))
         if run.holds_lock:
-            self._state.release_lock(team, lock_holder(run.run_id))
+            self.state.release_lock(team, lock_holder(run.run_id))
 
     def _work(self, team: str, run: SyncRun, interrupted: Callable[[], bool]) -> SyncRun:
         reporter = _Progress(self, team, run, interrupted)
         if run.kind == "remove_connector":
-            if run.source is None or self._remove_connector is None:
+            if run.source is None or self.remove_connector is None:
                 raise ValueError("a remove_connector run names its connector in `source`")
             reporter.phase("documents", None)
-            reporter.add(self._remove_connector(team, run.source))
+            reporter.add(self.remove_connector(team, run.source))
         if run.kind in ("sync", "scheduled"):
             reporter.phase("connectors", None)
-            reporter.add(self._connectors(team, run.source))
+            reporter.add(self.connectors(team, run.source))
         if run.kind in ("embeddings_build", "scheduled"):
             reporter.phase("documents", None)
-            chunks = self._search.rebuild(team, run.source, progress=reporter.step)
+            chunks = self.search.rebuild(team, run.source, progress=reporter.step)
             reporter.add({"chunks_indexed": chunks})
             if run.source is None:
                 reporter.add(self.reindex_memories(team, reporter))
@@ -185,18 +178,18 @@ class RunExecutor:
         the retired and expired ones still on record (what an index loss or a new embedding
         model needs; `embeddings_build` rebuilds documents only from the documents table)."""
         now = self._now()
-        records = list(self._memories.iter_team(team))
+        records = list(self.memories.iter_team(team))
         live = [m for m in records if m.active and not m.is_expired(now)]
         removed = 0
         for memory in records:
             if not memory.active or memory.is_expired(now):
-                self._search.remove_memory(team, memory.id)
+                self.search.remove_memory(team, memory.id)
                 removed += 1
         if reporter is not None:
             reporter.phase("memories", len(live))
         indexed = 0
         for batch in _batches(iter(live), MEMORY_BATCH):
-            indexed += self._search.index_memories(team, (_entry(m) for m in batch))
+            indexed += self.search.index_memories(team, (_entry(m) for m in batch))
             if reporter is not None:
                 reporter.step(indexed, len(live))
         return {"memories_indexed": indexed, "memories_unindexed": removed}
@@ -223,7 +216,7 @@ class _Progress:
             self._renewed = now
         update["heartbeat_at"] = now
         self.run = self.run.model_copy(update=update)
-        self._executor._state.put_run(self._team, self.run)
+        self._executor.state.put_run(self._team, self.run)
 
     def phase(self, name: str, total: int | None) -> None:
         self._save(phase=name, done=0, total=total)

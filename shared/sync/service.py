@@ -22,6 +22,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, Protocol
@@ -156,65 +157,47 @@ def _indexed(run: SyncRunView) -> int:
     return total
 
 
+@dataclass(eq=False)
 class SyncService:
     """The sync group's logic over search (documents), memory pruning, state and the inbox."""
 
-    def __init__(
-        self,
-        search: SearchService,
-        memories: MemoryPruner,
-        state: SyncState,
-        inbox: Inbox,
-        clock: Callable[[], float] = time.time,
-        *,
-        memory_store: MemoryStore,
-        launcher: Callable[[], RunLauncher] | None = None,
-        schedules: Callable[[], ScheduleBook] | None = None,
-        large_team: int = LARGE_TEAM_ITEMS,
-        run_wait_seconds: float = RUN_WAIT_SECONDS,
-        sleep: Callable[[float], None] = time.sleep,
-        connectors: ConnectorStore | None = None,
-        source_context: SourceContext | None = None,
-    ) -> None:
-        self._search = search
-        self._memories = memories
-        self._state = state
-        self._inbox = inbox
-        self._clock = clock
-        self._memory_store = memory_store
-        self._launcher = launcher
-        self._schedules = schedules
-        self.large_team = large_team
-        self.run_wait_seconds = run_wait_seconds
-        self._sleep = sleep
-        self._connectors = connectors
-        self._source_context = source_context
+    search: SearchService
+    memories: MemoryPruner
+    state: SyncState  # the sync state store (the runner records scheduled runs in it)
+    inbox: Inbox
+    clock: Callable[[], float] = time.time
+    _: KW_ONLY
+    memory_store: MemoryStore
+    launcher: Callable[[], RunLauncher] | None = None
+    schedules: Callable[[], ScheduleBook] | None = None
+    large_team: int = LARGE_TEAM_ITEMS
+    run_wait_seconds: float = RUN_WAIT_SECONDS
+    sleep: Callable[[float], None] = time.sleep
+    connectors: ConnectorStore | None = None
+    source_context: SourceContext | None = None
+
+    def __post_init__(self) -> None:
         self._connector_sync = (
-            ConnectorSync(search, connectors, source_context, self._now, state)
-            if connectors is not None and source_context is not None
+            ConnectorSync(self.search, self.connectors, self.source_context, self._now, self.state)
+            if self.connectors is not None and self.source_context is not None
             else None
         )
         # The work of a background run; also what the sync runner function executes.
         self.runs = RunExecutor(
-            state,
-            search,
-            memory_store,
+            self.state,
+            self.search,
+            self.memory_store,
             self.connector_counts,
-            lambda: self._clock(),
+            lambda: self.clock(),
             remove_connector=self._remove_connector_run,
         )
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def now(self) -> datetime:
         """The service's clock (injected in tests)."""
         return self._now()
-
-    @property
-    def state(self) -> SyncState:
-        """The sync state store (the runner records scheduled runs in it)."""
-        return self._state
 
     def sync(
         self, principal: Principal, *, source: str | None, lock: bool, background: bool = True
@@ -229,14 +212,14 @@ class SyncService:
                 return SyncOutput(skipped=True, reason="lock")
             return _sync_answer(self._await(team, started))
         holder = f"{principal.actor}:{secrets.token_hex(4)}"
-        if lock and not self._state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
+        if lock and not self.state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
             return SyncOutput(skipped=True, reason="lock")
         try:
             results = self._run_connectors(team, source)
-            pruned = self._memories.prune_expired(team)
+            pruned = self.memories.prune_expired(team)
         finally:
             if lock:
-                self._state.release_lock(team, holder)
+                self.state.release_lock(team, holder)
         return SyncOutput(connectors=results, memory_pruned=pruned)
 
     def connector_counts(self, team: str, source: str | None = None) -> dict[str, int]:
@@ -249,7 +232,7 @@ class SyncService:
             "chunks_written": sum(r.stats.chunks_written for r in results),
             "entities_tombstoned": sum(r.stats.entities_tombstoned for r in results),
             "connector_errors": sum(r.stats.errors for r in results),
-            "memory_pruned": self._memories.prune_expired(team),
+            "memory_pruned": self.memories.prune_expired(team),
         }
 
     def connector_add(
@@ -287,14 +270,14 @@ class SyncService:
         schedule goes with it."""
         if not self._connector_store().remove(team, name):
             raise NotFound(f"team {team!r} has no connector {name!r}", field="name")
-        if self._schedules is not None:
-            self._schedules().delete(team, name)
+        if self.schedules is not None:
+            self.schedules().delete(team, name)
         return 0 if keep_documents else self._tombstone_source(team, name)
 
     def _tombstone_source(self, team: str, source: str) -> int:
         removed = 0
-        for entity in list(self._search.documents.iter_entities(team, source)):
-            if self._search.delete_document(team, entity.id):
+        for entity in list(self.search.documents.iter_entities(team, source)):
+            if self.search.delete_document(team, entity.id):
                 removed += 1
         return removed
 
@@ -308,18 +291,18 @@ class SyncService:
             return {"documents_removed": self._tombstone_source(team, name)}
 
     def _connector_store(self) -> ConnectorStore:
-        if self._connectors is None:
+        if self.connectors is None:
             raise RunnerUnavailable("this deployment keeps no connectors")
-        return self._connectors
+        return self.connectors
 
     def _local_sources(self) -> bool:
-        return self._source_context is not None and self._source_context.local
+        return self.source_context is not None and self.source_context.local
 
     def _registered(self, team: str, name: str) -> ConnectorRecord | None:
-        return None if self._connectors is None else self._connectors.get(team, name)
+        return None if self.connectors is None else self.connectors.get(team, name)
 
     def _registered_all(self, team: str) -> list[ConnectorRecord]:
-        return [] if self._connectors is None else self._connectors.list(team)
+        return [] if self.connectors is None else self.connectors.list(team)
 
     def _run_connectors(self, team: str, source: str | None) -> list[ConnectorResult]:
         """The inbox and every registered connector (or the one `source` names), each on its
@@ -341,9 +324,9 @@ class SyncService:
         limit = self.large_team + 1
         seen = 0
         for items in (
-            lambda: self._search.documents.iter_entities(team),
-            lambda: self._memory_store.iter_team(team),
-            lambda: self._inbox.names(team),
+            lambda: self.search.documents.iter_entities(team),
+            lambda: self.memory_store.iter_team(team),
+            lambda: self.inbox.names(team),
         ):
             seen += sum(1 for _ in islice(items(), limit - seen))
             if seen >= limit:
@@ -368,7 +351,7 @@ class SyncService:
             assert started is not None  # no lock asked for: always started
             run = self._await(team, started)
             return _indexed(run), run
-        total = self._search.rebuild(team, source)
+        total = self.search.rebuild(team, source)
         if source is None:
             total += self.runs.reindex_memories(team)["memories_indexed"]
         return total, None
@@ -378,21 +361,21 @@ class SyncService:
     ) -> SyncRunView | None:
         """Record a queued run and start the runner on it; None while another sync holds the
         team's lock (when `lock`)."""
-        if self._launcher is None:
+        if self.launcher is None:
             raise RunnerUnavailable(
                 "this deployment cannot start background runs (no sync runner configured)"
             )
         team, now = principal.team, self._now()
         run = new_run(kind, source=source, requested_by=principal.actor, now=now, holds_lock=lock)
-        if lock and not self._state.acquire_lock(
+        if lock and not self.state.acquire_lock(
             team, lock_holder(run.run_id), now, LOCK_LEASE_SECONDS
         ):
             return None
         try:
-            start_run(self._state, self._launcher, team, run, self._now)
+            start_run(self.state, self.launcher, team, run, self._now)
         except Exception as exc:
             if lock:
-                self._state.release_lock(team, lock_holder(run.run_id))
+                self.state.release_lock(team, lock_holder(run.run_id))
             raise RunnerUnavailable(
                 f"could not start the background run ({type(exc).__name__}); nothing was "
                 "changed: call again shortly"
@@ -407,9 +390,9 @@ class SyncService:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            self._sleep(min(pause, left))
+            self.sleep(min(pause, left))
             pause = min(pause * 2, 0.5)
-            record = self._state.get_run(team, run.run_id)
+            record = self.state.get_run(team, run.run_id)
             if record is None:
                 break
             run = view(record, self._now())
@@ -439,7 +422,7 @@ class SyncService:
                     "error": "another sync holds the lock",
                 }
             )
-            self._state.put_run(team, skipped)
+            self.state.put_run(team, skipped)
         return started
 
     def status_report(self, principal: Principal, run_id: str | None) -> SyncStatusOutput:
@@ -455,8 +438,8 @@ class SyncService:
         """The team's recent background runs, newest first, or the one `run_id` names."""
         team, now = principal.team, self._now()
         if run_id is None:
-            return [view(r, now) for r in self._state.recent_runs(team, STATUS_RUNS)]
-        run = self._state.get_run(team, run_id)
+            return [view(r, now) for r in self.state.recent_runs(team, STATUS_RUNS)]
+        run = self.state.get_run(team, run_id)
         if run is None:
             raise NotFound(
                 f"`run_id`: your team has no sync run {run_id!r}; omit `run_id` to list the "
@@ -468,13 +451,13 @@ class SyncService:
     # ------------------------------------------------------------------ schedules
 
     def _book(self) -> ScheduleBook:
-        if self._schedules is None:
+        if self.schedules is None:
             raise InvalidArgument(
                 "this deployment has no sync schedule group configured "
                 "(CAIRN_SYNC_SCHEDULE_GROUP); ask its operator",
                 field="every",
             )
-        return self._schedules()
+        return self.schedules()
 
     def schedule_set(
         self,
@@ -538,15 +521,15 @@ class SyncService:
 
     def _run_inbox(self, team: str) -> ConnectorResult:
         started = self._now()
-        documents = [inbox_document(f) for f in self._inbox.files(team)]
-        upserted = self._search.upsert_documents(team, documents)
+        documents = [inbox_document(f) for f in self.inbox.files(team)]
+        upserted = self.search.upsert_documents(team, documents)
         seen = {d.source_id for d in documents}
         tombstoned = 0
-        for entity in list(self._search.documents.iter_entities(team, INBOX_SOURCE)):
-            if entity.source_id not in seen and self._search.delete_document(team, entity.id):
+        for entity in list(self.search.documents.iter_entities(team, INBOX_SOURCE)):
+            if entity.source_id not in seen and self.search.delete_document(team, entity.id):
                 tombstoned += 1
         finished = self._now()
-        self._state.record_sync(team, INBOX_SOURCE, finished)
+        self.state.record_sync(team, INBOX_SOURCE, finished)
         return ConnectorResult(
             source=INBOX_SOURCE,
             success=True,
@@ -569,12 +552,12 @@ class SyncService:
         team = principal.team
         counts: dict[str, int] = {}
         newest: dict[str, datetime] = {}
-        for entity in self._search.documents.iter_entities(team):
+        for entity in self.search.documents.iter_entities(team):
             counts[entity.source] = counts.get(entity.source, 0) + 1
             updated = datetime.fromisoformat(entity.updated_at)
             if entity.source not in newest or updated > newest[entity.source]:
                 newest[entity.source] = updated
-        synced = self._state.last_syncs(team)
+        synced = self.state.last_syncs(team)
         registered = {r.name: r for r in self._registered_all(team)}
         sources = sorted(set(counts) | set(synced) | set(CONNECTORS) | set(registered))
         statuses: list[ConnectorStatus] = []
@@ -618,7 +601,7 @@ class SyncService:
             extra = f"-{secrets.token_hex(3)}" if attempt else ""
             name = f"{now:%Y%m%d_%H%M%S}_{stem}{extra}.{suffix}"
             try:
-                path = self._inbox.put(principal.team, name, body)
+                path = self.inbox.put(principal.team, name, body)
                 break
             except FileExists:
                 continue

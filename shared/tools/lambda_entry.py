@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.observability import logger, metrics, tracer
+from shared.observability import lambda_handler, logger, metrics
 from shared.tools.dispatch import execute
 from shared.tools.envelope import Envelope
 from shared.tools.registry import ToolGroup
@@ -18,9 +18,7 @@ GroupHandler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 def make_group_handler(group: ToolGroup[Any]) -> GroupHandler:
     """One handler per group function; all of them are this same wiring."""
 
-    @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
+    @lambda_handler
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         envelope = Envelope.model_validate(event)
         logger.append_keys(

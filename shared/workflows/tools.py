@@ -85,24 +85,23 @@ def workflow_cancel(ctx: ToolContext[WorkflowService], args: WorkflowIdInput) ->
     return WorkflowOutput(workflow=ctx.service.cancel(ctx.principal, args.workflow_id))
 
 
+# A workflow as the tools return it carries its definition and, once started, its execution:
+# status and get are the same read under the seed's two names. One function registered twice
+# (the lower decorator registers first, keeping the seed's order).
+@GROUP.tool(
+    name="workflow.get",
+    title="Get a workflow",
+    description='Get a workflow\'s definition, version and trigger; {"workflow": null} when '
+    "there is none with that id.",
+    scopes=("workflow.read",),
+    annotations=READ_ONLY,
+)
 @GROUP.tool(
     name="workflow.status",
     title="Workflow status",
     description="Get workflow status: the newest execution with each step's state, task id, "
     'agent, start and end times, outputs and (in AWS) the console link; {"workflow": null} '
     "when there is no such workflow.",
-    scopes=("workflow.read",),
-    annotations=READ_ONLY,
-)
-def workflow_status(ctx: ToolContext[WorkflowService], args: WorkflowIdInput) -> WorkflowOutput:
-    return WorkflowOutput(workflow=ctx.service.get(ctx.principal, args.workflow_id))
-
-
-@GROUP.tool(
-    name="workflow.get",
-    title="Get a workflow",
-    description='Get a workflow\'s definition, version and trigger; {"workflow": null} when '
-    "there is none with that id.",
     scopes=("workflow.read",),
     annotations=READ_ONLY,
 )

@@ -52,7 +52,7 @@ def _large_team(harness: Harness, note: str = "note {n}", **put: Any) -> str:
 
 
 def _drain() -> None:
-    launcher = build_sync_service()._launcher()
+    launcher = build_sync_service().launcher()
     assert isinstance(launcher, ThreadRunLauncher)
     launcher.drain()
 
@@ -89,7 +89,7 @@ def test_a_large_teams_sync_holds_the_lock_until_its_run_ends(
     token = _large_team(harness)
     held: list[str] = []
     # The launcher is not started: the queued run keeps the lock, as a busy runner would.
-    large._launcher = lambda: _Recorder(held)
+    large.launcher = lambda: _Recorder(held)
 
     first = no_error(harness.call(token, "sync", {}))
     second = no_error(harness.call(token, "sync", {}))
@@ -178,7 +178,7 @@ def test_in_aws_the_run_starts_the_runner_asynchronously_and_the_runner_does_it(
         {"FunctionName": RUNNER, "InvocationType": "Event", "Payload": _Capture(invoked)},
     )
     stubber.activate()
-    large._launcher = lambda: LambdaRunLauncher(client, RUNNER)
+    large.launcher = lambda: LambdaRunLauncher(client, RUNNER)
 
     started = no_error(harness.call(token, "embeddings_build", {"source": "inbox"}))
     stubber.assert_no_pending_responses()
@@ -228,10 +228,10 @@ def test_a_launch_that_fails_leaves_a_failed_run_and_frees_the_lock(
         def launch(self, team: str, run_id: str) -> None:
             raise ConnectionError("runner unreachable")
 
-    launcher = large._launcher
-    large._launcher = Down
+    launcher = large.launcher
+    large.launcher = Down
     failed = harness.call(token, "sync", {})
-    large._launcher = launcher
+    large.launcher = launcher
     runs = no_error(harness.call(token, "sync_status", {}))["runs"]
     again = no_error(harness.call(token, "sync", {}))
 
@@ -285,7 +285,7 @@ def test_stopping_the_local_worker_ends_the_run_in_progress_as_failed(
 ) -> None:
     token = _large_team(harness)
     held: list[str] = []
-    large._launcher = lambda: _Recorder(held)
+    large.launcher = lambda: _Recorder(held)
     run_id = no_error(harness.call(token, "sync", {}))["run"]["run_id"]
 
     # The server is stopping: the run ends at its first progress step, and frees the lock.
@@ -300,11 +300,11 @@ def test_a_run_queued_for_a_while_renews_its_lock_when_it_starts(
     harness: Harness, large: SyncService
 ) -> None:
     token = _large_team(harness)
-    large._launcher = lambda: _Recorder([])
+    large.launcher = lambda: _Recorder([])
     queued_at = datetime.now(UTC)
     run_id = no_error(harness.call(token, "sync", {}))["run"]["run_id"]
     # The runner starts 14 minutes later, near the end of the lease taken at queue time.
-    large._clock = lambda: (queued_at + timedelta(minutes=14)).timestamp()
+    large.clock = lambda: (queued_at + timedelta(minutes=14)).timestamp()
     past_first_lease = queued_at + timedelta(minutes=16)
     taken_during_run: list[bool] = []
 
@@ -354,7 +354,7 @@ def test_a_large_teams_embeddings_build_waited_for_returns_its_real_total(
 
 def test_the_wait_is_bounded_when_the_runner_is_slow(harness: Harness, large: SyncService) -> None:
     token = _large_team(harness)
-    large._launcher = lambda: _Recorder([])  # a runner that never gets to it
+    large.launcher = lambda: _Recorder([])  # a runner that never gets to it
     large.run_wait_seconds = 0.5
 
     started = time.monotonic()

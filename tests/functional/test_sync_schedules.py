@@ -207,6 +207,6 @@ def test_the_servers_scheduler_stops_before_the_database_closes(local: Harness) 
 
 
 def _drain() -> None:
-    launcher = build_sync_service()._launcher()
+    launcher = build_sync_service().launcher()
     assert isinstance(launcher, ThreadRunLauncher)
     launcher.drain()

@@ -415,7 +415,7 @@ def test_a_finish_the_process_died_before_applying_is_applied_by_the_sweep(
     system.tasks.claim(who("coder"), task.id)
     # The store records the completion, the hook never runs (the process died in between).
     finish = TaskFinish("coder", 1, "completed", {"output_summary": "ok"}, system.tasks._now())
-    system.tasks._store.finish("alpha", task.id, finish)
+    system.tasks.store.finish("alpha", task.id, finish)
     assert system.offered() == []
 
     assert system.workflows.sweep() == 1

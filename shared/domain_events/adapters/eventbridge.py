@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any
 
 from shared.domain_events.models import SOURCE, DomainEvent
@@ -41,23 +42,16 @@ def entry(event: DomainEvent, bus_name: str) -> PutEventsRequestEntryTypeDef:
     }
 
 
+@dataclass(eq=False)
 class EventBridgeSink:
     """`DomainEventSink` on the bus `bus_name`."""
 
-    def __init__(
-        self,
-        client: EventBridgeClient,
-        bus_name: str,
-        *,
-        attempts: int = 4,
-        backoff_seconds: float = 0.1,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self._client = client
-        self._bus = bus_name
-        self._attempts = attempts
-        self._backoff = backoff_seconds
-        self._sleep = sleep
+    client: EventBridgeClient
+    bus_name: str
+    _: KW_ONLY
+    attempts: int = 4
+    backoff_seconds: float = 0.1
+    sleep: Callable[[float], None] = time.sleep
 
     def emit(self, events: Sequence[DomainEvent]) -> None:
         errors: dict[str, str] = {}
@@ -69,11 +63,11 @@ class EventBridgeSink:
     def _put(self, batch: list[DomainEvent]) -> dict[str, str]:
         """Send one batch of at most 10, retrying the refused entries; what stays refused."""
         pending, errors = batch, {}
-        for attempt in range(self._attempts):
+        for attempt in range(self.attempts):
             if attempt:
-                self._sleep(self._backoff * 2 ** (attempt - 1))
-            reply: Any = self._client.put_events(
-                Entries=[entry(event, self._bus) for event in pending]
+                self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
+            reply: Any = self.client.put_events(
+                Entries=[entry(event, self.bus_name) for event in pending]
             )
             if not reply.get("FailedEntryCount"):
                 return {}

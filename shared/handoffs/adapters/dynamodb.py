@@ -101,15 +101,7 @@ class DynamoHandoffStore:
             "KeyConditionExpression": Key("open_pk").eq(team_pk(team)),
             "ScanIndexForward": False,
         }
-        conditions = [
-            Attr(name).eq(value)
-            for name, value in (
-                ("project_key", wanted.project_key),
-                ("cwd", wanted.cwd),
-                ("harness", wanted.harness),
-            )
-            if value is not None
-        ]
+        conditions = [Attr(name).eq(value) for name, value in wanted.given().items()]
         if conditions:
             expression: ConditionBase = conditions[0]
             for condition in conditions[1:]:

@@ -130,14 +130,9 @@ class SqliteHandoffStore(SqliteOutboxStore):
         cursor: str | None = None,
     ) -> Page[Handoff]:
         where, values = ["status = 'open'"], []
-        for column, value in (
-            ("project_key", wanted.project_key),
-            ("cwd", wanted.cwd),
-            ("harness", wanted.harness),
-        ):
-            if value is not None:
-                where.append(f"{column} = ?")
-                values.append(value)
+        for column, value in wanted.given().items():
+            where.append(f"{column} = ?")
+            values.append(value)
         page = newest_first_page(
             self._db.connection(),
             "handoffs",

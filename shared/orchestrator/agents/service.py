@@ -9,6 +9,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from shared.auth.errors import UnknownToken
@@ -38,6 +39,7 @@ def new_agent_id() -> str:
     return "agt_" + secrets.token_hex(12)
 
 
+@dataclass(eq=False)
 class AgentService:
     """Seed 000's agent.* tools over an `AgentStore`, minting agent tokens through `tokens`.
 
@@ -45,22 +47,19 @@ class AgentService:
     >>> # service.register(principal, asked).token  → cairn_sk_…
     """
 
-    def __init__(
-        self, store: AgentStore, tokens: AgentTokens, clock: Callable[[], float] = time.time
-    ) -> None:
-        self._store = store
-        self._tokens = tokens
-        self._clock = clock
+    store: AgentStore
+    tokens: AgentTokens
+    clock: Callable[[], float] = time.time
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     # --- the AgentDirectory port ---------------------------------------------------------------
 
     def active_agent(self, team: str, agent_id: str) -> ActiveAgent | None:
         """The capabilities and task limit of an active agent of `team`, in one read; None when
         there is no such agent."""
-        agent = self._store.get(team, agent_id)
+        agent = self.store.get(team, agent_id)
         if agent is None or not agent.is_active:
             return None
         return ActiveAgent(frozenset(agent.capabilities), agent.max_concurrent_tasks)
@@ -75,11 +74,11 @@ class AgentService:
         """
         name = asked.name
         granted = self._granted_scopes(asked.scopes)
-        existing = self._store.get_by_name(principal.team, name)
+        existing = self.store.get_by_name(principal.team, name)
         if existing is not None and existing.is_active and not asked.overwrite:
             raise _name_conflict(name, existing.agent_id)
         agent_id = new_agent_id()
-        issued = self._tokens.issue(
+        issued = self.tokens.issue(
             TokenRequest(
                 team=principal.team,
                 name=f"agent:{name}",
@@ -104,7 +103,7 @@ class AgentService:
             scopes=list(granted),
         )
         try:
-            self._store.create(principal.team, agent, replacing=existing)
+            self.store.create(principal.team, agent, replacing=existing)
         except NameTaken as exc:
             # Another registration of the name won the race: this token must never work.
             self._revoke(issued.record.token_id)
@@ -127,7 +126,7 @@ class AgentService:
         _check_owner(principal, agent_id)
         try:
             changes = AgentChanges(status=status, last_heartbeat=self._now())
-            self._store.update(principal.team, agent_id, changes)
+            self.store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 
@@ -138,13 +137,13 @@ class AgentService:
         _check_owner(principal, agent_id)
         try:
             changes = AgentChanges(capabilities=list(dict.fromkeys(capabilities)))
-            self._store.update(principal.team, agent_id, changes)
+            self.store.update(principal.team, agent_id, changes)
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
 
     def list_agents(self, principal: Principal) -> list[Agent]:
         """The team's active agents, by name; never their tokens."""
-        agents = [a.public() for a in self._store.iter_team(principal.team) if a.is_active]
+        agents = [a.public() for a in self.store.iter_team(principal.team) if a.is_active]
         return sorted(agents, key=lambda a: (a.name, a.agent_id))
 
     def names(self, principal: Principal, ids: list[str]) -> dict[str, str]:
@@ -153,11 +152,11 @@ class AgentService:
         (deregistered ones too: their work outlives them), else the token's name. Two reads
         of the team, whatever the number of ids; ids of no agent or token are left out."""
         wanted = set(ids)
-        agents = {a.agent_id: a.name for a in self._store.iter_team(principal.team)}
+        agents = {a.agent_id: a.name for a in self.store.iter_team(principal.team)}
         names = {i: agents[i] for i in wanted if i in agents}
         tokens = {i.removeprefix("token:") for i in wanted if i.startswith("token:")}
         if tokens:
-            for token in self._tokens.list_team(principal.team):
+            for token in self.tokens.list_team(principal.team):
                 if token.token_id in tokens:
                     bound = agents.get(token.agent_id or "")
                     names[f"token:{token.token_id}"] = bound or token.name
@@ -170,7 +169,7 @@ class AgentService:
         """
         _check_owner(principal, agent_id)
         try:
-            record = self._store.deregister(principal.team, agent_id, self._now())
+            record = self.store.deregister(principal.team, agent_id, self._now())
         except UnknownAgent as exc:
             raise _not_found(agent_id) from exc
         self._revoke(record.token_id)
@@ -193,7 +192,7 @@ class AgentService:
     def _revoke(self, token_id: str) -> None:
         # An unknown token has nothing left to revoke.
         with contextlib.suppress(UnknownToken):
-            self._tokens.revoke(token_id)
+            self.tokens.revoke(token_id)
 
 
 def _check_owner(principal: Principal, agent_id: str) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,20 +55,13 @@ def is_text(mime_type: str | None) -> bool:
     return base.startswith("text/") or base in _JSON_MIMES or base.endswith("+json")
 
 
+@dataclass(eq=False)
 class ArtifactService:
-    def __init__(
-        self,
-        records: ArtifactRecords,
-        blobs: ArtifactBlobs,
-        tasks: TaskLookup,
-        clock: Callable[[], float] = time.time,
-        max_bytes: int = MAX_CONTENT_BYTES,
-    ) -> None:
-        self._records = records
-        self._blobs = blobs
-        self._tasks = tasks
-        self._clock = clock
-        self._max_bytes = max_bytes
+    records: ArtifactRecords
+    blobs: ArtifactBlobs
+    tasks: TaskLookup
+    clock: Callable[[], float] = time.time
+    max_bytes: int = MAX_CONTENT_BYTES
 
     def put(
         self,
@@ -90,7 +84,7 @@ class ArtifactService:
         """
         body, default_mime = self._body(content, content_base64, content_url)
         team = principal.team
-        task = self._tasks.get(team, task_id)
+        task = self.tasks.get(team, task_id)
         if task is None:
             raise NotFound(
                 f"`task_id`: no task with id {task_id!r} in your team; use an id from "
@@ -104,7 +98,7 @@ class ArtifactService:
             # The bytes first, then the record: a failed record write leaves at worst bytes no
             # record points at (invisible, harmless), never a record whose bytes are missing.
             try:
-                storage = self._blobs.put(team, artifact_id, body, mime or BINARY_MIME)
+                storage = self.blobs.put(team, artifact_id, body, mime or BINARY_MIME)
             except BlobExists as exc:  # a fresh random id: only a collision gets here
                 raise Conflict(
                     f"`task_id`: artifact id {artifact_id} was taken by a concurrent write; "
@@ -125,23 +119,23 @@ class ArtifactService:
             storage=storage,
             content_url=content_url,
             created_by=principal.actor,
-            created_at=datetime.fromtimestamp(self._clock(), tz=UTC),
+            created_at=datetime.fromtimestamp(self.clock(), tz=UTC),
         )
-        self._records.create(team, artifact)
+        self.records.create(team, artifact)
         return artifact
 
     def get(
         self, principal: Principal, artifact_id: str, *, include_content: bool = False
     ) -> ArtifactWithContent | None:
         """The artifact, with its bytes when `include_content`; None when the team has none."""
-        artifact = self._records.get(principal.team, artifact_id)
+        artifact = self.records.get(principal.team, artifact_id)
         if artifact is None:
             return None
         found = ArtifactWithContent.model_validate(artifact.model_dump())
         if not include_content or artifact.storage is None:
             return found  # a content_url artifact has no bytes here: the URL is the content
         try:
-            body = self._blobs.get(principal.team, artifact_id)
+            body = self.blobs.get(principal.team, artifact_id)
         except BlobMissing as exc:
             raise NotFound(
                 f"`artifact_id`: the content of artifact {artifact_id!r} is missing from "
@@ -168,7 +162,7 @@ class ArtifactService:
                 field="task_id",
             )
         found = list(
-            self._records.iter_team(principal.team, task_id=task_id, workflow_id=workflow_id)
+            self.records.iter_team(principal.team, task_id=task_id, workflow_id=workflow_id)
         )
         found.sort(key=lambda a: (a.created_at, a.artifact_id), reverse=True)
         return found
@@ -201,7 +195,7 @@ class ArtifactService:
         compact = "".join(content_base64.split())
         # 4 base64 characters hold 3 bytes (the last 4 at least 1): refuse a string too long for
         # the limit before decoding it.
-        if len(compact) > (self._max_bytes + 2) // 3 * 4:
+        if len(compact) > (self.max_bytes + 2) // 3 * 4:
             self._check_size("content_base64", len(compact) // 4 * 3 - 2, at_least=True)
         try:
             body = base64.b64decode(compact, validate=True)
@@ -215,10 +209,10 @@ class ArtifactService:
         return body, BINARY_MIME
 
     def _check_size(self, field: str, size: int, *, at_least: bool = False) -> None:
-        if size > self._max_bytes:
+        if size > self.max_bytes:
             raise InvalidArgument(
                 f"`{field}` is {'at least ' if at_least else ''}{size} bytes, over the limit "
-                f"of {self._max_bytes} bytes ({self._max_bytes / 1024 / 1024:g} MiB); store larger "
+                f"of {self.max_bytes} bytes ({self.max_bytes / 1024 / 1024:g} MiB); store larger "
                 "content elsewhere and pass its `content_url`",
                 field=field,
             )

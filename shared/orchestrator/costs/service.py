@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -78,21 +79,15 @@ def _groups(
     return sorted(groups, key=lambda g: (-g.total_usd, g.key))
 
 
+@dataclass(eq=False)
 class CostService:
-    def __init__(
-        self,
-        ledger: CostLedger,
-        budget_usd: float | None = None,
-        clock: Callable[[], float] = time.time,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._ledger = ledger
-        self._budget_usd = budget_usd
-        self._clock = clock
-        self._events = events or DomainEvents()
+    ledger: CostLedger
+    budget_usd: float | None = None
+    clock: Callable[[], float] = time.time
+    events: DomainEvents = field(default_factory=DomainEvents)
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def report(self, principal: Principal, **fields: Any) -> float:
         """Record one usage report by the calling agent; returns its cost in USD."""
@@ -114,7 +109,7 @@ class CostService:
         record = CostRecord(
             agent_id=agent_id, cost_usd=cost, reported_by=principal.actor, reported_at=now, **fields
         )
-        self._ledger.record(principal.team, record)
+        self.ledger.record(principal.team, record)
         self._check_budget(principal, record)
         return cost
 
@@ -129,13 +124,13 @@ class CostService:
         later when the crossing is already marked. So racing reports send one event, a
         report while over sends none, and a spend that fell back and rises again is a new
         crossing (docs/events.md)."""
-        limit = self._budget_usd
+        limit = self.budget_usd
         if limit is None or record.cost_usd <= 0:
             return
         now = self._now()
         window = PERIODS[BUDGET_PERIOD]
         assert window is not None
-        records = self._ledger.reports_since(principal.team, now - window)
+        records = self.ledger.reports_since(principal.team, now - window)
         spent = sum(r.cost_usd for r in records)
         if spent <= limit:
             return
@@ -145,7 +140,7 @@ class CostService:
             if remaining <= limit:
                 over_until = oldest.reported_at + window
                 break
-        exceeded = self._events.event(
+        exceeded = self.events.event(
             principal.team,
             Kind.BUDGET_EXCEEDED,
             principal.actor,
@@ -156,12 +151,12 @@ class CostService:
             workflow_id=record.workflow_id,
         )
         crossing = BudgetCrossing(f"{BUDGET_PERIOD}:{limit}", now, over_until)
-        self._ledger.mark_over_budget(principal.team, crossing, events=[exceeded])
+        self.ledger.mark_over_budget(principal.team, crossing, events=[exceeded])
 
     def records(self, principal: Principal, period: str) -> list[CostRecord]:
         """The team's reports of the period ending now, oldest first."""
         span = PERIODS[period]
-        return self._ledger.reports_since(
+        return self.ledger.reports_since(
             principal.team, None if span is None else self._now() - span
         )
 
@@ -183,7 +178,7 @@ class CostService:
         records = self.records(principal, period)
 
         def line(spent: float) -> BudgetLine:
-            limit = self._budget_usd
+            limit = self.budget_usd
             return BudgetLine(
                 spent_usd=round(spent, 6),
                 limit_usd=limit,

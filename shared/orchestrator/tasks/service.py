@@ -18,6 +18,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -65,19 +66,13 @@ def new_task_id() -> str:
     return "tsk_" + secrets.token_hex(12)
 
 
+@dataclass(eq=False)
 class TaskService:
-    def __init__(
-        self,
-        store: TaskStore,
-        agents: AgentDirectory,
-        clock: Callable[[], float] = time.time,
-        events: DomainEvents | None = None,
-    ) -> None:
-        self._store = store
-        self._agents = agents
-        self._clock = clock
-        self._events = events or DomainEvents()
-        self._finish_listeners: list[FinishListener] = []
+    store: TaskStore
+    agents: AgentDirectory
+    clock: Callable[[], float] = time.time
+    events: DomainEvents = field(default_factory=DomainEvents)
+    _finish_listeners: list[FinishListener] = field(default_factory=list, init=False)
 
     def on_finish(self, listener: FinishListener) -> None:
         """The workflow seam: call `listener(team, task)` once a task is completed or failed.
@@ -89,7 +84,7 @@ class TaskService:
         self._finish_listeners.append(listener)
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self._clock(), tz=UTC)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     # ------------------------------------------------------------------ create
 
@@ -99,7 +94,7 @@ class TaskService:
         missing = [
             d["task_id"]
             for d in fields.get("depends_on", [])
-            if not self._store.get(team, d["task_id"])
+            if not self.store.get(team, d["task_id"])
         ]
         if missing:
             raise InvalidArgument(
@@ -115,13 +110,13 @@ class TaskService:
             updated_at=now,
             **fields,
         )
-        created = self._events.event(team, Kind.TASK_CREATED, principal.actor, **task_fields(task))
-        self._store.create(team, task, events=[created])
+        created = self.events.event(team, Kind.TASK_CREATED, principal.actor, **task_fields(task))
+        self.store.create(team, task, events=[created])
         return task
 
     def delegate(self, principal: Principal, asked: TaskDelegateInput) -> Task:
         """A sub-task of `parent_task_id`, in the parent's workflow."""
-        parent = self._store.get(principal.team, asked.parent_task_id)
+        parent = self.store.get(principal.team, asked.parent_task_id)
         if parent is None:
             raise _no_task(asked.parent_task_id, "parent_task_id")
         return self.create(
@@ -135,21 +130,21 @@ class TaskService:
     # ------------------------------------------------------------------ reads
 
     def get(self, principal: Principal, task_id: str) -> Task | None:
-        return self._store.get(principal.team, task_id)
+        return self.store.get(principal.team, task_id)
 
     def list_tasks(self, principal: Principal, asked: TaskListInput) -> list[Task]:
         """The team's tasks matching every filter, newest first."""
         wanted = TaskFilter(
             status=asked.status, workflow_id=asked.workflow_id, claimed_by=asked.agent_id
         )
-        return self._store.list_team(principal.team, wanted, limit=asked.limit).items
+        return self.store.list_team(principal.team, wanted, limit=asked.limit).items
 
     def poll(self, principal: Principal, *, limit: int) -> list[Task]:
         """Tasks the caller could claim now: claimable, its capability held, dependencies done."""
         team, now = principal.team, self._now()
         held = self._capabilities(self._agent(principal))
         found: list[Task] = []
-        for task in self._store.list_open(team):
+        for task in self.store.list_open(team):
             if (
                 task.claimable(now)
                 and (task.requires_capability is None or task.requires_capability in held)
@@ -164,7 +159,7 @@ class TaskService:
 
     def claim(self, principal: Principal, task_id: str) -> Task:
         team, now = principal.team, self._now()
-        task = self._store.get(team, task_id)
+        task = self.store.get(team, task_id)
         if task is None:
             raise _no_task(task_id)
         agent = self._agent(principal)  # read once: for the capability and the task limit
@@ -194,7 +189,7 @@ class TaskService:
             # next claimed (there is no reaper), so the requeue is recorded with that claim,
             # just before it.
             events.append(
-                self._events.event(
+                self.events.event(
                     team,
                     Kind.TASK_REQUEUED,
                     principal.actor,
@@ -203,7 +198,7 @@ class TaskService:
                 )
             )
         events.append(
-            self._events.event(
+            self.events.event(
                 team,
                 Kind.TASK_CLAIMED,
                 principal.actor,
@@ -212,7 +207,7 @@ class TaskService:
             )
         )
         try:
-            claimed = self._store.claim(
+            claimed = self.store.claim(
                 team, task_id, TaskClaim(principal.actor, now, expires, task.fence), events=events
             )
         except ClaimLost as lost:
@@ -223,7 +218,7 @@ class TaskService:
         now = self._now()
         expires = now + timedelta(seconds=LEASE_SECONDS)
         try:
-            self._store.start(principal.team, task_id, principal.actor, now, expires)
+            self.store.start(principal.team, task_id, principal.actor, now, expires)
         except ClaimNotHeld as lost:
             raise self._not_yours(task_id, principal, lost.current, "start") from lost
 
@@ -232,17 +227,17 @@ class TaskService:
     ) -> None:
         """Complete or fail the caller's task, fenced by the claim it holds."""
         team = principal.team
-        task = self._store.get(team, task_id)
+        task = self.store.get(team, task_id)
         if task is None:
             raise _no_task(task_id)
-        event = self._events.event(
+        event = self.events.event(
             team,
             Kind.TASK_COMPLETED if status == "completed" else Kind.TASK_FAILED,
             principal.actor,
             **task_fields(task.model_copy(update={"status": status})),
         )
         try:
-            finished = self._store.finish(
+            finished = self.store.finish(
                 team,
                 task_id,
                 TaskFinish(principal.actor, task.fence, status, outcome, self._now()),
@@ -258,7 +253,7 @@ class TaskService:
 
     def cancel(self, principal: Principal, task_id: str, reason: str | None) -> None:
         try:
-            self._store.cancel(principal.team, task_id, reason, self._now())
+            self.store.cancel(principal.team, task_id, reason, self._now())
         except AlreadyClosed as lost:
             if lost.current is None:
                 raise _no_task(task_id) from lost
@@ -274,7 +269,7 @@ class TaskService:
         """The caller as a registered, active agent; None for a token of no such agent."""
         if principal.agent_id is None:
             return None
-        return self._agents.active_agent(principal.team, principal.agent_id)
+        return self.agents.active_agent(principal.team, principal.agent_id)
 
     @staticmethod
     def _capabilities(agent: ActiveAgent | None) -> frozenset[str]:
@@ -293,9 +288,9 @@ class TaskService:
         if limit is None:
             return
         # Counted on every claim; the held tasks are read only to name them in a refusal.
-        if self._store.count_claims_held(principal.team, principal.actor, now) < limit:
+        if self.store.count_claims_held(principal.team, principal.actor, now) < limit:
             return
-        held = [t.id for t in self._store.claims_held(principal.team, principal.actor, now)]
+        held = [t.id for t in self.store.claims_held(principal.team, principal.actor, now)]
         if len(held) >= limit:
             raise Conflict(
                 f"`task_id`: the calling agent already holds {len(held)} task(s), its "
@@ -307,7 +302,7 @@ class TaskService:
     def _waiting_on(self, team: str, task: Task) -> list[str]:
         waiting = []
         for dependency in task.depends_on:
-            other = self._store.get(team, dependency["task_id"])
+            other = self.store.get(team, dependency["task_id"])
             if other is None or other.status != "completed":
                 waiting.append(dependency["task_id"])
         return waiting

@@ -24,7 +24,13 @@ from pydantic import TypeAdapter
 
 from shared.config.tables import SESSIONS_BY_OWNER_INDEX
 from shared.sessions.models import Message, ModelChoice, Persona, Session
-from shared.sessions.ports import CompactionLost, SessionBusy, SessionPinned, UnknownSession
+from shared.sessions.ports import (
+    CompactionLost,
+    SessionBusy,
+    SessionOwner,
+    SessionPinned,
+    UnknownSession,
+)
 from shared.storage.dynamo import (
     ConditionLost,
     delete_if,
@@ -262,13 +268,7 @@ class DynamoSessionStore:
                 batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
 
     def list_owner(
-        self,
-        team: str,
-        persona: Persona,
-        wallet: str,
-        *,
-        limit: int,
-        cursor: str | None = None,
+        self, team: str, owner: SessionOwner, *, limit: int, cursor: str | None = None
     ) -> Page[Session]:
         return query_page(
             self._table,
@@ -278,7 +278,7 @@ class DynamoSessionStore:
             cursor=cursor,
             key_attributes=("pk", "sk", "owner_pk", "updated_key"),
             IndexName=SESSIONS_BY_OWNER_INDEX,
-            KeyConditionExpression=Key("owner_pk").eq(_owner_pk(team, persona, wallet)),
+            KeyConditionExpression=Key("owner_pk").eq(_owner_pk(team, owner.persona, owner.wallet)),
             ScanIndexForward=False,
         )
 

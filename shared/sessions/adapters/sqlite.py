@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.sessions.models import Message, ModelChoice, Persona, Session
-from shared.sessions.ports import CompactionLost, SessionPinned, UnknownSession
+from shared.sessions.ports import CompactionLost, SessionOwner, SessionPinned, UnknownSession
 from shared.storage.pages import Page
 from shared.storage.sqlite import Database, Migration, from_json, newest_first_page, to_json
 from shared.storage.times import sortable
@@ -146,13 +146,7 @@ class SqliteSessionStore:
         )
 
     def list_owner(
-        self,
-        team: str,
-        persona: Persona,
-        wallet: str,
-        *,
-        limit: int,
-        cursor: str | None = None,
+        self, team: str, owner: SessionOwner, *, limit: int, cursor: str | None = None
     ) -> Page[Session]:
         page = newest_first_page(
             self._db.connection(),
@@ -160,7 +154,7 @@ class SqliteSessionStore:
             team,
             order_by="updated_at",
             where=["persona = ?", "wallet = ?"],
-            values=[persona, wallet],
+            values=[owner.persona, owner.wallet],
             limit=limit,
             cursor=cursor,
         )

@@ -185,7 +185,7 @@ def test_no_secret_reaches_a_log_record_on_any_capture_path(
             assert result["isError"] is True, result
 
     # Enrichment runs in the server's background worker: wait for it, then read it back.
-    build_knowledge_service()._queue.drain()  # type: ignore[attr-defined]
+    build_knowledge_service().queue.drain()  # type: ignore[attr-defined]
     found = _mcp(client, agent_token, "search_events", {"limit": 100})
     assert found["isError"] is False
     client.close()

@@ -35,7 +35,7 @@ def client(knowledge: Knowledge) -> Iterator[TestClient]:
     def invoke(envelope: Envelope) -> Reply:
         return execute(group, envelope)
 
-    knowledge.service._webhook_secrets = {"alpha": SECRET}.get
+    knowledge.service.webhook_secrets = {"alpha": SECRET}.get
     app = FastAPI()
     app.include_router(knowledge_router(knowledge.harness.gateway, invoke, max_body_bytes=200_000))
     app.add_exception_handler(DoorRefused, refused)

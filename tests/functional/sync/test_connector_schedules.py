@@ -147,7 +147,7 @@ def test_the_local_scheduler_fires_a_connector_schedule_for_that_connector_alone
 
     early = scheduler.tick(set_at + timedelta(minutes=14))
     fired = scheduler.tick(set_at + timedelta(minutes=15, seconds=5))
-    launcher = service._launcher()
+    launcher = service.launcher()
     assert isinstance(launcher, ThreadRunLauncher)
     launcher.drain()
 

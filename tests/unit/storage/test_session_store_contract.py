@@ -15,7 +15,13 @@ from shared.memory.wiring import build_memory_service
 from shared.sessions.adapters.memory import MemoryEngrams
 from shared.sessions.adapters.sqlite import SqliteSessionStore
 from shared.sessions.models import Message, ModelChoice, ModelInfo, Session
-from shared.sessions.ports import CompactionLost, SessionPinned, SessionStore, UnknownSession
+from shared.sessions.ports import (
+    CompactionLost,
+    SessionOwner,
+    SessionPinned,
+    SessionStore,
+    UnknownSession,
+)
 from shared.sessions.service import Cleanup, SessionService
 from shared.sessions.wiring import build_model_catalog, build_session_store
 from shared.storage.pages import BadCursor
@@ -23,6 +29,8 @@ from tests.unit.storage.conftest import Backend, numbered
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 WALLET = "0xabc"
+HECATE = SessionOwner("hecate", WALLET)
+MOROS = SessionOwner("moros", WALLET)
 
 
 def session(number: int, **fields: object) -> Session:
@@ -53,7 +61,7 @@ def test_reads_and_writes_are_confined_to_the_team(store: SessionStore) -> None:
 
     assert store.get("beta", "ses_0001") is None
     assert store.messages("beta", "ses_0001") == []
-    assert store.list_owner("beta", "hecate", WALLET, limit=10).items == []
+    assert store.list_owner("beta", HECATE, limit=10).items == []
     with pytest.raises(UnknownSession):
         store.append("beta", "ses_0001", [("user", "x")], at(5))
     with pytest.raises(UnknownSession):
@@ -89,24 +97,22 @@ def test_listing_is_by_persona_and_wallet_most_recently_updated_first(
     store.create("alpha", session(7, persona="moros"), [])
     store.touch("alpha", "ses_0002", at(60))
 
-    first = store.list_owner("alpha", "hecate", WALLET, limit=3)
-    rest = store.list_owner("alpha", "hecate", WALLET, limit=3, cursor=first.next_cursor)
+    first = store.list_owner("alpha", HECATE, limit=3)
+    rest = store.list_owner("alpha", HECATE, limit=3, cursor=first.next_cursor)
 
     assert [s.id for s in first.items] == ["ses_0002", "ses_0005", "ses_0004"]
     assert [s.id for s in rest.items] == ["ses_0003", "ses_0001"]
     assert rest.next_cursor is None
-    assert [s.id for s in store.list_owner("alpha", "moros", WALLET, limit=10).items] == [
-        "ses_0007"
-    ]
+    assert [s.id for s in store.list_owner("alpha", MOROS, limit=10).items] == ["ses_0007"]
 
 
 def test_a_cursor_of_another_team_is_refused(store: SessionStore) -> None:
     for number in range(1, 4):
         store.create("alpha", session(number), [])
-    page = store.list_owner("alpha", "hecate", WALLET, limit=1)
+    page = store.list_owner("alpha", HECATE, limit=1)
     assert page.next_cursor is not None
     with pytest.raises(BadCursor):
-        store.list_owner("beta", "hecate", WALLET, limit=1, cursor=page.next_cursor)
+        store.list_owner("beta", HECATE, limit=1, cursor=page.next_cursor)
 
 
 def test_delete_removes_the_session_and_its_messages_but_refuses_a_pinned_one(

@@ -24,7 +24,7 @@ from shared.storage.team_data import BadRecord, TeamData
 from tests.unit.storage.conftest import Backend
 from tests.unit.storage.test_handoff_store_contract import handoff
 from tests.unit.storage.test_memory_store_contract import memory
-from tests.unit.storage.test_session_store_contract import WALLET, session
+from tests.unit.storage.test_session_store_contract import HECATE, session
 from tests.unit.storage.test_task_store_contract import task
 from tests.unit.storage.test_token_store_contract import T0, secret_hash, token
 
@@ -61,7 +61,7 @@ def reads(team: str) -> dict[str, Any]:
         ],
         "sessions": [
             s.model_dump_json()
-            for s in build_session_store().list_owner(team, "hecate", WALLET, limit=50).items
+            for s in build_session_store().list_owner(team, HECATE, limit=50).items
         ],
         "contexts": [
             c.model_dump_json()
