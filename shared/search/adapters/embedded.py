@@ -976,15 +976,12 @@ class EmbeddedIndex:
         # computed whenever there is a query vector (a bm25-only query weighs it 0). Beside
         # BM25 it runs on another thread, where it also waits for the query's embedding if
         # that is still computing: FTS5, numpy and the model all release the GIL.
+        vector_leg = None
         if bm25_weight > 0 and query.vector is not None:
             vector_leg = _query_legs().submit(self._vector, query, fusion.depth)
             bm25 = self._bm25(query, fusion.depth)
-            vector = vector_leg.result()
         else:
             bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
-            vector = self._vector(query, fusion.depth)
-        entity_of = {rowid: entity for rowid, entity in bm25}
-        entity_of.update((rowid, entity) for rowid, entity, _ in vector)
         stems = query_stems(query.text)
         # Rows are read once, whole: their words give the coverage (computed only where
         # fusion asks for it) and they make the page. A hybrid query asks the coverage of BM25
@@ -995,6 +992,7 @@ class EmbeddedIndex:
         bm25_rank = {rowid: i for i, rowid in enumerate(bm25_rows)}
         records: dict[int, tuple[Any, ...]] = {}
         read: set[int] = set()
+        covered: dict[int, float] = {}
 
         def read_rows(rowids: list[int]) -> None:
             wanted = [rowid for rowid in dict.fromkeys(rowids) if rowid not in read]
@@ -1002,14 +1000,30 @@ class EmbeddedIndex:
             records.update(self._records(wanted))
 
         def coverage_of(rowid: int) -> float:
+            if rowid in covered:
+                return covered[rowid]
             if rowid not in read:
                 after = bm25_rank.get(rowid, len(bm25_rows)) + 1
                 read_rows([rowid, *bm25_rows[after : after + _READ_AHEAD - 1]])
             record = records.get(rowid)
-            if record is None:
-                return 0.0
-            tags = record[_TAGS].replace("\x1f", " ")
-            return coverage(stems, record[_TITLE], record[_TEXT], tags)
+            found = 0.0
+            if record is not None:
+                tags = record[_TAGS].replace("\x1f", " ")
+                found = coverage(stems, record[_TITLE], record[_TEXT], tags)
+            covered[rowid] = found
+            return found
+
+        if vector_leg is not None:
+            if not vector_leg.done():
+                # The query's embedding is usually still computing: the first BM25 rows'
+                # evidence (what the cut-off and the page ask first) is worked out meanwhile.
+                for rowid in bm25_rows[:_READ_AHEAD]:
+                    coverage_of(rowid)
+            vector = vector_leg.result()
+        else:
+            vector = self._vector(query, fusion.depth)
+        entity_of = {rowid: entity for rowid, entity in bm25}
+        entity_of.update((rowid, entity) for rowid, entity, _ in vector)
 
         page, has_more = fuse_page(
             [rowid for rowid, _ in bm25],
