@@ -7,6 +7,7 @@ query carries it, so no call can reach another team's data.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -385,8 +386,11 @@ class SearchService:
             return IndexPage(groups=[], has_more=False)
         vector = None
         if mode != "bm25":
-            # Embedded on another thread, so the index's BM25 leg runs while the model does.
-            vector = _query_embedding().submit(self._query_vector, team, query)
+            # Embedded on another thread, so the index's BM25 leg runs while the model does;
+            # in this call's context (its correlation id and trace reach the model's call).
+            vector = _query_embedding().submit(
+                contextvars.copy_context().run, self._query_vector, team, query
+            )
         request = IndexQuery(
             text=query,
             vector=vector,
