@@ -242,9 +242,9 @@ def score_order(
     by): queries whose scores never rise down the list; the share of results shown as 1.0 (to
     4 places); nDCG@10 of that order. `as_before`: the same for the engine's own page (its
     fused order, whose scores `SearchService` now caps so they never rise down it) under the
-    saturating score (`saturation_share` 0), as the tools answered before. `perfect_vs_answerable`: the median
-    top score when a memory's own text is the query, against that of the answerable queries,
-    and how many of each read 1.0.
+    saturating score (`saturation_share` 0), as the tools answered before.
+    `perfect_vs_answerable`: the median top score when a memory's own text is the query,
+    against that of the answerable queries, and how many of each read 1.0.
     """
     from shared.search.models import IndexQuery, SearchFilters
 
