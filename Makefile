@@ -38,7 +38,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra (benchmarks: make bench)
 	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
-	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 # The unit tests, the storage contract suites on SQLite only (their moto half is `moto`-marked).
 test-fast: .venv/.bootstrapped ## unit tests and the storage contracts on SQLite: no server, no moto, no browser

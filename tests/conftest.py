@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 # Tests never reach a real AWS account, whatever the developer's shell exports.
 for _key, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -31,15 +29,3 @@ if _WORKER:
     os.environ["TMPDIR"] = tempfile.tempdir = tempfile.mkdtemp(prefix=f"cairn-tests-{_WORKER}-")
     # A worker's folder is its own, so it goes with the worker (a run left ~50 of them behind).
     atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)
-
-
-# The whole-tree type check is the suite's longest file (~100-150 s of one worker from a fresh
-# clone, where mypy has no cache) and has two tests. pytest-xdist would send it last (it starts
-# the files with most tests first), so the other worker sat idle for its final minutes; it
-# starts first instead, and the many short unit files (last in collection order) even out the
-# end. `make test` passes --no-loadscope-reorder so that this order is kept.
-FIRST = "tests/test_static_checks.py"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the rest keep order
