@@ -12,10 +12,8 @@ import hashlib
 import json
 import math
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import NamedTuple
@@ -49,6 +47,7 @@ from shared.search.models import (
 )
 from shared.search.ports import DocumentStore, Embedder, Reranker, SearchIndex, TeamScopedEmbedder
 from shared.search.rerank.stage import RerankConfig, reranked_page
+from shared.search.threads import LazyPool
 from shared.tools.errors import InvalidArgument
 
 MEMORY_SOURCE = "memory"
@@ -110,21 +109,7 @@ def content_hash(document: DocumentInput) -> str:
 
 # One query's embedding uses one core (the model runs one thread a call), so as many at once
 # as there are cores.
-_QUERY_EMBEDDING_THREADS = os.cpu_count() or 2
-_query_embedding_pool: ThreadPoolExecutor | None = None
-_query_embedding_pool_lock = threading.Lock()
-
-
-def _query_embedding() -> ThreadPoolExecutor:
-    """The threads that embed queries (made on first use: a process that never searches, or
-    searches only BM25, starts none)."""
-    global _query_embedding_pool
-    with _query_embedding_pool_lock:
-        if _query_embedding_pool is None:
-            _query_embedding_pool = ThreadPoolExecutor(
-                max_workers=_QUERY_EMBEDDING_THREADS, thread_name_prefix="cairn-query-embedding"
-            )
-        return _query_embedding_pool
+_QUERY_EMBEDDING = LazyPool(workers=os.cpu_count() or 2, name="cairn-query-embedding")
 
 
 def scores_never_rise(page: IndexPage) -> IndexPage:
@@ -388,7 +373,7 @@ class SearchService:
         if mode != "bm25":
             # Embedded on another thread, so the index's BM25 leg runs while the model does;
             # in this call's context (its correlation id and trace reach the model's call).
-            vector = _query_embedding().submit(
+            vector = _QUERY_EMBEDDING.get().submit(
                 contextvars.copy_context().run, self._query_vector, team, query
             )
         request = IndexQuery(

@@ -19,7 +19,6 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from shared.search.models import (
     query_vector,
 )
 from shared.search.text import query_terms
+from shared.search.threads import LazyPool
 from shared.storage.sqlite import ThreadConnections
 
 if TYPE_CHECKING:
@@ -126,22 +126,11 @@ def _bm25_idf(rows: int, df: int) -> float:
 
 
 # The threads that run the vector leg of a hybrid query beside the caller's thread: one pool
-# for the process, every index sharing it, created at the first query that uses it. A leg
-# never waits on another, so a full pool only queues (no deadlock). Four threads: four
-# queries' legs at once; each is milliseconds of numpy, which releases the GIL.
-_QUERY_LEG_THREADS = 4
-_query_leg_pool: ThreadPoolExecutor | None = None
-_query_leg_pool_lock = threading.Lock()
-
-
-def _query_legs() -> ThreadPoolExecutor:
-    global _query_leg_pool
-    with _query_leg_pool_lock:
-        if _query_leg_pool is None:
-            _query_leg_pool = ThreadPoolExecutor(
-                max_workers=_QUERY_LEG_THREADS, thread_name_prefix="cairn-query-leg"
-            )
-        return _query_leg_pool
+# for the process, every index sharing it. A leg waits only for its query's embedding, which
+# runs on the search service's own pool and waits on nothing, so a full pool only queues (no
+# deadlock). Four threads: four queries' legs at once; each is milliseconds of numpy, which
+# releases the GIL.
+_QUERY_LEGS = LazyPool(workers=4, name="cairn-query-leg")
 
 
 def _varints(blob: bytes) -> npt.NDArray[np.int64]:
@@ -978,7 +967,7 @@ class EmbeddedIndex:
         # that is still computing: FTS5, numpy and the model all release the GIL.
         vector_leg = None
         if bm25_weight > 0 and query.vector is not None:
-            vector_leg = _query_legs().submit(self._vector, query, fusion.depth)
+            vector_leg = _QUERY_LEGS.get().submit(self._vector, query, fusion.depth)
             bm25 = self._bm25(query, fusion.depth)
         else:
             bm25 = self._bm25(query, fusion.depth) if bm25_weight > 0 else []
