@@ -13,9 +13,10 @@ mode) the catalog is built from the live groups, so a changed model shows at onc
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -37,8 +38,16 @@ class ToolEntry:
     read_only: bool
     # See `ToolSpec.text_field`.
     text_field: str | None
-    # The `tools/list` entry: name, title, description, inputSchema, outputSchema, annotations.
-    descriptor: Mapping[str, Any]
+    # Builds the `tools/list` entry. Routing a call never needs it, and generating the JSON
+    # schemas of every tool's models is most of a local server's start (about 2 s of 6), so a
+    # process that is never asked for its list never builds them.
+    describe: Callable[[], Mapping[str, Any]] = field(compare=False, repr=False)
+
+    @functools.cached_property
+    def descriptor(self) -> Mapping[str, Any]:
+        """The `tools/list` entry: name, title, description, inputSchema, outputSchema,
+        annotations; built once, at the first ask."""
+        return self.describe()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +67,7 @@ class ToolEntry:
             scopes=tuple(document["scopes"]),
             read_only=document["readOnly"],
             text_field=document["textField"],
-            descriptor=descriptor,
+            describe=lambda: descriptor,
         )
 
 

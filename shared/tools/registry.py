@@ -122,7 +122,8 @@ class ToolSpec:
     text_field: str | None = None
 
     def entry(self) -> ToolEntry:
-        """What the gateway needs of this tool (schemas generated from its models, once)."""
+        """What the gateway needs of this tool (its schemas generated from its models once, when
+        first listed)."""
         return _entry(self)
 
 
@@ -134,19 +135,21 @@ def _entry(spec: ToolSpec) -> ToolEntry:
         scopes=spec.scopes,
         read_only=spec.annotations.read_only,
         text_field=spec.text_field,
-        descriptor={
-            "name": spec.name,
-            "title": spec.title,
-            "description": spec.description,
-            "inputSchema": input_schema(spec.input_model.model_json_schema(mode="validation")),
-            "outputSchema": output_schema(
-                spec.output_model.model_json_schema(mode="serialization")
-            ),
-            # The tool's `title` above is its display name; the annotation's copy was a
-            # duplicate (MCP: `title` wins over `annotations.title`).
-            "annotations": spec.annotations.to_wire(),
-        },
+        describe=functools.partial(_descriptor, spec),
     )
+
+
+def _descriptor(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": input_schema(spec.input_model.model_json_schema(mode="validation")),
+        "outputSchema": output_schema(spec.output_model.model_json_schema(mode="serialization")),
+        # The tool's `title` above is its display name; the annotation's copy was a
+        # duplicate (MCP: `title` wins over `annotations.title`).
+        "annotations": spec.annotations.to_wire(),
+    }
 
 
 class ToolGroup(Generic[ServiceT]):

@@ -19,7 +19,7 @@ def entry(name: str, group: str, description: str, *, read_only: bool = True) ->
         scopes=("memory.read", "get") if read_only else ("memory.write",),
         read_only=read_only,
         text_field=None,
-        descriptor={"name": name, "description": description},
+        describe=lambda: {"name": name, "description": description},
     )
 
 
