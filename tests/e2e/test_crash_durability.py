@@ -7,10 +7,9 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.protocol.conftest import DEV_TOKEN, start_server, stop_server
+from tests.protocol.conftest import DEV_TOKEN, HTTP, start_server, stop_server
 from tests.protocol.conftest import posted_call as _call
 
 WRITES = 40
@@ -49,7 +48,7 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path: Path) -> None:
         listed = _call(again.url, DEV_TOKEN, "list_handoffs", {"limit": 100})
         ids = {h["id"] for h in listed["structuredContent"]["handoffs"]}  # type: ignore[index]
         assert ids == set(acknowledged["handoffs"])
-        health = httpx.get(f"http://127.0.0.1:{again.port}/healthz", timeout=10)
+        health = HTTP.get(f"http://127.0.0.1:{again.port}/healthz", timeout=10)
         assert health.status_code == 200
         assert health.json()["status"] == "ok"
         assert health.json()["storage"]["write_failures"] == 0

@@ -14,11 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, free_port, posted_call, start_server, stop_server
+from tests.protocol.conftest import (
+    HTTP,
+    LocalServer,
+    free_port,
+    posted_call,
+    start_server,
+    stop_server,
+)
 
 TEAM = "acme"
 WALLET = "0xabc"
@@ -142,7 +148,7 @@ def test_export_delete_import_and_backup_through_the_running_server(tmp_path: Pa
         for kind in ("memories", "handoffs", "tasks", "sessions", "workflows", "token"):
             assert counts.get(kind, 0) >= 1, (kind, counts)
 
-        old = httpx.post(
+        old = HTTP.post(
             server.url,
             json=tools_call("memory_get", {"key": "pager"}),
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},

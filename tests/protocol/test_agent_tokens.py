@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import HTTP, LocalServer
 
 pytestmark = pytest.mark.protocol
 
@@ -22,7 +22,7 @@ HANDOFF_DOCUMENT = (
 
 
 def _rpc(server: LocalServer, token: str, method: str, params: dict[str, Any]) -> httpx.Response:
-    return httpx.post(
+    return HTTP.post(
         server.url,
         json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
@@ -137,7 +137,7 @@ def test_server_discover_instructions_follow_the_token_too(server: LocalServer) 
     handoffs_only = server.create_token(team, "handoff", "handoffs")
 
     def discover(token: str) -> str:
-        response = httpx.post(
+        response = HTTP.post(
             server.url,
             json={
                 "jsonrpc": "2.0",

@@ -9,13 +9,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer, mcp_headers
+from tests.protocol.conftest import HTTP, LocalServer, mcp_headers
 
 pytestmark = pytest.mark.protocol
 
 
 def _post_bytes(server: LocalServer, body: bytes) -> httpx.Response:
-    response = httpx.post(
+    response = HTTP.post(
         server.url,
         content=body,
         headers=mcp_headers(server.dev_token),

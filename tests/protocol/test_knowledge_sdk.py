@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import HTTP, LocalServer
 from tests.shells import type_into_shell
 
 pytestmark = [
@@ -153,7 +152,7 @@ def test_hooked_shell_commands_are_found_by_all_nine_tools(
     secrets = server.data_dir / "github-webhook-secrets.json"
     secrets.write_text(json.dumps({"local": secret}))
     body = (FIXTURES / "workflow_job_failure.json").read_bytes()
-    delivery = httpx.post(
+    delivery = HTTP.post(
         f"http://127.0.0.1:{server.port}/hooks/github/local",
         content=body,
         headers={

@@ -6,13 +6,12 @@ import json
 import uuid
 from typing import Any
 
-import httpx
 import pytest
 from jsonschema import Draft202012Validator
 from mcp.client import Client
 
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
+from tests.protocol.conftest import HTTP, LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -197,7 +196,7 @@ def test_the_raw_result_also_carries_the_tool_fields_at_its_top_level(
 ) -> None:
     key = f"raw-{_unique_word()}"
 
-    response = httpx.post(
+    response = HTTP.post(
         server.url,
         json=tools_call("memory_put", {"key": key, "content": "on top"}),
         headers=mcp_headers(server.dev_token),

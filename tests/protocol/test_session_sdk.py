@@ -7,13 +7,12 @@ import json
 import uuid
 from typing import Any
 
-import httpx
 import pytest
 from mcp.client import Client
 
 from shared.auth import contexts
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
+from tests.protocol.conftest import HTTP, LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -265,7 +264,7 @@ def test_every_seed_004_tool_is_listed_with_its_annotations(server: LocalServer)
 
 
 def _raw_call(server: LocalServer, token: str, tool: str, arguments: dict[str, Any]) -> Any:
-    return httpx.post(
+    return HTTP.post(
         server.url,
         headers=mcp_headers(token, **{"MCP-Protocol-Version": "2025-11-25"}),
         json=tools_call(tool, arguments),
