@@ -400,7 +400,12 @@ def build(out: Path, packages: frozenset[str], *, catalog: bool = False) -> None
             str(out),
         ],
         check=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        # Without PYTHONPYCACHEPREFIX (the Makefile sets one): it would put the bytecode
+        # there, not in the bundle.
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"},
+            "PYTHONHASHSEED": "0",
+        },
     )
 
 
