@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer
 
 pytestmark = pytest.mark.protocol
 
@@ -27,6 +27,7 @@ def _rpc(server: LocalServer, token: str, method: str, params: dict[str, Any]) -
         json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
 
 
@@ -157,6 +158,7 @@ def test_server_discover_instructions_follow_the_token_too(server: LocalServer) 
                 "Mcp-Method": "server/discover",
             },
             timeout=30,
+            verify=LOOPBACK_TLS,
         )
         assert response.status_code == 200, response.text
         instructions: str = response.json()["result"]["instructions"]

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer, mcp_headers
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer, mcp_headers
 
 pytestmark = pytest.mark.protocol
 
@@ -20,6 +20,7 @@ def _post_bytes(server: LocalServer, body: bytes) -> httpx.Response:
         content=body,
         headers=mcp_headers(server.dev_token),
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
     assert response.status_code < 500, response.text
     return response

@@ -20,9 +20,8 @@ import httpx
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer, mcp_http_client
 from tests.shells import type_into_shell
 
 pytestmark = [
@@ -35,7 +34,7 @@ ROOT = Path(__file__).parents[2]
 
 def _calls(server: LocalServer, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def main() -> list[Any]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
             async with Client(transport, mode="auto") as client:
@@ -161,6 +160,7 @@ def test_hooked_shell_commands_are_found_by_all_nine_tools(
             "X-Hub-Signature-256": "sha256="
             + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest(),
         },
+        verify=LOOPBACK_TLS,
     )
     assert delivery.status_code == 200, delivery.text
 

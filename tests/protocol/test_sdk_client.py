@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from mcp.client import Client
 
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -202,6 +202,7 @@ def test_the_raw_result_also_carries_the_tool_fields_at_its_top_level(
         json=tools_call("memory_put", {"key": key, "content": "on top"}),
         headers=mcp_headers(server.dev_token),
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
 
     assert response.status_code == 200

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from shared.app.groups import tool_specs
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer
 
 pytestmark = pytest.mark.protocol
 
@@ -27,7 +27,9 @@ def _post(
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if authorization is not None:
         headers["Authorization"] = authorization
-    response = httpx.post(server.url, content=json.dumps(message), headers=headers, timeout=30)
+    response = httpx.post(
+        server.url, content=json.dumps(message), headers=headers, timeout=30, verify=LOOPBACK_TLS
+    )
     assert response.status_code < 500, response.text
     return response
 

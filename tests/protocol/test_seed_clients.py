@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer
 
 pytestmark = pytest.mark.protocol
 
@@ -23,6 +23,7 @@ def _post(server: LocalServer, path: str, message: Any, token: str | None) -> ht
         content=json.dumps(message).encode(),
         headers=headers,
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
 
 
@@ -70,7 +71,9 @@ def test_post_mcp_jsonrpc_without_a_token_is_a_401_saying_how_to_send_one(
 
 
 def test_get_mcp_jsonrpc_is_405_as_on_mcp(server: LocalServer) -> None:
-    reply = httpx.get(f"http://127.0.0.1:{server.port}/mcp/jsonrpc", timeout=30)
+    reply = httpx.get(
+        f"http://127.0.0.1:{server.port}/mcp/jsonrpc", timeout=30, verify=LOOPBACK_TLS
+    )
 
     assert reply.status_code == 405
     assert reply.headers["allow"] == "POST"

@@ -13,7 +13,7 @@ from mcp.client import Client
 
 from shared.auth import contexts
 from tests.jsonrpc import tools_call
-from tests.protocol.conftest import LocalServer, mcp_headers, with_sdk_client
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer, mcp_headers, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -270,6 +270,7 @@ def _raw_call(server: LocalServer, token: str, tool: str, arguments: dict[str, A
         headers=mcp_headers(token, **{"MCP-Protocol-Version": "2025-11-25"}),
         json=tools_call(tool, arguments),
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.protocol.conftest import LocalServer, mcp_headers
+from tests.protocol.conftest import LOOPBACK_TLS, LocalServer, mcp_headers
 
 pytestmark = pytest.mark.protocol
 
@@ -35,6 +35,7 @@ def _post(
         content=json.dumps(message).encode(),
         headers=headers if headers is not None else _headers(server),
         timeout=30,
+        verify=LOOPBACK_TLS,
     )
 
 
@@ -63,7 +64,9 @@ def _error_code(response: httpx.Response) -> int:
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_mcp_endpoint_answers_405_to_anything_but_post(server: LocalServer, method: str) -> None:
-    response = httpx.request(method, server.url, headers=_headers(server), timeout=30)
+    response = httpx.request(
+        method, server.url, headers=_headers(server), timeout=30, verify=LOOPBACK_TLS
+    )
 
     assert response.status_code == 405
 
@@ -316,7 +319,7 @@ def test_tools_list_refuses_a_cursor_it_did_not_issue_with_32602(server: LocalSe
 def test_protected_resource_metadata_is_served_without_a_token(
     server: LocalServer, path: str
 ) -> None:
-    response = httpx.get(f"http://127.0.0.1:{server.port}{path}", timeout=30)
+    response = httpx.get(f"http://127.0.0.1:{server.port}{path}", timeout=30, verify=LOOPBACK_TLS)
 
     assert response.status_code == 200
     assert response.json()["resource"].endswith("/mcp")
@@ -332,6 +335,6 @@ def test_a_401_points_at_the_metadata_document_in_www_authenticate(server: Local
     challenge = response.headers["WWW-Authenticate"]
     match = re.fullmatch(r'Bearer resource_metadata="([^"]+)"', challenge)
     assert match, challenge
-    document = httpx.get(match.group(1), timeout=30)
+    document = httpx.get(match.group(1), timeout=30, verify=LOOPBACK_TLS)
     assert document.status_code == 200
     assert document.json()["resource"] == server.url
