@@ -19,9 +19,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import HTTP, LocalServer
+from tests.protocol.conftest import HTTP, LocalServer, mcp_http_client
 from tests.shells import type_into_shell
 
 pytestmark = [
@@ -34,7 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 def _calls(server: LocalServer, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def main() -> list[Any]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
             async with Client(transport, mode="auto") as client:

@@ -11,9 +11,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer, sdk_call
+from tests.protocol.conftest import LocalServer, mcp_http_client, sdk_call
 from tests.unit.test_handoff_sections import VALID
 
 pytestmark = pytest.mark.protocol
@@ -24,7 +23,7 @@ def test_handoff_events_reach_event_poll_through_the_sdk_client(server: LocalSer
     token = server.create_token(team, "handoff,event.read,event.write")
 
     async def main() -> list[dict[str, Any]]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         async with http, Client(streamable_http_client(server.url, http_client=http)) as client:
             stored = await sdk_call(
                 client, "store_handoff", {"title": "billing export", "document_md": VALID}

@@ -15,9 +15,8 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.protocol.conftest import LocalServer
+from tests.protocol.conftest import LocalServer, mcp_http_client
 
 pytestmark = pytest.mark.protocol
 
@@ -33,7 +32,7 @@ def test_an_sdk_user_reads_field_status_and_holder_from_structured_content(
     server: LocalServer, mode: str
 ) -> None:
     async def main() -> tuple[Any, Any, Any]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {server.dev_token}"})
         async with http:
             transport = streamable_http_client(server.url, http_client=http)
             async with Client(transport, mode=mode) as client:

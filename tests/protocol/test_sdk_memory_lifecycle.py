@@ -10,10 +10,9 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from shared.app.toolsets import TOOLSETS
-from tests.protocol.conftest import LocalServer, sdk_call
+from tests.protocol.conftest import LocalServer, mcp_http_client, sdk_call
 
 pytestmark = pytest.mark.protocol
 
@@ -40,7 +39,7 @@ def test_the_ten_advanced_memory_tools_through_the_sdk_client(server: LocalServe
     subject = f"gateway port {uuid.uuid4().hex[:6]}"
 
     async def connect(token: str) -> tuple[Any, Client]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         return http, Client(streamable_http_client(server.url, http_client=http))
 
     async def main() -> None:

@@ -11,12 +11,11 @@ import anyio
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from shared.app.groups import tool_specs
 from shared.app.toolsets import TOOLSETS
-from tests.protocol.conftest import LocalServer, with_sdk_client
+from tests.protocol.conftest import LocalServer, mcp_http_client, with_sdk_client
 
 pytestmark = pytest.mark.protocol
 
@@ -82,7 +81,7 @@ def test_a_token_created_with_toolsets_gets_them_at_bare_mcp_and_the_rest_at_all
     secret = server.create_token("local", "admin", "narrow-view", "--toolsets", "handoffs")
 
     async def listed(path: str) -> set[str]:
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
+        http = mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
         async with http:
             transport = streamable_http_client(server.url + path, http_client=http)
             async with Client(transport, mode="legacy") as client:  # type: ignore[arg-type]

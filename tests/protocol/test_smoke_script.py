@@ -1,12 +1,15 @@
 """The pipeline's post-deploy smoke test (scripts/smoke.py), run against a real `cairn serve`
 exactly as the pipeline runs it against staging: it passes on a working server and fails, with
-a reason, on a token the server refuses."""
+a reason, on a token the server refuses. The passing run is a fresh interpreter, as in the
+pipeline; the failing ones call the script's `main` in this process (the same code, with the
+same arguments, short of the ~2 s of CPU a fresh interpreter spends importing the MCP SDK)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -27,6 +30,24 @@ def _smoke(url: str, token: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _smoke_module() -> ModuleType:
+    """scripts/smoke.py, imported (it is a script, not a package module)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import smoke
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    return smoke
+
+
+def _smoke_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The script's exit status, stdout and stderr, run by its `main` with `args`."""
+    capsys.readouterr()
+    status: int = _smoke_module().main(list(args))
+    printed = capsys.readouterr()
+    return status, printed.out, printed.err
+
+
 def test_the_smoke_test_passes_against_a_working_server(server: LocalServer) -> None:
     result = _smoke(server.url, server.dev_token)
 
@@ -43,38 +64,29 @@ def test_the_smoke_test_passes_against_a_working_server(server: LocalServer) -> 
     ]
 
 
-def test_the_smoke_test_fails_when_the_deployment_refuses_the_token(server: LocalServer) -> None:
-    result = _smoke(server.url, "cairn_sk_" + "x" * 43)
+def test_the_smoke_test_fails_when_the_deployment_refuses_the_token(
+    server: LocalServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _smoke_in_process(
+        capsys, "--url", server.url, "--token", "cairn_sk_" + "x" * 43
+    )
 
-    assert result.returncode == 1
-    assert result.stderr.startswith("FAIL ")
-    assert "smoke test passed" not in result.stdout
+    assert status == 1
+    assert err.startswith("FAIL ")
+    assert "smoke test passed" not in out
 
 
 def test_the_smoke_test_fails_when_the_origin_answers_without_cloudfronts_header(
-    server: LocalServer,
+    server: LocalServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A local server has no origin guard: a call straight to it succeeds, which behind
     CloudFront would mean the WAF can be walked around."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--url",
-            server.url,
-            "--token",
-            server.dev_token,
-            "--origin-url",
-            server.url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    status, _, err = _smoke_in_process(
+        capsys, "--url", server.url, "--token", server.dev_token, "--origin-url", server.url
     )
 
-    assert result.returncode == 1
-    assert "without CloudFront's origin header: the WAF can be bypassed" in result.stderr
+    assert status == 1
+    assert "without CloudFront's origin header: the WAF can be bypassed" in err
 
 
 def test_an_origin_that_refuses_the_direct_call_passes() -> None:
@@ -83,11 +95,7 @@ def test_an_origin_that_refuses_the_direct_call_passes() -> None:
 
     import anyio
 
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        from smoke import origin_refused
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
+    origin_refused = _smoke_module().origin_refused
 
     class Refusing(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # the gateway's OriginGuard answer

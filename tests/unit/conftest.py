@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +16,15 @@ def _no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "socket", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     return
+
+
+@pytest.fixture(scope="session")
+def lambda_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tool catalog a gateway bundle carries, for the Lambda-init probes (test_coldstart,
+    test_deferred_tools): generated once, as it takes a fresh interpreter importing every group;
+    the probes only read it."""
+    from infra.bundling import generate_catalog
+
+    catalog = tmp_path_factory.mktemp("lambda-catalog") / "catalog.json"
+    generate_catalog(catalog)
+    return catalog

@@ -93,17 +93,14 @@ def _gc_after_init(function: str, catalog: Path) -> dict[str, object]:
 
 
 def test_every_function_collects_no_garbage_during_init_and_resumes_after_it(
-    tmp_path: Path,
+    lambda_catalog: Path,
 ) -> None:
-    from infra.bundling import generate_catalog
     from infra.imports import functions
 
-    catalog = tmp_path / "catalog.json"
-    generate_catalog(catalog)
     names = functions()
     with ThreadPoolExecutor(max_workers=2) as pool:
         states = dict(
-            zip(names, pool.map(lambda f: _gc_after_init(f, catalog), names), strict=True)
+            zip(names, pool.map(lambda f: _gc_after_init(f, lambda_catalog), names), strict=True)
         )
     for function, state in states.items():
         # No collection while the modules loaded; what init built is frozen (tens of thousands

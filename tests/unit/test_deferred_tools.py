@@ -109,12 +109,9 @@ def test_a_deferred_name_already_taken_is_refused(modules: ToolGroup[str]) -> No
         modules.defer(_module(modules, "wrong"), ("hint",))
 
 
-def _after_lambda_init(program: str, function: str, tmp_path: Path) -> Any:
-    """The JSON `program` prints last, run as `function`'s Lambda init would run it."""
-    from infra.bundling import generate_catalog
-
-    catalog = tmp_path / "catalog.json"
-    generate_catalog(catalog)
+def _after_lambda_init(program: str, function: str, catalog: Path) -> Any:
+    """The JSON `program` prints last, run as `function`'s Lambda init would run it (with the
+    tool catalog its bundle carries)."""
     return run_json(program, lambda_init_environment(function, catalog))
 
 
@@ -145,9 +142,9 @@ MEMORY_PROBE = textwrap.dedent(
 
 
 def test_the_memory_functions_init_leaves_the_advanced_memory_tools_for_their_first_call(
-    tmp_path: Path,
+    lambda_catalog: Path,
 ) -> None:
-    found = _after_lambda_init(MEMORY_PROBE, "memory", tmp_path)
+    found = _after_lambda_init(MEMORY_PROBE, "memory", lambda_catalog)
     assert found["at_init"] == []
     # Curation runs in the curator function (fed by the table's stream), never in this one
     assert found["curation"] == []
@@ -172,10 +169,10 @@ ORCHESTRATOR_PROBE = textwrap.dedent(
 
 
 def test_the_orchestrator_functions_init_leaves_the_workflow_engine_for_the_first_publish(
-    tmp_path: Path,
+    lambda_catalog: Path,
 ) -> None:
     # A finished workflow step and a published event reach the workflow service; the first
     # such call builds it (shared.orchestrator.wiring), so init does not load its modules.
-    loaded = _after_lambda_init(ORCHESTRATOR_PROBE, "orchestrator", tmp_path)
+    loaded = _after_lambda_init(ORCHESTRATOR_PROBE, "orchestrator", lambda_catalog)
     assert "shared.workflows.service" not in loaded
     assert "shared.workflows.wiring" not in loaded
