@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from shared.memory.adapters import sqlite as sqlite_memory
 from shared.memory.models import Finding, Memory, MemoryFlag
 from shared.memory.ports import FindingStore, KeyTaken, MemoryGone, MemoryStore, StateChanged
 from shared.memory.wiring import build_finding_store, build_memory_store
+from shared.storage import dynamo as dynamo_toolkit
 from tests.unit.storage.conftest import (
     OVERSIZED_TEXT,
     Backend,
@@ -124,11 +126,18 @@ def test_get_many_reads_what_get_would_return_by_id(store: MemoryStore) -> None:
     assert store.get_many("alpha", ["mem_0001", "mem_0001"]).keys() == {"mem_0001"}
 
 
-def test_get_many_reads_past_one_batch_of_keys(store: MemoryStore) -> None:
-    """DynamoDB's BatchGetItem takes at most 100 keys a call: 130 ids need two."""
-    for number in range(1, 131):
+def test_get_many_reads_past_one_batch_of_keys(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB's BatchGetItem takes at most 100 keys a call, so `get_many` reads in batches.
+
+    The batch is made 4 keys here, so that 10 ids need three calls without writing 130
+    memories through moto (seconds); `test_dynamo_batch_get` holds the real 100-key limit.
+    """
+    monkeypatch.setattr(dynamo_toolkit, "BATCH_GET_KEYS", 4)
+    for number in range(1, 11):
         store.create("alpha", memory(number))
-    ids = [f"mem_{n:04d}" for n in range(130, 0, -1)]
+    ids = [f"mem_{n:04d}" for n in range(10, 0, -1)]
     assert sorted(store.get_many("alpha", ids)) == sorted(ids)
 
 
@@ -246,22 +255,29 @@ def test_an_old_snapshot_migrates_into_sqlite(backend: Backend, tmp_path: Path) 
         sqlite.create("alpha", memory(5, key="k"))
 
 
-def test_recent_lists_newest_update_first_past_one_batch(store: MemoryStore) -> None:
-    """`iter_recent` is what recall without a query reads: newest update first, lazily."""
-    for number in range(1, 251):
+def test_recent_lists_newest_update_first_past_one_batch(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`iter_recent` is what recall without a query reads: newest update first, lazily.
+
+    SQLite reads it in batches, made 4 rows here: 10 memories cross two batch boundaries
+    and end in a short batch, as 250 did with the real 100 (DynamoDB reads the whole team).
+    """
+    monkeypatch.setattr(sqlite_memory, "RECENT_BATCH", 4)
+    for number in range(1, 11):
         store.create("alpha", memory(number))
     store.create("beta", memory(999))
     rewritten = memory(5, content="edited", updated_at=T0 + timedelta(hours=1))
     store.transition("alpha", rewritten, ACTIVE)
     ids = [m.id for m in store.iter_recent("alpha")]
     assert ids[0] == "mem_0005"
-    assert ids[1:] == [f"mem_{n:04d}" for n in range(250, 0, -1) if n != 5]
+    assert ids[1:] == [f"mem_{n:04d}" for n in range(10, 0, -1) if n != 5]
     first_three = []
     for found in store.iter_recent("alpha"):
         first_three.append(found.id)
         if len(first_three) == 3:
             break
-    assert first_three == ["mem_0005", "mem_0250", "mem_0249"]
+    assert first_three == ["mem_0005", "mem_0010", "mem_0009"]
 
 
 # --------------------------------------------------------------- lifecycle (issue 11)

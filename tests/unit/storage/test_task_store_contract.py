@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.orchestrator.tasks.adapters import sqlite as sqlite_tasks
 from shared.orchestrator.tasks.models import Task
 from shared.orchestrator.tasks.ports import (
     AlreadyClosed,
@@ -259,12 +260,16 @@ def test_open_tasks_list_by_priority_then_age_and_drop_closed_ones(store: TaskSt
     ]
 
 
-def test_open_tasks_read_past_one_batch(store: TaskStore) -> None:
-    for number in range(1, 251):
+def test_open_tasks_read_past_one_batch(store: TaskStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite reads the open queue in keyset batches, made 4 rows here: 14 tasks of three
+    priorities make batches that continue within a priority and across one, and a short last
+    batch, as 250 did with the real 100 (without 250 writes through moto)."""
+    monkeypatch.setattr(sqlite_tasks, "_QUEUE_BATCH", 4)
+    for number in range(1, 15):
         store.create("alpha", task(number, priority=number % 3))
     listed = [t.id for t in store.list_open("alpha")]
     expected = sorted(
-        (task(n, priority=n % 3) for n in range(1, 251)), key=lambda t: (-t.priority, t.created_at)
+        (task(n, priority=n % 3) for n in range(1, 15)), key=lambda t: (-t.priority, t.created_at)
     )
     assert listed == [t.id for t in expected]
 
