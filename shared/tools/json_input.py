@@ -28,7 +28,6 @@ MAX_DEPTH: Final = 64  # arrays and objects, the message object included
 # Escapes first, then strings without escapes: both passes are linear. (One pattern for a string
 # with its escapes, `"(?:[^"\\]|\\.)*"`, rescans to the end from every quote of an unterminated
 # string full of `\"` — quadratic: 80 KB took 39 s.)
-_ESCAPE: Final = re.compile(rb"\\.", re.DOTALL)
 _STRING: Final = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP: Final = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
@@ -64,11 +63,32 @@ def nesting_depth(body: bytes) -> int:
     >>> nesting_depth(b'{"a": [1, {"b": "[[["}]}')
     3
     """
-    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", body)).translate(None, delete=_NOT_BRACKETS)
+    brackets = _STRING.sub(b"", _without_escapes(body)).translate(None, delete=_NOT_BRACKETS)
     openers = brackets.count(b"[") + brackets.count(b"{")
     if openers <= 1:
         return openers
     return max(accumulate(_STEP[b] for b in brackets))
+
+
+def _without_escapes(body: bytes) -> bytes:
+    """`body` less the escapes that hide a quote or a bracket from the count, and with every
+    other escape's backslash made harmless (the count ignores backslashes and letters).
+
+    An escape is a backslash and the byte after it, paired left to right. Removing escaped
+    backslashes (`\\\\`) first leaves each remaining backslash alone before a byte that is
+    no backslash, and `bytes.replace` then drops the escaped quotes and brackets: five linear
+    scans in C. (A regular expression matched each escape on its own: 8-15 ms for a body of
+    60,000 `\\"` or `\\u00e9`, as text escaped throughout is.)
+
+    >>> _without_escapes(b'"a \\\\\\" [" [1]')
+    b'"a  [" [1]'
+    """
+    if b"\\" not in body:
+        return body
+    body = body.replace(b"\\\\", b"")
+    for escaped in (b'\\"', b"\\[", b"\\]", b"\\{", b"\\}"):
+        body = body.replace(escaped, b"")
+    return body
 
 
 def json_path(path: tuple[str | int, ...]) -> str:

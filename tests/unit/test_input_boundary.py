@@ -28,6 +28,12 @@ def _nested(depth: int) -> Any:
         (b'{"a": "backslash \\\\", "b": [[1]]}', 3),
         (b"[" * 200_000, 200_000),
         (b'["unterminated [[[', 4),
+        # Escapes pair left to right: an escaped backslash ends no string, an odd run escapes
+        # the quote after it, and an escaped bracket (malformed JSON) is not counted.
+        (b'[["a\\\\", "[["]]', 2),
+        (b'["a\\\\\\"[", [1]]', 2),
+        (b'["\\u00e9\\n\\t", {"k": [1]}]', 3),
+        (b"[\\[\\{", 1),
     ],
 )
 def test_nesting_depth_counts_brackets_outside_strings_only(body: bytes, depth: int) -> None:
