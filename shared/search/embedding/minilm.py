@@ -74,10 +74,22 @@ def _one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+# A loaded model: its config, tokenizer, weights (those the engine does not hold) and ONNX
+# Runtime session (None: numpy runs the forward pass). All of it is only read once loaded.
+_Loaded = tuple[dict[str, Any], Any, dict[str, Any], OnnxBert | None]
+# Models loaded in this process, by folder, spec, token limit and engine, shared by every
+# encoder of the same model: `runtime.configure` builds the search stack anew each time it is
+# called, and reading, verifying and compiling a model took 0.5-1.5 s of CPU each time (tests
+# configure once per test; a process serving requests configures once).
+_LOADED: dict[tuple[Path, Any, int, bool], _Loaded] = {}
+_LOADED_LOCK = threading.Lock()
+
+
 class BertEncoder:
     """A BERT encoder (safetensors + tokenizer.json in one folder) run in numpy.
 
-    Loads lazily, once, after `verify_model_dir` accepted the folder for `spec`.
+    Loads lazily, once per process and model (`_LOADED`), after `verify_model_dir` accepted
+    the folder for `spec`.
     `hidden(input_ids, mask, token_types)` is the last layer's hidden states.
     """
 
@@ -108,41 +120,52 @@ class BertEncoder:
         return self.weights is not None
 
     def load(self) -> None:
-        # Heavy imports stay here so importing the search package never pays for them.
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
         with self._lock:
             if self.weights is not None:
                 return
             _one_blas_thread()
-            if self._spec is not None:
-                verify_model_dir(self._dir, self._spec)
-            self.config = json.loads((self._dir / "config.json").read_text())
-            tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=self._max_tokens)
-            weights = load_file(str(self._dir / "model.safetensors"))
-            # Checkpoints of a task model (a cross-encoder) prefix the encoder with "bert.".
-            weights = {k.removeprefix("bert."): v for k, v in weights.items()}
-            # Pre-transpose the dense kernels once: x @ W.T on every call would copy them.
-            prepared: dict[str, Any] = {}
-            for name, value in weights.items():
-                if name.endswith(".weight") and value.ndim == 2 and "embeddings" not in name:
-                    prepared[name] = value.T.copy()
-                else:
-                    prepared[name] = value
-            if self._backend == "onnxruntime" or (self._backend == "auto" and runtime_available()):
-                self._runtime = OnnxBert(prepared, self.config)
-                # The session holds its own copy of the encoder; keep only what it does not run
-                # (a cross-encoder's pooler and classifier).
-                prepared = {
-                    k: v
-                    for k, v in prepared.items()
-                    if not k.startswith(("embeddings.", "encoder."))
-                }
-            self.tokenizer = tokenizer
-            self.weights = prepared
+            on_onnx = self._backend == "onnxruntime" or (
+                self._backend == "auto" and runtime_available()
+            )
+            spec = None if self._spec is None else (self._spec.model_id, *self._spec.files.items())
+            key = (self._dir.resolve(), spec, self._max_tokens, on_onnx)
+            with _LOADED_LOCK:
+                loaded = _LOADED.get(key)
+                if loaded is None:
+                    loaded = _LOADED[key] = self._read(on_onnx)
+            self.config, self.tokenizer, self.weights, self._runtime = loaded
+
+    def _read(self, on_onnx: bool) -> _Loaded:
+        """The folder's model, verified first, ready to run on ONNX Runtime or numpy."""
+        # Heavy imports stay here so importing the search package never pays for them.
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        if self._spec is not None:
+            verify_model_dir(self._dir, self._spec)
+        config = json.loads((self._dir / "config.json").read_text())
+        tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=self._max_tokens)
+        weights = load_file(str(self._dir / "model.safetensors"))
+        # Checkpoints of a task model (a cross-encoder) prefix the encoder with "bert.".
+        weights = {k.removeprefix("bert."): v for k, v in weights.items()}
+        # Pre-transpose the dense kernels once: x @ W.T on every call would copy them.
+        prepared: dict[str, Any] = {}
+        for name, value in weights.items():
+            if name.endswith(".weight") and value.ndim == 2 and "embeddings" not in name:
+                prepared[name] = value.T.copy()
+            else:
+                prepared[name] = value
+        runtime = None
+        if on_onnx:
+            runtime = OnnxBert(prepared, config)
+            # The session holds its own copy of the encoder; keep only what it does not run
+            # (a cross-encoder's pooler and classifier).
+            prepared = {
+                k: v for k, v in prepared.items() if not k.startswith(("embeddings.", "encoder."))
+            }
+        return config, tokenizer, prepared, runtime
 
     def hidden(
         self,
