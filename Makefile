@@ -14,8 +14,9 @@ export UV_PYTHON_DOWNLOADS := never
 export PYTHONDONTWRITEBYTECODE :=
 export PYTHONPYCACHEPREFIX := $(CURDIR)/.venv/pycache
 # `make test` spreads the suite over the machine's cores (pytest-xdist), a file at a time: a
-# file's tests run in order on one worker, its module fixtures built once. TEST_WORKERS=0 runs
-# it in one process.
+# file's tests run in order on one worker, its module fixtures built once. Files go out in the
+# order tests/conftest.py sorts them (servers and synths first, quick unit tests last), not
+# xdist's most-tests-first. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= auto
 
 .PHONY: help bootstrap serve test test-fast lint typecheck synth diff deploy destroy bench bench-gateway bench-store node clean
@@ -44,7 +45,7 @@ serve: .venv/.runtime-synced ## run the local server (SQLite + embedded index) o
 
 test: bootstrap ## run the whole suite: unit, functional, protocol, conformance, infra (benchmarks: make bench)
 	@scripts/install-test-packages  # Debian's chromium (console browser tests) and zsh (capture hook), as root
-	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The unit tests, the storage contract suites on SQLite only (their moto half is `moto`-marked).
 test-fast: .venv/.bootstrapped ## unit tests and the storage contracts on SQLite: no server, no moto, no browser

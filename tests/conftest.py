@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 # Tests never reach a real AWS account, whatever the developer's shell exports.
 for _key, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -29,3 +31,29 @@ if _WORKER:
     os.environ["TMPDIR"] = tempfile.tempdir = tempfile.mkdtemp(prefix=f"cairn-tests-{_WORKER}-")
     # A worker's folder is its own, so it goes with the worker (a run left ~50 of them behind).
     atexit.register(shutil.rmtree, tempfile.tempdir, ignore_errors=True)
+
+
+# `make test` hands whole files to its workers (xdist --dist loadfile) in collection order
+# (--no-loadscope-reorder). The files that start servers, browsers and type checkers go first
+# and the quick unit tests last, so a run ends on small pieces on every worker instead of one
+# worker finishing a 30-second end-to-end test while the others wait.
+_FIRST_TO_LAST = (
+    "tests/e2e/",
+    "tests/test_static_checks.py",
+    "tests/infra/",
+    "tests/protocol/",
+    "tests/console/",
+    "tests/functional/",
+    "tests/unit/",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next(
+        (i for i, prefix in enumerate(_FIRST_TO_LAST) if item.nodeid.startswith(prefix)),
+        len(_FIRST_TO_LAST),
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: a file's tests keep their order
