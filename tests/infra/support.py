@@ -69,10 +69,17 @@ class Synth:
 
     def functions(self) -> dict[str, str]:
         """Function name (gateway, memory, ...) -> logical id, from each handler path."""
+        return dict(self._functions)
+
+    @functools.cached_property
+    def _functions(self) -> dict[str, str]:
+        # Once per synth: finding the template provider crosses the jsii bridge, and tests ask
+        # for the functions (role_of, statements_of, ...) hundreds of times.
+        provider = self.template_provider()
         found: dict[str, str] = {}
         for logical_id, resource in self.of_type("AWS::Lambda::Function").items():
             handler = resource["Properties"]["Handler"]
-            if logical_id == self.template_provider():
+            if logical_id == provider:
                 continue  # the search index template's custom resource: no cairn code
             assert handler.startswith("functions.")
             assert handler.endswith(".handler.handler")
