@@ -12,12 +12,14 @@ whose line says `# not in Lambda` (local mode's branch of a function) is not fol
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import packages_distributions
 from pathlib import Path
 from typing import Final
 
@@ -61,10 +63,10 @@ LAMBDA_ENVIRONMENT: Final[Mapping[str, str]] = {
     "POWERTOOLS_METRICS_DISABLED": "true",
 }
 
-# Runs in the fresh interpreter: argv[1] is the handler module; prints JSON.
+# Runs in the fresh interpreter: argv[1] is the handler module; prints JSON (the top-level
+# modules loaded, which `measure` maps to their distributions).
 _PROBE: Final = r"""
 import ast, importlib, importlib.util, json, sys
-from importlib.metadata import packages_distributions
 
 importlib.import_module(sys.argv[1])
 at_init = set(sys.modules)
@@ -87,6 +89,8 @@ def imports_of(module):
     found = []
     def visit(node):
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                continue  # holds no statement, so no import: most of a tree's nodes
             if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                 for orelse in child.orelse:
                     visit(orelse)
@@ -129,10 +133,9 @@ for name in sorted(third_party):
     except ImportError:
         pass  # an optional import, or `from module import function`
 
-distributions = packages_distributions()
-def dists(modules):
-    return sorted({d for m in modules for d in distributions.get(m.split(".")[0], ())})
-print(json.dumps({"init": dists(at_init), "all": dists(sys.modules)}))
+def tops(modules):
+    return sorted({m.split(".")[0] for m in modules})
+print(json.dumps({"init": tops(at_init), "all": tops(sys.modules)}))
 """
 
 
@@ -170,10 +173,20 @@ def measure(function: str, *, catalog: Path | None = None) -> Imports:
     if result.returncode != 0:
         raise RuntimeError(f"importing {handler_module(function)} failed:\n{result.stderr}")
     found = json.loads(result.stdout.strip().splitlines()[-1])
-    return Imports(
-        at_init=frozenset(normalize(name) for name in found["init"]),
-        all=frozenset(normalize(name) for name in found["all"]),
-    )
+    distributions = _distributions()
+
+    def providing(modules: list[str]) -> frozenset[str]:
+        return frozenset(normalize(name) for m in modules for name in distributions.get(m, ()))
+
+    return Imports(at_init=providing(found["init"]), all=providing(found["all"]))
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> the distributions providing it, in this environment (the one the
+    probe runs in: same interpreter and packages). Read once here, not in every probe: it
+    parses every installed package's metadata."""
+    return packages_distributions()
 
 
 def lambda_environment(catalog: Path | None = None) -> dict[str, str]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import App, CfnElement, Stack
+from aws_cdk import App, CfnElement, Stack, Stage
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk.assertions import Annotations, Match, Template
+from aws_cdk.assertions import Template
+from aws_cdk.cx_api import SynthesisMessageLevel
 from constructs import IConstruct
 
 from infra.app import build_app
@@ -30,6 +32,9 @@ PROD_EXTRAS = {
     "oauth": "true",
     "oauth_callback_urls": "https://claude.ai/api/mcp/auth_callback",
 }
+
+# What `Annotations.find_error("*", Match.string_like_regexp(...))` matched: an AwsSolutions rule.
+_NAG_RULE = re.compile("AwsSolutions-.*", re.MULTILINE)
 
 # Log retention by environment: what infra.config.DeployConfig.log_retention sets.
 RETENTION_DAYS = {"dev": 14, "prod": 180}
@@ -64,10 +69,17 @@ class Synth:
 
     def functions(self) -> dict[str, str]:
         """Function name (gateway, memory, ...) -> logical id, from each handler path."""
+        return dict(self._functions)
+
+    @functools.cached_property
+    def _functions(self) -> dict[str, str]:
+        # Once per synth: finding the template provider crosses the jsii bridge, and tests ask
+        # for the functions (role_of, statements_of, ...) hundreds of times.
+        provider = self.template_provider()
         found: dict[str, str] = {}
         for logical_id, resource in self.of_type("AWS::Lambda::Function").items():
             handler = resource["Properties"]["Handler"]
-            if logical_id == self.template_provider():
+            if logical_id == provider:
                 continue  # the search index template's custom resource: no cairn code
             assert handler.startswith("functions.")
             assert handler.endswith(".handler.handler")
@@ -131,11 +143,22 @@ def checked_stack(stack_id: str) -> Stack:
 
 
 def nag_findings(stack: Stack) -> list[str]:
-    """Unsuppressed cdk-nag AwsSolutions errors and warnings of `stack` (synthesizes it)."""
-    annotations = Annotations.from_stack(stack)
-    pattern = Match.string_like_regexp("AwsSolutions-.*")
-    messages = annotations.find_error("*", pattern) + annotations.find_warning("*", pattern)
-    return [f"{m.id}: {str(m.entry.data)[:200]}" for m in messages]
+    """Unsuppressed cdk-nag AwsSolutions errors and warnings of `stack`: the messages of its
+    app's synthesis (the one `cdk synth` fails on), synthesizing it if it has not been yet.
+
+    Not `Annotations.from_stack`, which forces a second full synthesis of the app (about two
+    seconds on the cairn stack) to see constructs added after the first: call this once the
+    stack is complete.
+    """
+    stage = Stage.of(stack)
+    assert stage is not None, "a stack in an app"
+    messages = stage.synth().get_stack_artifact(stack.artifact_id).messages
+    return [
+        f"{m.id}: {m.entry.data[:200]}"
+        for level in (SynthesisMessageLevel.ERROR, SynthesisMessageLevel.WARNING)
+        for m in messages
+        if m.level == level and isinstance(m.entry.data, str) and _NAG_RULE.search(m.entry.data)
+    ]
 
 
 @dataclass

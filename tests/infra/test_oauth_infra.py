@@ -65,7 +65,7 @@ def test_the_gateway_trusts_the_pool_for_the_mcp_audience(prod: Synth) -> None:
     assert variables[names.Env.OAUTH_AUDIENCE]
     assert variables[names.Env.OAUTH_CLIENT_ID]
     assert "auth" in json.dumps(variables[names.Env.OAUTH_LOGIN_URL])
-    outputs = prod.template.to_json()["Outputs"]
+    outputs = prod.document["Outputs"]
     for key in (
         names.Outputs.OAUTH_ISSUER,
         names.Outputs.OAUTH_CLIENT_ID,

@@ -172,7 +172,7 @@ def test_the_dashboard_shows_requests_errors_latency_throttles_and_capacity(
 
 
 def test_outputs_use_the_stable_names_of_the_names_module(synth: Synth) -> None:
-    outputs = synth.template.to_json()["Outputs"]
+    outputs = synth.document["Outputs"]
     expected = {
         value
         for key, value in vars(names.Outputs).items()
@@ -193,9 +193,7 @@ def test_outputs_use_the_stable_names_of_the_names_module(synth: Synth) -> None:
 
 
 def test_the_mcp_url_output_ends_in_mcp(dev: Synth, prod: Synth) -> None:
-    assert json.dumps(dev.template.to_json()["Outputs"][names.Outputs.MCP_URL]).endswith(
-        '/mcp"]]}}'
-    )
-    assert prod.template.to_json()["Outputs"][names.Outputs.MCP_URL]["Value"] == (
+    assert json.dumps(dev.document["Outputs"][names.Outputs.MCP_URL]).endswith('/mcp"]]}}')
+    assert prod.document["Outputs"][names.Outputs.MCP_URL]["Value"] == (
         "https://mcp.example.com/mcp"
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import Stack
+from aws_cdk import Stack, Stage
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -65,10 +65,15 @@ def test_cdk_nag_reports_no_unsuppressed_findings_on_a_workflow_state_machine(
     assert nag_findings(workflows_stack.stack) == []
 
 
-def test_the_nag_findings_helper_reports_a_violating_resource() -> None:
+@pytest.mark.parametrize("synthesized_before", [False, True])
+def test_the_nag_findings_helper_reports_a_violating_resource(synthesized_before: bool) -> None:
     # Given a nag-checked stack with a queue that accepts plain-HTTP requests
     stack = checked_stack("Violating")
     sqs.Queue(stack, "PlainHttpQueue", encryption=sqs.QueueEncryption.SQS_MANAGED)
+    if synthesized_before:  # as `synthesize` does: the helper then reads that synthesis
+        stage = Stage.of(stack)
+        assert stage is not None
+        stage.synth()
     # When collecting findings the way the real test does
     findings = nag_findings(stack)
     # Then the missing TLS enforcement is reported
@@ -99,6 +104,8 @@ def _blanket_iam_suppressions(resources: dict[str, dict[str, Any]]) -> list[str]
 def checked_resources(request: pytest.FixtureRequest) -> dict[str, dict[str, Any]]:
     """The resources of every nag-checked template: both environments and the workflows stack."""
     built: Synth | WorkflowsOnly = request.getfixturevalue(request.param)
+    if isinstance(built, Synth):
+        return built.resources  # the template read once per session, not once per test
     resources: dict[str, dict[str, Any]] = built.template.to_json()["Resources"]
     return resources
 

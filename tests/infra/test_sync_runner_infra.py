@@ -35,7 +35,7 @@ def test_only_the_scheduler_role_may_invoke_the_runner(dev: Synth) -> None:
     assert sorted((p["Properties"]["Roles"] for p in invokers), key=json.dumps) == sorted(
         [[{"Ref": role}], [sync_group]], key=json.dumps
     )
-    outputs = dev.template.to_json()["Outputs"]
+    outputs = dev.document["Outputs"]
     assert names.Outputs.SYNC_RUNNER_ARN in outputs
     assert names.Outputs.SYNC_SCHEDULER_ROLE_ARN in outputs
 
