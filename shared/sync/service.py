@@ -178,7 +178,7 @@ class SyncService:
 
     def __post_init__(self) -> None:
         self._connector_sync = (
-            ConnectorSync(self.search, self.connectors, self.source_context, self._now, self.state)
+            ConnectorSync(self.search, self.connectors, self.source_context, self.now, self.state)
             if self.connectors is not None and self.source_context is not None
             else None
         )
@@ -192,12 +192,9 @@ class SyncService:
             remove_connector=self._remove_connector_run,
         )
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), tz=UTC)
-
     def now(self) -> datetime:
         """The service's clock (injected in tests)."""
-        return self._now()
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def sync(
         self, principal: Principal, *, source: str | None, lock: bool, background: bool = True
@@ -212,7 +209,7 @@ class SyncService:
                 return SyncOutput(skipped=True, reason="lock")
             return _sync_answer(self._await(team, started))
         holder = f"{principal.actor}:{secrets.token_hex(4)}"
-        if lock and not self.state.acquire_lock(team, holder, self._now(), LOCK_LEASE_SECONDS):
+        if lock and not self.state.acquire_lock(team, holder, self.now(), LOCK_LEASE_SECONDS):
             return SyncOutput(skipped=True, reason="lock")
         try:
             results = self._run_connectors(team, source)
@@ -257,7 +254,7 @@ class SyncService:
             config=config,
             replace=replace,
             by=by,
-            now=self._now(),
+            now=self.now(),
             local=self._local_sources(),
         )
 
@@ -365,14 +362,14 @@ class SyncService:
             raise RunnerUnavailable(
                 "this deployment cannot start background runs (no sync runner configured)"
             )
-        team, now = principal.team, self._now()
+        team, now = principal.team, self.now()
         run = new_run(kind, source=source, requested_by=principal.actor, now=now, holds_lock=lock)
         if lock and not self.state.acquire_lock(
             team, lock_holder(run.run_id), now, LOCK_LEASE_SECONDS
         ):
             return None
         try:
-            start_run(self.state, self.launcher, team, run, self._now)
+            start_run(self.state, self.launcher, team, run, self.now)
         except Exception as exc:
             if lock:
                 self.state.release_lock(team, lock_holder(run.run_id))
@@ -395,7 +392,7 @@ class SyncService:
             record = self.state.get_run(team, run.run_id)
             if record is None:
                 break
-            run = view(record, self._now())
+            run = view(record, self.now())
         return run
 
     def start_scheduled(
@@ -412,7 +409,7 @@ class SyncService:
         )
         started = self._start(principal, "scheduled", source=source, lock=True)
         if started is None:  # recorded, as the runner in AWS records it
-            now = self._now()
+            now = self.now()
             skipped = new_run(
                 "scheduled", source=source, requested_by=principal.actor, now=now, holds_lock=False
             ).model_copy(
@@ -436,7 +433,7 @@ class SyncService:
 
     def runs_status(self, principal: Principal, run_id: str | None) -> list[SyncRunView]:
         """The team's recent background runs, newest first, or the one `run_id` names."""
-        team, now = principal.team, self._now()
+        team, now = principal.team, self.now()
         if run_id is None:
             return [view(r, now) for r in self.state.recent_runs(team, STATUS_RUNS)]
         run = self.state.get_run(team, run_id)
@@ -520,7 +517,7 @@ class SyncService:
         )
 
     def _run_inbox(self, team: str) -> ConnectorResult:
-        started = self._now()
+        started = self.now()
         documents = [inbox_document(f) for f in self.inbox.files(team)]
         upserted = self.search.upsert_documents(team, documents)
         seen = {d.source_id for d in documents}
@@ -528,7 +525,7 @@ class SyncService:
         for entity in list(self.search.documents.iter_entities(team, INBOX_SOURCE)):
             if entity.source_id not in seen and self.search.delete_document(team, entity.id):
                 tombstoned += 1
-        finished = self._now()
+        finished = self.now()
         self.state.record_sync(team, INBOX_SOURCE, finished)
         return ConnectorResult(
             source=INBOX_SOURCE,
@@ -587,7 +584,7 @@ class SyncService:
     ) -> tuple[str, bool]:
         """File `content` in the team's inbox; returns its path and whether it was indexed now
         (`sync_immediately` while no other sync holds the lock), else at the next sync."""
-        now = self._now()
+        now = self.now()
         # A file name only: folders in `filename` are dropped, so a name never leaves the inbox.
         base = re.split(r"[/\\]", filename)[-1] if filename else (title or "note")
         if base.rsplit(".", 1)[-1].lower() in INBOX_EXTENSIONS and "." in base:
